@@ -1,0 +1,22 @@
+// `astraeus`: the Astraeus scheduler's command line (simulate; more subcommands to come).
+#include <CLI/CLI.hpp>
+#include <iostream>
+
+#include "astraeus/cli/commands.hpp"
+#include "astraeus/sim/report.hpp"
+
+int main(int argc, char** argv) {
+    CLI::App app{"Astraeus: a fair, goodput-aware scheduler for multi-tenant GPU clusters.\n"
+                 "Run `astraeus SUBCOMMAND --help` for each subcommand."};
+    app.set_version_flag("--version", astraeus::astraeus_version());
+    app.require_subcommand(1);
+    auto simulate = astraeus::cli::add_simulate(app);
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int rc = app.exit(e);
+        return rc == 0 ? 0 : 2;
+    }
+    if (app.got_subcommand("simulate")) return simulate();
+    return 2;
+}

@@ -1,0 +1,12 @@
+// Subcommands of the `astraeus` program. Each registers its options on a CLI11 app and returns
+// the process exit code when run (0 ok, 2 bad input or usage, 1 other failure).
+#pragma once
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace astraeus::cli {
+
+/// `astraeus simulate`: runs the ASTRAEA scheduler over a trace in the simulator.
+std::function<int()> add_simulate(CLI::App& app);
+
+}  // namespace astraeus::cli

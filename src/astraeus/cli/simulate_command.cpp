@@ -1,0 +1,158 @@
+#include <fmt/format.h>
+
+#include <chrono>
+#include <iostream>
+
+#include "astraeus/cli/commands.hpp"
+#include "astraeus/sim/engine.hpp"
+#include "astraeus/sim/metrics.hpp"
+#include "astraeus/sim/report.hpp"
+#include "astraeus/trace/reference_csv.hpp"
+
+namespace astraeus::cli {
+namespace {
+
+struct SimulateArgs {
+    std::string trace, tenants, names, out = "out/simulate", cluster = "40x8";
+    std::string mode = "default", job_order = "fairness", quota = "fair", policy = "astraea";
+    Seconds lease_s = 1800, starvation_s = 4 * 3600, delay_s = 300;
+    bool no_block = false, json = false, quiet = false;
+    std::uint64_t seed = 1;
+};
+
+Result<ClusterSpec> parse_cluster(const std::string& s) {
+    // MACHINESxGPUS, e.g. 40x8
+    const auto x = s.find('x');
+    if (x != std::string::npos) {
+        try {
+            std::size_t a = 0, b = 0;
+            const int m = std::stoi(s.substr(0, x), &a);
+            const int g = std::stoi(s.substr(x + 1), &b);
+            if (a == x && b == s.size() - x - 1 && m > 0 && g > 0) return ClusterSpec{m, g};
+        } catch (...) {
+        }
+    }
+    return fail("--cluster '" + s + "': expected MACHINESxGPUS_PER_MACHINE, e.g. 40x8");
+}
+
+int run_simulate(const SimulateArgs& a) {
+    auto error = [](const Error& e) {
+        std::cerr << "astraeus simulate: error: " << e.message << "\n";
+        return 2;
+    };
+    SimConfig config;
+    auto cluster = parse_cluster(a.cluster);
+    if (!cluster) return error(cluster.error());
+    config.cluster = *cluster;
+    auto mode = parse_mode(a.mode);
+    if (!mode) return error(mode.error());
+    auto order = parse_job_order(a.job_order);
+    if (!order) return error(order.error());
+    auto quota = parse_quota_mode(a.quota);
+    if (!quota) return error(quota.error());
+    if (a.policy != "astraea") return error({"unknown policy '" + a.policy + "'; valid: astraea"});
+    AstraeaOptions& o = config.options;
+    o.mode = *mode;
+    o.job_order = *order;
+    o.quota_mode = *quota;
+    o.lease_s = a.lease_s;
+    o.starvation_s = a.starvation_s;
+    o.delay_s = a.delay_s;
+    o.block_scheduling = !a.no_block;
+    o.seed = a.seed;
+    if (o.lease_s <= 0) return error({"--lease must be > 0 seconds"});
+
+    auto tenants = read_reference_tenants(a.tenants, a.names);
+    if (!tenants) return error(tenants.error());
+    auto workload = read_reference_jobs(
+        a.trace, std::move(*tenants),
+        o.mode == Mode::Compat ? UnknownTenant::Drop : UnknownTenant::Error);
+    if (!workload) return error(workload.error());
+
+    const auto started = std::chrono::steady_clock::now();
+    ProgressFn progress;
+    if (!a.quiet)
+        progress = [&](const Progress& p) {
+            const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                                              started).count();
+            if (wall < 2.0) return;
+            std::cerr << fmt::format("  simulated {:.1f} h, {} / {} jobs done, {:.0f} jobs/s\n",
+                                     static_cast<double>(p.now_s) / 3600.0, p.jobs_done,
+                                     p.jobs_total, static_cast<double>(p.jobs_done) / wall);
+        };
+    auto result = simulate(*workload, config, progress);
+    if (!result) return error(result.error());
+
+    const Summary summary = summarize(*workload, *result, config.cluster.total_gpus());
+    std::vector<InputFile> inputs{{"trace", a.trace}, {"tenants", a.tenants}};
+    if (!a.names.empty()) inputs.push_back({"names", a.names});
+    auto manifest = manifest_json(config, inputs);
+    if (!manifest) return error(manifest.error());
+    const nlohmann::json sj = summary_json(*workload, *result, summary);
+    auto written = write_files(a.out, {{"jobs.csv", jobs_csv(*workload, *result)},
+                                       {"tenants.csv", tenants_csv(*workload, *result)},
+                                       {"summary.json", sj.dump(2) + "\n"},
+                                       {"manifest.json", manifest->dump(2) + "\n"}});
+    if (!written) {
+        std::cerr << "astraeus simulate: error: " << written.error().message << "\n";
+        return 1;
+    }
+    if (a.json) {
+        std::cout << sj.dump(2) << "\n";
+    } else {
+        std::cout << fmt::format("ASTRAEA ({} mode, job order {}, {} quotas, lease {} s) on {} "
+                                 "GPUs ({}x{}):\n",
+                                 to_string(o.mode), to_string(o.job_order), to_string(o.quota_mode),
+                                 o.lease_s, config.cluster.total_gpus(), config.cluster.machines,
+                                 config.cluster.gpus_per_machine)
+                  << summary_table(*workload, *result, summary)
+                  << fmt::format("  outputs in {}/ (jobs.csv, tenants.csv, summary.json, "
+                                 "manifest.json)\n", a.out);
+    }
+    return 0;
+}
+
+}  // namespace
+
+std::function<int()> add_simulate(CLI::App& app) {
+    auto args = std::make_shared<SimulateArgs>();
+    CLI::App* sub = app.add_subcommand(
+        "simulate",
+        "Simulate the ASTRAEA scheduler on a trace and report JCT, utilization and fairness.\n"
+        "Writes jobs.csv (one row per job), tenants.csv (F_u, R_u, GPUs per tenant each hour),\n"
+        "summary.json and manifest.json (seed, options, input hashes, version) to --out.");
+    sub->add_option("--trace", args->trace,
+                    "jobs CSV in the reference simulator's format "
+                    "(job_id,user,num_gpu,submit_time,...,duration; seconds; may be .gz)")
+        ->required();
+    sub->add_option("--tenants", args->tenants, "tenant weights CSV (name,share)")->required();
+    sub->add_option("--names", args->names,
+                    "tenant order, one name a line (default: the order of --tenants)");
+    sub->add_option("--cluster", args->cluster, "MACHINESxGPUS_PER_MACHINE")
+        ->capture_default_str();
+    sub->add_option("--policy", args->policy, "scheduling policy: astraea")->capture_default_str();
+    sub->add_option("--mode", args->mode,
+                    "default (the product) or compat (the reference simulator, quirks kept)")
+        ->capture_default_str();
+    sub->add_option("--job-order", args->job_order, "job order inside a tenant: " + job_order_names())
+        ->capture_default_str();
+    sub->add_option("--quota", args->quota, "quota mode: fair (water filling) or static")
+        ->capture_default_str();
+    sub->add_option("--lease", args->lease_s, "lease term L, seconds")->capture_default_str();
+    sub->add_option("--starvation", args->starvation_s,
+                    "starvation threshold T_starve, seconds pending since the last start")
+        ->capture_default_str();
+    sub->add_option("--delay", args->delay_s,
+                    "delay threshold T_delay: a job restarted less than this ago may be "
+                    "preempted by a new job of its tenant, seconds")
+        ->capture_default_str();
+    sub->add_flag("--no-block", args->no_block,
+                  "on a failed job, try the tenant's next job instead of blocking its queue");
+    sub->add_option("--seed", args->seed, "random seed (random job order)")->capture_default_str();
+    sub->add_option("--out", args->out, "output directory")->capture_default_str();
+    sub->add_flag("--json", args->json, "print the summary as JSON instead of a table");
+    sub->add_flag("--quiet", args->quiet, "no progress output on stderr");
+    return [args] { return run_simulate(*args); };
+}
+
+}  // namespace astraeus::cli

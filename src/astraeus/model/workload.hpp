@@ -1,0 +1,38 @@
+// The workload a scheduler serves: tenants (virtual clusters) with weights, and jobs (gangs).
+// Plain values, no I/O; built by the trace readers in trace/. Thread safety: immutable once built.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "astraeus/base/time.hpp"
+
+namespace astraeus {
+
+/// A tenant (virtual cluster, workspace): a name and a weight s_u > 0 (spec/astraea.md section 1).
+struct Tenant {
+    std::string name;
+    double weight = 1.0;
+};
+
+/// A job is a gang: it needs all `gpus` at once for its whole life, and runs `duration_s`
+/// seconds of work once started (run time from the trace; placement does not change speed).
+struct Job {
+    std::int64_t id = 0;      ///< id from the trace (unique)
+    int tenant = -1;          ///< index into Workload::tenants
+    int gpus = 1;             ///< g_j > 0
+    Seconds submit_s = 0;     ///< arrival, seconds since trace start
+    Seconds duration_s = 0;   ///< d_j, seconds of work
+    double weight = 1.0;      ///< w_j, job weight inside its tenant
+};
+
+/// Tenants in tenant order (the order phase 2 visits them) and jobs sorted by submit time
+/// (stable: ties keep trace order). `share_order` lists tenant indexes in the order the weights
+/// were declared (the reference simulator breaks phase-1 ties in that order).
+struct Workload {
+    std::vector<Tenant> tenants;
+    std::vector<int> share_order;
+    std::vector<Job> jobs;
+};
+
+}  // namespace astraeus

@@ -1,0 +1,57 @@
+// One ASTRAEA scheduling round (Ye et al., "ASTRAEA: A Fair Deep Learning Scheduler for
+// Multi-tenant GPU Clusters", IEEE TPDS 2022; spec/astraea.md sections 3 and 6b step 10).
+// Snapshot in, decisions out: the round reads the tenants' ledgers and queues and returns an
+// ordered list of actions (preempt a delay job, start a job on GPUs) that the shell applies in
+// order. Pure except for `themis_rho` (the themis order's cache) and the random order's rng.
+// Thread safety: one round at a time per input.
+#pragma once
+#include <span>
+#include <vector>
+
+#include "astraeus/base/rng.hpp"
+#include "astraeus/model/cluster.hpp"
+#include "astraeus/model/run_state.hpp"
+#include "astraeus/model/workload.hpp"
+#include "astraeus/sched/options.hpp"
+#include "astraeus/sched/placer.hpp"
+
+namespace astraeus {
+
+/// What the round knows of one tenant.
+struct TenantQueue {
+    int quota = 0;                 ///< Q_u, GPUs
+    int used = 0;                  ///< GPUs its running jobs hold now
+    double index = 1.0;            ///< R_u = U/W now (phase 1 starts from this)
+    GpuSeconds utilized = 0;       ///< long-term U_u
+    GpuSeconds entitled = 0;       ///< long-term W_u
+    std::vector<int> pending;      ///< pending job indexes, in queue order (starving included)
+    std::vector<int> starving;     ///< starving job indexes, by submit time
+    std::vector<int> delay;        ///< delay jobs (running, restarted < T_delay ago)
+};
+
+struct RoundInput {
+    std::span<const Job> jobs;
+    std::span<const RunState> runs;
+    std::span<double> themis_rho;
+    std::vector<TenantQueue> tenants;  ///< tenant order
+    std::span<const int> share_order;  ///< tie order of phase 1
+    int pending_jobs = 0;              ///< pending jobs in the whole cluster
+    const ClusterState* cluster = nullptr;
+};
+
+struct Action {
+    enum class Kind { Preempt, Start };
+    Kind kind;
+    int job;
+    Placement placement;  ///< Start only
+};
+
+/// Runs phase 1 (water-filling tenant budgets with the 20 % minimum guarantee and the one-lease
+/// projection W' = W + Q*L; quota mode static: budget = Q) and phase 2 (per tenant in tenant
+/// order: starving jobs, then the job order; a new job may preempt its tenant's delay jobs;
+/// budget check; gang placement; head-of-line block on failure when block scheduling is on or
+/// the tenant has starving jobs). Returns the actions in the order they happened.
+std::vector<Action> astraea_round(RoundInput& in, const AstraeaOptions& opt, const Placer& placer,
+                                  Rng& rng);
+
+}  // namespace astraeus

@@ -1,0 +1,60 @@
+// The trace-driven simulator: a virtual clock drives the ASTRAEA scheduler over a workload on a
+// simulated cluster. Deterministic: the same workload, configuration and seed give identical
+// results. No I/O; progress is reported through a callback. Thread safety: one call per thread.
+//
+// --mode compat advances in fixed ticks (10 s) in the reference simulator's exact step order
+// (spec/astraea.md section 6b), quirks included, so results can be held against it.
+#pragma once
+#include <functional>
+#include <vector>
+
+#include "astraeus/base/error.hpp"
+#include "astraeus/model/cluster.hpp"
+#include "astraeus/model/run_state.hpp"
+#include "astraeus/model/workload.hpp"
+#include "astraeus/sched/options.hpp"
+
+namespace astraeus {
+
+struct SimConfig {
+    ClusterSpec cluster;
+    AstraeaOptions options;
+};
+
+/// One tenant at one instant (sampled at every bucket boundary).
+struct TenantSample {
+    Seconds time_s;
+    int tenant;
+    double fairness;     ///< F_u over the window
+    double index;        ///< R_u over the window
+    int used_gpus;
+    int pending_gpus;
+};
+
+struct SimResult {
+    std::vector<RunState> runs;        ///< one per workload job, same index
+    std::vector<int> quotas;           ///< Q_u per tenant
+    std::vector<TenantSample> tenant_series;
+    std::vector<double> tenant_fairness;  ///< final F_u per tenant (window at the end)
+    Seconds end_s = 0;                 ///< last completion (makespan when the first submit is 0)
+    GpuSeconds busy_gpu_s = 0;         ///< GPU-seconds held by running jobs
+    long rounds = 0;
+};
+
+struct Progress {
+    Seconds now_s;
+    std::size_t jobs_done;
+    std::size_t jobs_total;
+};
+using ProgressFn = std::function<void(const Progress&)>;
+
+/// Per-tenant GPU quotas Q_u from weights for C GPUs. compat: floor(C * s_u / sum s) in floating
+/// point (sum in declaration order), an error if any quota is 0 (the reference divides by it);
+/// default: largest-remainder rounding so that the quotas sum to C (zero quotas are legal).
+Result<std::vector<int>> tenant_quotas(const Workload& w, int total_gpus, Mode mode);
+
+/// Simulates `workload` to completion. `progress` (optional) is called every few thousand rounds.
+Result<SimResult> simulate(const Workload& workload, const SimConfig& config,
+                           const ProgressFn& progress = {});
+
+}  // namespace astraeus

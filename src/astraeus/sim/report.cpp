@@ -1,0 +1,189 @@
+#include "astraeus/sim/report.hpp"
+
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+#include "astraeus/trace/csv.hpp"
+
+#ifndef ASTRAEUS_VERSION
+#define ASTRAEUS_VERSION "0.0.0+unknown"
+#endif
+
+namespace astraeus {
+
+std::string astraeus_version() { return ASTRAEUS_VERSION; }
+
+Result<std::string> file_hash(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) return fail(path + ": cannot open to hash");
+    std::uint64_t h = 0xcbf29ce484222325ULL;
+    char buf[1 << 16];
+    while (in.read(buf, sizeof buf) || in.gcount() > 0) {
+        for (std::streamsize i = 0; i < in.gcount(); ++i) {
+            h ^= static_cast<unsigned char>(buf[i]);
+            h *= 0x100000001b3ULL;
+        }
+    }
+    return fmt::format("{:016x}", h);
+}
+
+namespace {
+
+std::string_view status_name(RunStatus s) {
+    switch (s) {
+        case RunStatus::Future: return "future";
+        case RunStatus::Pending: return "pending";
+        case RunStatus::Running: return "running";
+        case RunStatus::Done: return "done";
+        case RunStatus::Dropped: return "dropped";
+    }
+    return "?";
+}
+
+std::string tenant_name(const Workload& w, int u) { return u < 0 ? "" : w.tenants[u].name; }
+
+}  // namespace
+
+std::string jobs_csv(const Workload& w, const SimResult& r) {
+    std::string out =
+        "job_id,tenant,gpus,submit_s,first_start_s,end_s,jct_s,queueing_delay_s,run_time_s,"
+        "fairness,preemptions,lease_expiries,checkpoints,resumes,status\n";
+    for (std::size_t j = 0; j < w.jobs.size(); ++j) {
+        const Job& job = w.jobs[j];
+        const RunState& run = r.runs[j];
+        const bool done = run.status == RunStatus::Done;
+        out += fmt::format("{},{},{},{},{},{},{},{},{},{:.4f},{},{},{},{},{}\n", job.id,
+                           tenant_name(w, job.tenant), job.gpus, job.submit_s,
+                           run.first_start_s >= 0 ? fmt::format("{}", run.first_start_s) : "",
+                           done ? fmt::format("{}", run.end_s) : "",
+                           done ? fmt::format("{}", run.end_s - job.submit_s) : "",
+                           run.first_start_s >= 0
+                               ? fmt::format("{}", run.first_start_s - job.submit_s)
+                               : "",
+                           job.duration_s, run.fairness, run.preemptions, run.lease_expiries,
+                           run.checkpoints, run.resumes, status_name(run.status));
+    }
+    return out;
+}
+
+std::string tenants_csv(const Workload& w, const SimResult& r) {
+    std::string out = "time_s,tenant,quota_gpus,fairness,index,used_gpus,pending_gpus\n";
+    for (const TenantSample& t : r.tenant_series)
+        out += fmt::format("{},{},{},{:.6f},{:.6f},{},{}\n", t.time_s, w.tenants[t.tenant].name,
+                           r.quotas[t.tenant], t.fairness, t.index, t.used_gpus, t.pending_gpus);
+    return out;
+}
+
+nlohmann::json summary_json(const Workload& w, const SimResult& r, const Summary& s) {
+    auto dist = [](const Distribution& d) {
+        return nlohmann::json{{"mean", d.mean}, {"p50", d.p50}, {"p95", d.p95},
+                              {"p99", d.p99},   {"min", d.min}, {"max", d.max}};
+    };
+    nlohmann::json tenants = nlohmann::json::array();
+    for (std::size_t u = 0; u < w.tenants.size(); ++u)
+        tenants.push_back({{"name", w.tenants[u].name},
+                           {"weight", w.tenants[u].weight},
+                           {"quota_gpus", r.quotas[u]},
+                           {"fairness", r.tenant_fairness[u]}});
+    return {
+        {"jobs", {{"total", s.jobs_total}, {"admitted", s.jobs_admitted},
+                  {"dropped", s.jobs_dropped}, {"done", s.jobs_done}}},
+        {"jct_s", dist(s.jct_s)},
+        {"queueing_delay_s", dist(s.queueing_delay_s)},
+        {"makespan_s", s.makespan_s},
+        {"gpu_utilization", s.gpu_utilization},
+        {"preemptions", s.preemptions},
+        {"lease_expiries", s.lease_expiries},
+        {"checkpoints", s.checkpoints},
+        {"resumes", s.resumes},
+        {"job_fairness", {{"share_fair", s.share_fair}, {"share_loss", s.share_loss},
+                          {"share_benefit", s.share_benefit}, {"min", s.fj_min},
+                          {"p5", s.fj_p5}, {"median", s.fj_median}, {"max", s.fj_max},
+                          {"jain", s.fj_jain}}},
+        {"tenant_fairness", {{"max_abs_dev", s.fu_max_dev}, {"max_over_min", s.fu_max_over_min},
+                             {"jain", s.fu_jain}, {"worst_over_time", s.fu_worst_over_time},
+                             {"tenants", tenants}}},
+        {"rounds", r.rounds},
+    };
+}
+
+Result<nlohmann::json> manifest_json(const SimConfig& c, const std::vector<InputFile>& inputs) {
+    const AstraeaOptions& o = c.options;
+    nlohmann::json files = nlohmann::json::array();
+    for (const auto& in : inputs) {
+        auto h = file_hash(in.path);
+        if (!h) return std::unexpected(h.error());
+        files.push_back({{"role", in.role}, {"path", in.path}, {"fnv1a64", *h}});
+    }
+    return nlohmann::json{
+        {"astraeus_version", astraeus_version()},
+        {"policy", "astraea"},
+        {"seed", o.seed},
+        {"cluster", {{"machines", c.cluster.machines},
+                     {"gpus_per_machine", c.cluster.gpus_per_machine},
+                     {"placement", "consolidate"}}},
+        {"options", {{"mode", to_string(o.mode)}, {"job_order", to_string(o.job_order)},
+                     {"quota_mode", to_string(o.quota_mode)}, {"lease_s", o.lease_s},
+                     {"starvation_s", o.starvation_s}, {"delay_s", o.delay_s},
+                     {"block_scheduling", o.block_scheduling}, {"tick_s", o.tick_s},
+                     {"window_buckets", o.window_buckets}, {"bucket_s", o.bucket_s},
+                     {"checkpoint_s", o.checkpoint_s}, {"restore_s", o.restore_s}}},
+        {"inputs", files},
+    };
+}
+
+std::string summary_table(const Workload& w, const SimResult& r, const Summary& s) {
+    (void)w;
+    std::string out;
+    auto row = [&](std::string_view k, const std::string& v) {
+        out += fmt::format("  {:<34} {}\n", k, v);
+    };
+    auto dist = [](const Distribution& d) {
+        return fmt::format("avg {:.2f}  p50 {:.0f}  p95 {:.0f}  p99 {:.0f}", d.mean, d.p50, d.p95,
+                           d.p99);
+    };
+    row("jobs (admitted / total)", fmt::format("{} / {}  ({} dropped, {} done)", s.jobs_admitted,
+                                                s.jobs_total, s.jobs_dropped, s.jobs_done));
+    row("JCT (s)", dist(s.jct_s));
+    row("queueing delay (s)", dist(s.queueing_delay_s));
+    row("makespan (s)", fmt::format("{}", s.makespan_s));
+    row("GPU utilization", fmt::format("{:.1f} %", 100 * s.gpu_utilization));
+    row("preemptions / lease expiries", fmt::format("{} / {}", s.preemptions, s.lease_expiries));
+    row("checkpoints / resumes", fmt::format("{} / {}", s.checkpoints, s.resumes));
+    row("jobs sharing-fair / loss / benefit",
+        fmt::format("{:.1f} % / {:.1f} % / {:.1f} %", 100 * s.share_fair, 100 * s.share_loss,
+                    100 * s.share_benefit));
+    row("F_j min / p5 / median / max", fmt::format("{:.4f} / {:.4f} / {:.4f} / {:.4f}", s.fj_min,
+                                                   s.fj_p5, s.fj_median, s.fj_max));
+    row("F_j Jain's index", fmt::format("{:.4f}", s.fj_jain));
+    row("F_u max |F_u - 1|", fmt::format("{:.4f}", s.fu_max_dev));
+    row("F_u max / min", fmt::format("{:.4f}", s.fu_max_over_min));
+    row("F_u Jain's index", fmt::format("{:.4f}", s.fu_jain));
+    row("worst tenant F_u over time", fmt::format("{:.4f}", s.fu_worst_over_time));
+    row("scheduling rounds", fmt::format("{}", r.rounds));
+    return out;
+}
+
+Result<void> write_files(const std::string& dir,
+                         const std::vector<std::pair<std::string, std::string>>& files) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return fail(dir + ": cannot create output directory: " + ec.message());
+    for (const auto& [name, content] : files) {
+        const auto path = std::filesystem::path(dir) / name;
+        const auto tmp = std::filesystem::path(dir) / ("." + name + ".tmp");
+        {
+            std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+            out << content;
+            if (!out.flush()) return fail(tmp.string() + ": write failed");
+        }
+        std::filesystem::rename(tmp, path, ec);
+        if (ec) return fail(path.string() + ": cannot rename into place: " + ec.message());
+    }
+    return {};
+}
+
+}  // namespace astraeus

@@ -1,0 +1,40 @@
+// Run outputs: the per-job CSV, the per-tenant time series, the run manifest, the summary (text
+// table and JSON). Deterministic: fixed formats, no wall-clock values. Files are written to a
+// temporary name and renamed, so a failed run leaves no partial output.
+#pragma once
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "astraeus/base/error.hpp"
+#include "astraeus/sim/engine.hpp"
+#include "astraeus/sim/metrics.hpp"
+
+namespace astraeus {
+
+/// One input file of a run, for the manifest.
+struct InputFile {
+    std::string role;  ///< "trace", "tenants", "names"
+    std::string path;
+};
+
+/// Version string of this build.
+std::string astraeus_version();
+
+/// FNV-1a 64-bit hash of a file's bytes, as 16 hex digits.
+Result<std::string> file_hash(const std::string& path);
+
+std::string jobs_csv(const Workload& w, const SimResult& r);
+std::string tenants_csv(const Workload& w, const SimResult& r);
+nlohmann::json summary_json(const Workload& w, const SimResult& r, const Summary& s);
+Result<nlohmann::json> manifest_json(const SimConfig& c, const std::vector<InputFile>& inputs);
+/// The summary as an aligned text table (spec section 9 figures).
+std::string summary_table(const Workload& w, const SimResult& r, const Summary& s);
+
+/// Writes `files` (name -> content) into `dir` (created if needed), each through a temporary
+/// file and a rename.
+Result<void> write_files(const std::string& dir,
+                         const std::vector<std::pair<std::string, std::string>>& files);
+
+}  // namespace astraeus
