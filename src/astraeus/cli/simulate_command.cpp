@@ -64,9 +64,11 @@ int run_simulate(const SimulateArgs& a) {
 
     auto tenants = read_reference_tenants(a.tenants, a.names);
     if (!tenants) return error(tenants.error());
-    auto workload = read_reference_jobs(
-        a.trace, std::move(*tenants),
-        o.mode == Mode::Compat ? UnknownTenant::Drop : UnknownTenant::Error);
+    auto trace = read_reference_jobs(a.trace);
+    if (!trace) return error(trace.error());
+    auto workload = apply_tenants(std::move(*trace), *tenants,
+                                  o.mode == Mode::Compat ? UnknownTenant::Drop : UnknownTenant::Error,
+                                  a.trace);
     if (!workload) return error(workload.error());
 
     const auto started = std::chrono::steady_clock::now();

@@ -29,10 +29,18 @@ struct Job {
 /// Tenants in tenant order (the order phase 2 visits them) and jobs sorted by submit time
 /// (stable: ties keep trace order). `share_order` lists tenant indexes in the order the weights
 /// were declared (the reference simulator breaks phase-1 ties in that order).
+/// Times are seconds since `epoch_unix_s` (UTC): a trace reader sets the epoch so that the
+/// earliest submit of the trace is near 0 (0 when the trace has no calendar dates).
+/// A trace reader returns the tenants it found (weight 1, first-appearance order); weights and
+/// order come from a tenants file afterwards (trace/tenants.hpp). tenant = -1: no tenant.
 struct Workload {
     std::vector<Tenant> tenants;
     std::vector<int> share_order;
     std::vector<Job> jobs;
+    std::int64_t epoch_unix_s = 0;
 };
+
+/// Sorts jobs by submit time, keeping the order of equal submits.
+void sort_by_submit(Workload& w);
 
 }  // namespace astraeus

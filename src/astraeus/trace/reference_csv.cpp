@@ -8,8 +8,8 @@
 
 namespace astraeus {
 
-Result<Workload> read_reference_tenants(const std::string& share_path,
-                                        const std::string& names_path) {
+Result<TenantTable> read_reference_tenants(const std::string& share_path,
+                                           const std::string& names_path) {
     auto table = CsvTable::read(share_path, {"name", "share"});
     if (!table) return std::unexpected(table.error());
     std::vector<Tenant> declared;
@@ -27,7 +27,7 @@ Result<Workload> read_reference_tenants(const std::string& share_path,
     }
     if (declared.empty()) return fail(share_path + ": no tenants");
 
-    Workload w;
+    TenantTable w;
     if (names_path.empty()) {
         w.tenants = declared;
         for (std::size_t i = 0; i < declared.size(); ++i) w.share_order.push_back(int(i));
@@ -57,12 +57,10 @@ Result<Workload> read_reference_tenants(const std::string& share_path,
     return w;
 }
 
-Result<Workload> read_reference_jobs(const std::string& trace_path, Workload w,
-                                     UnknownTenant unknown) {
+Result<Workload> read_reference_jobs(const std::string& trace_path) {
+    Workload w;
     auto table = CsvTable::read(trace_path, {"job_id", "user", "num_gpu", "submit_time", "duration"});
     if (!table) return std::unexpected(table.error());
-    std::map<std::string, int> tenant_of;
-    for (std::size_t u = 0; u < w.tenants.size(); ++u) tenant_of[w.tenants[u].name] = int(u);
     std::set<std::int64_t> ids;
     auto integer = [&](std::size_t r, const std::string& col, std::int64_t min)
         -> Result<std::int64_t> {
@@ -84,19 +82,15 @@ Result<Workload> read_reference_jobs(const std::string& trace_path, Workload w,
         if (!ids.insert(*id).second)
             return fail(table->where(r, "job_id") + ": duplicate job id " + std::to_string(*id));
         const std::string user(table->field(r, "user"));
-        auto it = tenant_of.find(user);
-        if (it == tenant_of.end() && unknown == UnknownTenant::Error)
-            return fail(table->where(r, "user") + ": tenant '" + user +
-                        "' has no weight in the tenants file");
+        if (user.empty()) return fail(table->where(r, "user") + ": empty tenant name");
         job.id = *id;
-        job.tenant = it == tenant_of.end() ? -1 : it->second;
+        job.tenant = intern_tenant(w, user);
         job.gpus = static_cast<int>(*g);
         job.submit_s = *submit;
         job.duration_s = *duration;
         w.jobs.push_back(job);
     }
-    std::stable_sort(w.jobs.begin(), w.jobs.end(),
-                     [](const Job& a, const Job& b) { return a.submit_s < b.submit_s; });
+    sort_by_submit(w);
     return w;
 }
 

@@ -11,22 +11,16 @@
 
 #include "astraeus/base/error.hpp"
 #include "astraeus/model/workload.hpp"
+#include "astraeus/trace/tenants.hpp"
 
 namespace astraeus {
 
-/// What to do with a job whose tenant has no weight.
-enum class UnknownTenant {
-    Error,  ///< default mode: an error naming the row
-    Drop,   ///< compat: keep the job with tenant = -1; the simulator drops it at admission
-};
+/// Reads the weights file and the optional name list into a TenantTable.
+Result<TenantTable> read_reference_tenants(const std::string& share_path,
+                                           const std::string& names_path);
 
-/// Reads tenants (weights file, optional name list) into w.tenants and w.share_order.
-Result<Workload> read_reference_tenants(const std::string& share_path,
-                                        const std::string& names_path);
-
-/// Reads the jobs CSV into `tenants` (from read_reference_tenants); jobs sorted by submit time,
-/// ties in file order.
-Result<Workload> read_reference_jobs(const std::string& trace_path, Workload tenants,
-                                     UnknownTenant unknown);
+/// Reads the jobs CSV; tenants are the `user` values in first-appearance order (weight 1);
+/// jobs sorted by submit time, ties in file order; epoch 0 (times are relative seconds).
+Result<Workload> read_reference_jobs(const std::string& trace_path);
 
 }  // namespace astraeus

@@ -1,0 +1,32 @@
+// Tenant weights and order, and applying them to a workload read from a trace.
+// Thread safety: pure functions.
+#pragma once
+#include <string>
+
+#include "astraeus/base/error.hpp"
+#include "astraeus/model/workload.hpp"
+
+namespace astraeus {
+
+/// Tenants in tenant order with their weights; share_order = declaration order of the weights.
+struct TenantTable {
+    std::vector<Tenant> tenants;
+    std::vector<int> share_order;
+};
+
+/// What to do with a job whose tenant has no weight.
+enum class UnknownTenant {
+    Error,          ///< an error naming the job and tenant (default mode)
+    Drop,           ///< keep the job with tenant = -1; the simulator drops it (compat quirk 2)
+    DefaultWeight,  ///< add the tenant at the end of the order with weight 1
+};
+
+/// Replaces w's tenants by `table` and remaps every job's tenant by name. `source` names the
+/// trace in error messages.
+Result<Workload> apply_tenants(Workload w, const TenantTable& table, UnknownTenant unknown,
+                               const std::string& source);
+
+/// Index of the tenant called `name` in `w`, adding it (weight 1) if absent.
+int intern_tenant(Workload& w, const std::string& name);
+
+}  // namespace astraeus
