@@ -4,6 +4,8 @@
 #include <iostream>
 
 #include "astraeus/cli/commands.hpp"
+#include "astraeus/config/cluster_config.hpp"
+#include "astraeus/config/tenant_config.hpp"
 #include "astraeus/sim/engine.hpp"
 #include "astraeus/sim/metrics.hpp"
 #include "astraeus/sim/report.hpp"
@@ -15,25 +17,13 @@ namespace {
 struct SimulateArgs {
     std::string trace, tenants, names, out = "out/simulate", cluster = "40x8";
     std::string mode = "default", job_order = "fairness", quota = "fair", policy = "astraea";
+    std::string placement = "consolidate", unknown_tenant = "error";
     Seconds lease_s = 1800, starvation_s = 4 * 3600, delay_s = 300;
+    Seconds checkpoint_s = 5, restore_s = 20, bucket_s = 3600;
+    int window = 24;
     bool no_block = false, json = false, quiet = false;
     std::uint64_t seed = 1;
 };
-
-Result<ClusterSpec> parse_cluster(const std::string& s) {
-    // MACHINESxGPUS, e.g. 40x8
-    const auto x = s.find('x');
-    if (x != std::string::npos) {
-        try {
-            std::size_t a = 0, b = 0;
-            const int m = std::stoi(s.substr(0, x), &a);
-            const int g = std::stoi(s.substr(x + 1), &b);
-            if (a == x && b == s.size() - x - 1 && m > 0 && g > 0) return ClusterSpec{m, g};
-        } catch (...) {
-        }
-    }
-    return fail("--cluster '" + s + "': expected MACHINESxGPUS_PER_MACHINE, e.g. 40x8");
-}
 
 int run_simulate(const SimulateArgs& a) {
     auto error = [](const Error& e) {
@@ -41,9 +31,11 @@ int run_simulate(const SimulateArgs& a) {
         return 2;
     };
     SimConfig config;
-    auto cluster = parse_cluster(a.cluster);
+    auto cluster = resolve_cluster(a.cluster);
     if (!cluster) return error(cluster.error());
     config.cluster = *cluster;
+    config.cluster_name = a.cluster;
+    config.placement = a.placement;
     auto mode = parse_mode(a.mode);
     if (!mode) return error(mode.error());
     auto order = parse_job_order(a.job_order);
@@ -60,15 +52,25 @@ int run_simulate(const SimulateArgs& a) {
     o.delay_s = a.delay_s;
     o.block_scheduling = !a.no_block;
     o.seed = a.seed;
-    if (o.lease_s <= 0) return error({"--lease must be > 0 seconds"});
+    o.checkpoint_s = a.checkpoint_s;
+    o.restore_s = a.restore_s;
+    o.window_buckets = a.window;
+    o.bucket_s = a.bucket_s;
+    if (o.mode == Mode::Compat) o.checkpoint_s = o.restore_s = 0;  // quirk 5: not charged
+    UnknownTenant unknown = UnknownTenant::Error;
+    if (o.mode == Mode::Compat) {
+        unknown = UnknownTenant::Drop;  // quirk 2
+    } else if (a.unknown_tenant == "default-weight") {
+        unknown = UnknownTenant::DefaultWeight;
+    } else if (a.unknown_tenant != "error") {
+        return error({"--unknown-tenant '" + a.unknown_tenant + "': valid: error, default-weight"});
+    }
 
-    auto tenants = read_reference_tenants(a.tenants, a.names);
+    auto tenants = read_tenant_config(a.tenants, a.names);
     if (!tenants) return error(tenants.error());
     auto trace = read_reference_jobs(a.trace);
     if (!trace) return error(trace.error());
-    auto workload = apply_tenants(std::move(*trace), *tenants,
-                                  o.mode == Mode::Compat ? UnknownTenant::Drop : UnknownTenant::Error,
-                                  a.trace);
+    auto workload = apply_tenants(std::move(*trace), *tenants, unknown, a.trace);
     if (!workload) return error(workload.error());
 
     const auto started = std::chrono::steady_clock::now();
@@ -103,10 +105,10 @@ int run_simulate(const SimulateArgs& a) {
         std::cout << sj.dump(2) << "\n";
     } else {
         std::cout << fmt::format("ASTRAEA ({} mode, job order {}, {} quotas, lease {} s) on {} "
-                                 "GPUs ({}x{}):\n",
+                                 "({}, {} placement):\n",
                                  to_string(o.mode), to_string(o.job_order), to_string(o.quota_mode),
-                                 o.lease_s, config.cluster.total_gpus(), config.cluster.machines,
-                                 config.cluster.gpus_per_machine)
+                                 o.lease_s, a.cluster, describe_cluster(config.cluster),
+                                 config.placement)
                   << summary_table(*workload, *result, summary)
                   << fmt::format("  outputs in {}/ (jobs.csv, tenants.csv, summary.json, "
                                  "manifest.json)\n", a.out);
@@ -127,10 +129,18 @@ std::function<int()> add_simulate(CLI::App& app) {
                     "jobs CSV in the reference simulator's format "
                     "(job_id,user,num_gpu,submit_time,...,duration; seconds; may be .gz)")
         ->required();
-    sub->add_option("--tenants", args->tenants, "tenant weights CSV (name,share)")->required();
+    sub->add_option("--tenants", args->tenants,
+                    "tenant weights: CSV (name,share) or JSON ({\"tenants\": [{\"name\", "
+                    "\"weight\" or \"quota_gpus\"}]}); see docs/tenants.md")
+        ->required();
     sub->add_option("--names", args->names,
                     "tenant order, one name a line (default: the order of --tenants)");
-    sub->add_option("--cluster", args->cluster, "MACHINESxGPUS_PER_MACHINE")
+    sub->add_option("--cluster", args->cluster,
+                    "MACHINESxGPUS (e.g. 40x8), a preset (philly: 552 machines, 2490 GPUs; "
+                    "reference-1120: 140x8) or a machine-list CSV")
+        ->capture_default_str();
+    sub->add_option("--placement", args->placement,
+                    "gang placement: consolidate (spreads when it must) or pack (never spreads)")
         ->capture_default_str();
     sub->add_option("--policy", args->policy, "scheduling policy: astraea")->capture_default_str();
     sub->add_option("--mode", args->mode,
@@ -147,6 +157,20 @@ std::function<int()> add_simulate(CLI::App& app) {
     sub->add_option("--delay", args->delay_s,
                     "delay threshold T_delay: a job restarted less than this ago may be "
                     "preempted by a new job of its tenant, seconds")
+        ->capture_default_str();
+    sub->add_option("--checkpoint-cost", args->checkpoint_s,
+                    "default mode: seconds a lease end spends writing a checkpoint")
+        ->capture_default_str();
+    sub->add_option("--restore-cost", args->restore_s,
+                    "default mode: seconds a resumed job spends restoring")
+        ->capture_default_str();
+    sub->add_option("--window", args->window, "tenant fairness window, in buckets")
+        ->capture_default_str();
+    sub->add_option("--bucket", args->bucket_s, "tenant fairness bucket, seconds")
+        ->capture_default_str();
+    sub->add_option("--unknown-tenant", args->unknown_tenant,
+                    "default mode: a job whose tenant has no weight is an error, or gets "
+                    "default-weight (1)")
         ->capture_default_str();
     sub->add_flag("--no-block", args->no_block,
                   "on a failed job, try the tenant's next job instead of blocking its queue");

@@ -6,11 +6,14 @@
 
 namespace astraeus {
 
-/// Shape of a homogeneous cluster or pool: `machines` x `gpus_per_machine` GPUs.
+/// Shape of a cluster or pool: GPUs per machine, in machine order (machines may differ).
 struct ClusterSpec {
-    int machines = 40;
-    int gpus_per_machine = 8;
-    int total_gpus() const { return machines * gpus_per_machine; }
+    std::vector<int> machine_gpus;
+    /// `machines` machines of `gpus` GPUs each.
+    static ClusterSpec uniform(int machines, int gpus);
+    int machines() const { return static_cast<int>(machine_gpus.size()); }
+    int total_gpus() const;
+    int max_gpus_per_machine() const;
 };
 
 /// GPUs a gang holds: (machine index, GPU count) pairs, in the order they were taken.
@@ -32,6 +35,7 @@ class ClusterState {
 public:
     explicit ClusterState(const ClusterSpec& spec);
     int machines() const { return static_cast<int>(free_.size()); }
+    /// GPUs of the largest machine: the size of a whole-machine chunk of a gang.
     int gpus_per_machine() const { return gpus_per_machine_; }
     int total_gpus() const { return total_; }
     int free_gpus() const { return free_total_; }
@@ -43,6 +47,7 @@ public:
 
 private:
     std::vector<int> free_;
+    std::vector<int> size_;
     int gpus_per_machine_;
     int total_;
     int free_total_;

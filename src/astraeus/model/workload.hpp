@@ -24,6 +24,8 @@ struct Job {
     Seconds submit_s = 0;     ///< arrival, seconds since trace start
     Seconds duration_s = 0;   ///< d_j, seconds of work
     double weight = 1.0;      ///< w_j, job weight inside its tenant
+    std::string name;         ///< the trace's own job id when not an integer (e.g. Philly
+                              ///< "application_..."); empty otherwise
 };
 
 /// Tenants in tenant order (the order phase 2 visits them) and jobs sorted by submit time

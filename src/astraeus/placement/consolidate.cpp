@@ -5,16 +5,14 @@
 
 namespace astraeus {
 
-std::optional<Placement> ConsolidatePlacer::place(ClusterState& cluster, int gpus) const {
-    const int per_machine = cluster.gpus_per_machine();
+std::vector<int> gang_chunks(int gpus, int per_machine) {
     std::vector<int> chunks(static_cast<std::size_t>(gpus / per_machine), per_machine);
     if (gpus % per_machine != 0) chunks.push_back(gpus % per_machine);
+    return chunks;
+}
 
-    Placement placement;
-    auto undo = [&] {
-        cluster.give(placement);
-        return std::nullopt;
-    };
+std::size_t place_chunks_first_fit(ClusterState& cluster, const std::vector<int>& chunks,
+                                   Placement& placement) {
     const int machines = cluster.machines();
     std::size_t i = 0;
     for (; i < chunks.size(); ++i) {
@@ -24,7 +22,19 @@ std::optional<Placement> ConsolidatePlacer::place(ClusterState& cluster, int gpu
         cluster.take(m, chunks[i]);
         placement.parts.push_back({m, chunks[i]});
     }
+    return i;
+}
+
+std::optional<Placement> ConsolidatePlacer::place(ClusterState& cluster, int gpus) const {
+    const std::vector<int> chunks = gang_chunks(gpus, cluster.gpus_per_machine());
+    Placement placement;
+    auto undo = [&] {
+        cluster.give(placement);
+        return std::nullopt;
+    };
+    const std::size_t i = place_chunks_first_fit(cluster, chunks, placement);
     if (i == chunks.size()) return placement;
+    const int machines = cluster.machines();
 
     int unplaced = 0;
     for (std::size_t k = i; k < chunks.size(); ++k) unplaced += chunks[k];

@@ -3,9 +3,18 @@
 // remainder chunk; if a chunk fits nowhere, spread what is left over machines in order.
 // Stateless; thread-safe.
 #pragma once
+#include <vector>
+
 #include "astraeus/sched/placer.hpp"
 
 namespace astraeus {
+
+/// A gang's chunks: floor(g / G) chunks of G GPUs, then g mod G if non-zero.
+std::vector<int> gang_chunks(int gpus, int per_machine);
+/// Places chunks in order, each on the first machine with enough free GPUs; returns how many
+/// were placed (stops at the first that fits nowhere), appending them to `placement`.
+std::size_t place_chunks_first_fit(ClusterState& cluster, const std::vector<int>& chunks,
+                                   Placement& placement);
 
 class ConsolidatePlacer final : public Placer {
 public:

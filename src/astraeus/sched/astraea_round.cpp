@@ -3,11 +3,14 @@
 #include <algorithm>
 #include <cassert>
 #include <deque>
+#include <limits>
 
 #include "astraeus/sched/job_order.hpp"
 
 namespace astraeus {
 namespace {
+
+constexpr double kNever = std::numeric_limits<double>::infinity();
 
 /// Phase 1: per-tenant GPU budgets by water filling on projected U/W (GPU counts only).
 std::vector<double> phase1_budgets(const RoundInput& in,
@@ -28,8 +31,9 @@ std::vector<double> phase1_budgets(const RoundInput& in,
         const TenantQueue& t = in.tenants[u];
         utilized[u] = static_cast<double>(t.utilized);
         entitled[u] = static_cast<double>(t.entitled + GpuSeconds{t.quota} * opt.lease_s);
-        index[u] = t.index;
-        // A zero quota (legal in default mode) never takes the 20 % guarantee.
+        // A zero quota (legal in default mode) only borrows: never the 20 % guarantee, and
+        // served after every tenant with a quota.
+        index[u] = t.quota > 0 ? t.index : kNever;
         ratio[u] = t.quota > 0 ? budget[u] / t.quota : 1.0;
     }
     auto argmin = [&](const std::vector<double>& v, auto&& order) {
@@ -51,8 +55,10 @@ std::vector<double> phase1_budgets(const RoundInput& in,
             budget[u] += g;
             free -= g;
             utilized[u] += static_cast<double>(GpuSeconds{g} * opt.lease_s);
-            index[u] = entitled[u] > 0 ? utilized[u] / entitled[u] : 1.0;
-            ratio[u] = in.tenants[u].quota > 0 ? budget[u] / in.tenants[u].quota : 1.0;
+            if (in.tenants[u].quota > 0) {
+                index[u] = utilized[u] / entitled[u];
+                ratio[u] = budget[u] / in.tenants[u].quota;
+            }
             break;
         }
         if (next[u] == list.size()) {

@@ -2,10 +2,15 @@
 // simulated cluster. Deterministic: the same workload, configuration and seed give identical
 // results. No I/O; progress is reported through a callback. Thread safety: one call per thread.
 //
-// --mode compat advances in fixed ticks (10 s) in the reference simulator's exact step order
-// (spec/astraea.md section 6b), quirks included, so results can be held against it.
+// Both modes share the scheduler (sched/), the ledgers (accounting/) and the placers; they
+// differ in how time moves (docs/modes.md):
+//  - compat advances in fixed ticks (10 s) in the reference simulator's exact step order
+//    (spec/astraea.md section 6b), quirks included, so results can be held against it;
+//  - default is event-driven: rounds at arrivals, completions, lease ends and starvation
+//    thresholds, with checkpoint/restore costs and the quirks of spec section 6 fixed.
 #pragma once
 #include <functional>
+#include <string>
 #include <vector>
 
 #include "astraeus/base/error.hpp"
@@ -17,7 +22,9 @@
 namespace astraeus {
 
 struct SimConfig {
-    ClusterSpec cluster;
+    ClusterSpec cluster = ClusterSpec::uniform(40, 8);
+    std::string cluster_name = "40x8";  ///< as given on the command line (for the manifest)
+    std::string placement = "consolidate";
     AstraeaOptions options;
 };
 
@@ -38,6 +45,8 @@ struct SimResult {
     std::vector<double> tenant_fairness;  ///< final F_u per tenant (window at the end)
     Seconds end_s = 0;                 ///< last completion (makespan when the first submit is 0)
     GpuSeconds busy_gpu_s = 0;         ///< GPU-seconds held by running jobs
+    GpuSeconds overhead_gpu_s = 0;     ///< of which spent checkpointing and restoring
+    std::size_t dropped_too_big = 0;   ///< default mode: gangs larger than the whole cluster
     long rounds = 0;
 };
 

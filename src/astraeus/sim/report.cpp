@@ -99,6 +99,7 @@ nlohmann::json summary_json(const Workload& w, const SimResult& r, const Summary
         {"lease_expiries", s.lease_expiries},
         {"checkpoints", s.checkpoints},
         {"resumes", s.resumes},
+        {"overhead_gpu_hours", static_cast<double>(r.overhead_gpu_s) / 3600.0},
         {"job_fairness", {{"share_fair", s.share_fair}, {"share_loss", s.share_loss},
                           {"share_benefit", s.share_benefit}, {"min", s.fj_min},
                           {"p5", s.fj_p5}, {"median", s.fj_median}, {"max", s.fj_max},
@@ -122,9 +123,10 @@ Result<nlohmann::json> manifest_json(const SimConfig& c, const std::vector<Input
         {"astraeus_version", astraeus_version()},
         {"policy", "astraea"},
         {"seed", o.seed},
-        {"cluster", {{"machines", c.cluster.machines},
-                     {"gpus_per_machine", c.cluster.gpus_per_machine},
-                     {"placement", "consolidate"}}},
+        {"cluster", {{"name", c.cluster_name},
+                     {"machines", c.cluster.machines()},
+                     {"gpus", c.cluster.total_gpus()},
+                     {"placement", c.placement}}},
         {"options", {{"mode", to_string(o.mode)}, {"job_order", to_string(o.job_order)},
                      {"quota_mode", to_string(o.quota_mode)}, {"lease_s", o.lease_s},
                      {"starvation_s", o.starvation_s}, {"delay_s", o.delay_s},
@@ -153,6 +155,8 @@ std::string summary_table(const Workload& w, const SimResult& r, const Summary& 
     row("GPU utilization", fmt::format("{:.1f} %", 100 * s.gpu_utilization));
     row("preemptions / lease expiries", fmt::format("{} / {}", s.preemptions, s.lease_expiries));
     row("checkpoints / resumes", fmt::format("{} / {}", s.checkpoints, s.resumes));
+    row("checkpoint + restore overhead", fmt::format("{:.1f} GPU-hours",
+                                                     static_cast<double>(r.overhead_gpu_s) / 3600));
     row("jobs sharing-fair / loss / benefit",
         fmt::format("{:.1f} % / {:.1f} % / {:.1f} %", 100 * s.share_fair, 100 * s.share_loss,
                     100 * s.share_benefit));

@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstring>
@@ -21,6 +22,17 @@ Result<std::string> read_text_file(const std::string& path) {
     gzclose(f);
     if (n < 0 || (err != Z_OK && err != Z_STREAM_END))
         return fail(path + ": read error (corrupt or truncated gzip?): " + message);
+    return out;
+}
+
+Result<std::string> read_text_prefix(const std::string& path, std::size_t max_bytes) {
+    gzFile f = gzopen(path.c_str(), "rb");
+    if (f == nullptr) return fail(path + ": cannot open: " + std::strerror(errno));
+    std::string out(std::min<std::size_t>(max_bytes, 1 << 20), '\0');
+    const int n = gzread(f, out.data(), static_cast<unsigned>(out.size()));
+    gzclose(f);
+    if (n < 0) return fail(path + ": read error (corrupt gzip?)");
+    out.resize(static_cast<std::size_t>(n));
     return out;
 }
 

@@ -13,6 +13,9 @@ namespace astraeus {
 
 /// Reads a whole file; a gzip file (by its magic bytes) is decompressed.
 Result<std::string> read_text_file(const std::string& path);
+/// Reads at most the first `max_bytes` bytes of a file (decompressed when gzip), e.g. to
+/// detect its format.
+Result<std::string> read_text_prefix(const std::string& path, std::size_t max_bytes);
 
 /// Splits text into lines; accepts "\n", "\r\n" and "\r" endings; no trailing empty line.
 std::vector<std::string_view> split_lines(std::string_view text);

@@ -1,0 +1,51 @@
+#include "astraeus/config/tenant_config.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+
+#include "astraeus/trace/csv.hpp"
+#include "astraeus/trace/reference_csv.hpp"
+
+namespace astraeus {
+namespace {
+
+Result<TenantTable> read_json(const std::string& path) {
+    auto text = read_text_file(path);
+    if (!text) return std::unexpected(text.error());
+    nlohmann::json doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    if (doc.is_discarded()) return fail(path + ": not valid JSON");
+    if (!doc.is_object() || !doc.contains("tenants") || !doc["tenants"].is_array())
+        return fail(path + ": expected an object with a \"tenants\" array");
+    TenantTable t;
+    std::set<std::string> seen;
+    for (std::size_t i = 0; i < doc["tenants"].size(); ++i) {
+        const auto& e = doc["tenants"][i];
+        const std::string where = path + ": tenants[" + std::to_string(i) + "]";
+        if (!e.is_object() || !e.contains("name") || !e["name"].is_string())
+            return fail(where + ": expected {\"name\": ..., \"weight\": ...}");
+        const std::string name = e["name"].get<std::string>();
+        if (name.empty()) return fail(where + ": empty name");
+        if (!seen.insert(name).second) return fail(where + ": tenant '" + name + "' listed twice");
+        const char* key = e.contains("weight") ? "weight" : "quota_gpus";
+        if (!e.contains(key) || !e[key].is_number() || !(e[key].get<double>() >= 0))
+            return fail(where + " ('" + name + "'): expected a number >= 0 in \"weight\" or "
+                        "\"quota_gpus\"");
+        t.share_order.push_back(static_cast<int>(t.tenants.size()));
+        t.tenants.push_back({name, e[key].get<double>()});
+    }
+    if (t.tenants.empty()) return fail(path + ": no tenants");
+    return t;
+}
+
+}  // namespace
+
+Result<TenantTable> read_tenant_config(const std::string& path, const std::string& names_path) {
+    if (path.ends_with(".json")) {
+        if (!names_path.empty()) return fail("--names applies to CSV tenant files only");
+        return read_json(path);
+    }
+    return read_reference_tenants(path, names_path);
+}
+
+}  // namespace astraeus

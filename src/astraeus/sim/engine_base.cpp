@@ -1,0 +1,102 @@
+#include "astraeus/sim/engine_base.hpp"
+
+#include <algorithm>
+#include <cassert>
+
+namespace astraeus::detail {
+namespace {
+
+void remove_from(std::vector<int>& v, int j) {
+    auto it = std::find(v.begin(), v.end(), j);
+    assert(it != v.end());
+    v.erase(it);
+}
+
+}  // namespace
+
+EngineBase::EngineBase(const Workload& w, const SimConfig& c, std::vector<int> quotas,
+                       std::unique_ptr<Placer> placer)
+    : w_(w), c_(c), opt_(c.options), cluster_(c.cluster), placer_(std::move(placer)),
+      rng_(c.options.seed) {
+    const std::size_t n = w.tenants.size();
+    res_.quotas = std::move(quotas);
+    res_.runs.resize(w.jobs.size());
+    themis_rho_.assign(w.jobs.size(), 1.0);
+    ledgers_.assign(n, TenantLedger(opt_.window_buckets));
+    t_pending_.resize(n);
+    t_running_.resize(n);
+    starving_.resize(n);
+    delay_.resize(n);
+    used_.assign(n, 0);
+}
+
+void EngineBase::to_pending(int j) {
+    run(j).status = RunStatus::Pending;
+    pending_.push_back(j);
+    t_pending_[tenant(j)].push_back(j);
+}
+
+void EngineBase::release(int j) {
+    RunState& r = run(j);
+    cluster_.give(r.placement);
+    r.placement = {};
+    remove_from(running_, j);
+    remove_from(t_running_[tenant(j)], j);
+    used_[tenant(j)] -= gpus(j);
+}
+
+void EngineBase::mark_running(int j, Placement p) {
+    RunState& r = run(j);
+    for (const auto& part : p.parts) cluster_.take(part.machine, part.gpus);
+    r.placement = std::move(p);
+    remove_from(pending_, j);
+    remove_from(t_pending_[tenant(j)], j);
+    r.status = RunStatus::Running;
+    running_.push_back(j);
+    t_running_[tenant(j)].push_back(j);
+    used_[tenant(j)] += gpus(j);
+}
+
+void EngineBase::count_resume(RunState& r) {
+    if (r.resume_pending) ++r.resumes;
+    r.resume_pending = false;
+}
+
+void EngineBase::sample_tenant(Seconds t, std::size_t u, const TenantServiceSums& s) {
+    int pending_gpus = 0;
+    for (int j : t_pending_[u]) pending_gpus += gpus(j);
+    res_.tenant_series.push_back({t, static_cast<int>(u), TenantLedger::fairness(s),
+                                  TenantLedger::scheduling_index(s), used_[u], pending_gpus});
+}
+
+std::vector<Action> EngineBase::run_round(const std::vector<TenantServiceSums>& sums) {
+    RoundInput in;
+    in.jobs = w_.jobs;
+    in.runs = res_.runs;
+    in.themis_rho = themis_rho_;
+    in.share_order = w_.share_order;
+    in.pending_jobs = static_cast<int>(pending_.size());
+    in.cluster = &cluster_;
+    in.tenants.resize(tenants());
+    for (std::size_t u = 0; u < tenants(); ++u) {
+        TenantQueue& q = in.tenants[u];
+        q.quota = quota(static_cast<int>(u));
+        q.used = used_[u];
+        q.index = TenantLedger::scheduling_index(sums[u]);
+        q.utilized = sums[u].utilized;
+        q.entitled = sums[u].entitled;
+        q.pending = t_pending_[u];
+        q.starving = starving_[u];
+        q.delay = delay_[u];
+    }
+    return astraea_round(in, opt_, *placer_, rng_);
+}
+
+SimResult EngineBase::finish_result(const std::vector<TenantServiceSums>& final_sums) {
+    res_.tenant_fairness.resize(tenants());
+    for (std::size_t u = 0; u < tenants(); ++u)
+        res_.tenant_fairness[u] = TenantLedger::fairness(final_sums[u]);
+    return std::move(res_);
+}
+
+}  // namespace astraeus::detail

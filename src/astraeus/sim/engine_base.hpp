@@ -1,0 +1,60 @@
+// Shared state and steps of the two simulator engines (tick_engine, event_engine): the job
+// lists in the reference simulator's list order, the cluster, the ledgers, and applying a
+// round's actions. Internal to sim/. Thread safety: one engine per thread.
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "astraeus/accounting/tenant_ledger.hpp"
+#include "astraeus/base/rng.hpp"
+#include "astraeus/sched/astraea_round.hpp"
+#include "astraeus/sched/placer.hpp"
+#include "astraeus/sim/engine.hpp"
+
+namespace astraeus::detail {
+
+class EngineBase {
+protected:
+    EngineBase(const Workload& w, const SimConfig& c, std::vector<int> quotas,
+               std::unique_ptr<Placer> placer);
+
+    RunState& run(int j) { return res_.runs[j]; }
+    int tenant(int j) const { return w_.jobs[j].tenant; }
+    int gpus(int j) const { return w_.jobs[j].gpus; }
+    int quota(int u) const { return res_.quotas[u]; }
+    std::size_t tenants() const { return w_.tenants.size(); }
+
+    /// Appends j to the pending lists (global and its tenant's).
+    void to_pending(int j);
+    /// Gives j's GPUs back and removes it from the running lists.
+    void release(int j);
+    /// Takes p's GPUs for j, moves it from the pending to the running lists.
+    void mark_running(int j, Placement p);
+    /// Counts a resume started since the last checkpoint (the reference counts it at the next
+    /// lease end or completion).
+    static void count_resume(RunState& r);
+    /// Records a per-tenant sample (F_u, R_u, GPUs) for time t from the given window sums.
+    void sample_tenant(Seconds t, std::size_t u, const TenantServiceSums& s);
+    /// Runs one ASTRAEA round over the current lists; starving_/delay_ must be filled and
+    /// every pending and delay job's fairness up to date.
+    std::vector<Action> run_round(const std::vector<TenantServiceSums>& sums);
+    /// Final per-tenant F_u and the result.
+    SimResult finish_result(const std::vector<TenantServiceSums>& final_sums);
+
+    const Workload& w_;
+    const SimConfig& c_;
+    const AstraeaOptions& opt_;
+    ClusterState cluster_;
+    std::unique_ptr<Placer> placer_;
+    Rng rng_;
+    SimResult res_;
+    std::vector<double> themis_rho_;
+    std::vector<TenantLedger> ledgers_;
+    std::vector<int> pending_, running_;          ///< global lists, reference order
+    std::vector<std::vector<int>> t_pending_, t_running_, starving_, delay_;
+    std::vector<int> used_;                       ///< GPUs held per tenant
+    std::size_t next_arrival_ = 0;
+    std::size_t done_ = 0;
+};
+
+}  // namespace astraeus::detail

@@ -1,0 +1,286 @@
+#include "astraeus/sim/event_engine.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <queue>
+
+#include "astraeus/accounting/job_fairness.hpp"
+#include "astraeus/sim/engine_base.hpp"
+
+namespace astraeus::detail {
+namespace {
+
+constexpr Seconds kNoTime = std::numeric_limits<Seconds>::max();
+
+/// A timed event: a running job's completion or lease end, or a pending job's starvation
+/// threshold. Stale entries (the job changed state since) are skipped by their version.
+struct Timer {
+    Seconds time;
+    std::uint64_t seq;
+    int job;
+    std::uint32_t version;
+    bool operator>(const Timer& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+};
+
+class EventEngine : EngineBase {
+public:
+    EventEngine(const Workload& w, const SimConfig& c, std::vector<int> quotas,
+                std::unique_ptr<Placer> placer)
+        : EngineBase(w, c, std::move(quotas), std::move(placer)) {
+        const std::size_t n = w.jobs.size();
+        lease_start_.assign(n, 0);
+        e0_.assign(n, 0);
+        restore_.assign(n, 0);
+        wait_begin_.assign(n, 0);
+        d_base_.assign(n, 0);
+        gslot_.assign(n, 0);
+        version_.assign(n, 0);
+        completes_.assign(n, 0);
+        integrals_.resize(tenants());
+        active_.assign(tenants(), 0);
+        demand_.assign(tenants(), 0);
+    }
+
+    Result<SimResult> execute(const ProgressFn& progress) {
+        if (!w_.jobs.empty()) last_t_ = w_.jobs.front().submit_s;
+        while (next_arrival_ < w_.jobs.size() || !pending_.empty() || !running_.empty()) {
+            const Seconds arrival =
+                next_arrival_ < w_.jobs.size() ? w_.jobs[next_arrival_].submit_s : kNoTime;
+            const Seconds t = std::min(arrival, timers_.empty() ? kNoTime : timers_.top().time);
+            if (t == kNoTime)
+                return fail("simulation stalled: " + std::to_string(pending_.size()) +
+                            " jobs pending with no event left (a bug; please report)");
+            advance(t);
+            fire_timers(t);
+            admit_arrivals(t);
+            if ((cluster_.free_gpus() > 0 && !pending_.empty()) || arrived_) schedule(t);
+            arrived_ = false;
+            ++res_.rounds;
+            if (progress && res_.rounds % 65536 == 0) progress({t, done_, w_.jobs.size()});
+        }
+        return finish_result(window_sums(last_t_));
+    }
+
+private:
+    // --- time and ledgers -------------------------------------------------------------------
+
+    double fraction_of_bucket(Seconds t) const {
+        return static_cast<double>(t % opt_.bucket_s) / static_cast<double>(opt_.bucket_s);
+    }
+
+    std::vector<TenantServiceSums> window_sums(Seconds t) const {
+        std::vector<TenantServiceSums> s;
+        s.reserve(tenants());
+        for (const auto& l : ledgers_) s.push_back(l.window(fraction_of_bucket(t)));
+        return s;
+    }
+
+    /// Moves the clock to t: tenant ledgers (split at bucket boundaries), the per-tenant
+    /// deserved-service integrals, busy GPU-time.
+    void advance(Seconds t) {
+        while (last_t_ < t) {
+            const Seconds boundary = (last_t_ / opt_.bucket_s + 1) * opt_.bucket_s;
+            const Seconds end = std::min(t, boundary);
+            const Seconds dt = end - last_t_;
+            for (std::size_t u = 0; u < tenants(); ++u) {
+                ledgers_[u].accrue(quota(static_cast<int>(u)), demand_[u], used_[u], dt);
+                if (active_[u] == 0) continue;
+                const double share = job_fair_share(1.0, active_[u], active_[u], quota(int(u)));
+                for (auto& [g, integral] : integrals_[u])
+                    integral += std::min(static_cast<double>(g), share) * static_cast<double>(dt);
+            }
+            res_.busy_gpu_s += GpuSeconds{cluster_.total_gpus() - cluster_.free_gpus()} * dt;
+            last_t_ = end;
+            if (end == boundary) {
+                for (std::size_t u = 0; u < tenants(); ++u) {
+                    ledgers_[u].close_bucket();
+                    sample_tenant(end, u, ledgers_[u].window());
+                }
+            }
+        }
+    }
+
+    /// D_j now: the tenant's integral of min(g, share) since j was admitted.
+    double deserved(int j) const {
+        return integrals_[tenant(j)][gslot_[j]].second - d_base_[j];
+    }
+
+    void set_fairness(int j, Seconds executed_s) {
+        RunState& r = run(j);
+        r.deserved_gpu_s = deserved(j);
+        r.utilized_gpu_s = static_cast<double>(GpuSeconds{gpus(j)} * executed_s);
+        refresh_fairness(r);
+    }
+
+    void push_timer(Seconds time, int j) { timers_.push({time, seq_++, j, version_[j]}); }
+
+    // --- events ------------------------------------------------------------------------------
+
+    void fire_timers(Seconds t) {
+        while (!timers_.empty() && timers_.top().time == t) {
+            const Timer ev = timers_.top();
+            timers_.pop();
+            if (ev.version != version_[ev.job]) continue;
+            const RunState& r = run(ev.job);
+            if (r.status != RunStatus::Running) continue;  // starvation threshold: just a round
+            if (completes_[ev.job]) {
+                finish(ev.job, t);
+            } else {
+                end_lease(ev.job, t);
+            }
+        }
+    }
+
+    void admit_arrivals(Seconds t) {
+        while (next_arrival_ < w_.jobs.size() && w_.jobs[next_arrival_].submit_s <= t) {
+            const int j = static_cast<int>(next_arrival_++);
+            RunState& r = run(j);
+            if (tenant(j) < 0 || gpus(j) > cluster_.total_gpus()) {
+                r.status = RunStatus::Dropped;
+                if (tenant(j) >= 0) ++res_.dropped_too_big;
+                ++done_;
+                continue;
+            }
+            const int u = tenant(j);
+            auto& slots = integrals_[u];
+            auto it = std::find_if(slots.begin(), slots.end(),
+                                   [&](auto& s) { return s.first == gpus(j); });
+            if (it == slots.end()) it = slots.insert(slots.end(), {gpus(j), 0.0});
+            gslot_[j] = static_cast<int>(it - slots.begin());
+            d_base_[j] = it->second;
+            ++active_[u];
+            demand_[u] += gpus(j);
+            r.first_seen_s = t;
+            r.last_checkpoint_s = -1;
+            wait_begin_[j] = w_.jobs[j].submit_s;
+            to_pending(j);
+            push_timer(wait_begin_[j] + opt_.starvation_s, j);
+            arrived_ = true;
+        }
+    }
+
+    void finish(int j, Seconds t) {
+        RunState& r = run(j);
+        release(j);
+        ++version_[j];
+        r.status = RunStatus::Done;
+        r.end_s = t;
+        r.executed_s = w_.jobs[j].duration_s;
+        r.life_s = t - w_.jobs[j].submit_s;
+        set_fairness(j, r.executed_s);
+        count_resume(r);
+        const int u = tenant(j);
+        --active_[u];
+        demand_[u] -= gpus(j);
+        res_.end_s = std::max(res_.end_s, t);
+        ++done_;
+    }
+
+    void end_lease(int j, Seconds t) {
+        RunState& r = run(j);
+        release(j);
+        ++version_[j];
+        // The lease's last checkpoint_s seconds wrote the checkpoint.
+        r.executed_s = e0_[j] + (t - lease_start_[j]) - restore_[j] - opt_.checkpoint_s;
+        r.lease_run_s = t - lease_start_[j];
+        res_.overhead_gpu_s += GpuSeconds{gpus(j)} * opt_.checkpoint_s;
+        ++r.lease_expiries;
+        ++r.checkpoints;
+        r.last_checkpoint_s = t;
+        count_resume(r);
+        become_pending(j, t);
+    }
+
+    void become_pending(int j, Seconds t) {
+        wait_begin_[j] = t;
+        to_pending(j);
+        push_timer(t + opt_.starvation_s, j);
+    }
+
+    // --- the round ---------------------------------------------------------------------------
+
+    void schedule(Seconds t) {
+        for (auto& s : starving_) s.clear();
+        for (int j : pending_) {
+            RunState& r = run(j);
+            set_fairness(j, r.executed_s);
+            r.life_s = t - w_.jobs[j].submit_s;
+            r.waiting_since_start_s = t - wait_begin_[j];
+            if (r.waiting_since_start_s >= opt_.starvation_s) starving_[tenant(j)].push_back(j);
+        }
+        for (auto& s : starving_)
+            std::stable_sort(s.begin(), s.end(), [&](int a, int b) {
+                return w_.jobs[a].submit_s < w_.jobs[b].submit_s;
+            });
+        for (auto& d : delay_) d.clear();
+        for (int j : running_) {
+            const Seconds in_lease = t - lease_start_[j];
+            const bool delay = run(j).lease_expiries > 0
+                                   ? in_lease < opt_.delay_s
+                                   : in_lease >= 120 && in_lease < opt_.delay_s;
+            if (!delay) continue;
+            set_fairness(j, e0_[j]);  // judged without the work a preemption would lose
+            delay_[tenant(j)].push_back(j);
+        }
+        for (Action& a : run_round(window_sums(t))) {
+            if (a.kind == Action::Kind::Preempt) {
+                preempt(a.job, t);
+            } else {
+                launch(a.job, std::move(a.placement), t);
+            }
+        }
+    }
+
+    void preempt(int j, Seconds t) {
+        RunState& r = run(j);
+        release(j);
+        ++version_[j];
+        r.executed_s = e0_[j];  // the lease's work was not checkpointed
+        r.total_pending_s += t - lease_start_[j];
+        r.lease_run_s = 0;
+        ++r.preemptions;
+        r.resume_pending = false;
+        become_pending(j, t);
+    }
+
+    void launch(int j, Placement p, Seconds t) {
+        RunState& r = run(j);
+        const bool continuing = r.last_checkpoint_s == t;  // re-selected at its lease end
+        restore_[j] = r.executed_s > 0 && !continuing ? opt_.restore_s : 0;
+        res_.overhead_gpu_s += GpuSeconds{gpus(j)} * restore_[j];
+        if (r.lease_expiries > 0 && !continuing) r.resume_pending = true;
+        if (r.first_start_s < 0) r.first_start_s = t;
+        r.total_pending_s += t - wait_begin_[j];
+        r.waiting_since_start_s = 0;
+        r.lease_run_s = 0;
+        lease_start_[j] = t;
+        e0_[j] = r.executed_s;
+        mark_running(j, std::move(p));
+        ++version_[j];
+        const Seconds remaining = w_.jobs[j].duration_s - r.executed_s;
+        completes_[j] = remaining <= opt_.lease_s - restore_[j];
+        push_timer(completes_[j] ? t + restore_[j] + remaining : t + opt_.lease_s, j);
+    }
+
+    Seconds last_t_ = 0;
+    bool arrived_ = false;
+    std::uint64_t seq_ = 0;
+    std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+    std::vector<Seconds> lease_start_, e0_, restore_, wait_begin_;
+    std::vector<double> d_base_;
+    std::vector<int> gslot_;
+    std::vector<std::uint32_t> version_;
+    std::vector<char> completes_;
+    std::vector<std::vector<std::pair<int, double>>> integrals_;  ///< per tenant: (g, integral)
+    std::vector<int> active_, demand_;
+};
+
+}  // namespace
+
+Result<SimResult> run_event_engine(const Workload& w, const SimConfig& c, std::vector<int> quotas,
+                                   std::unique_ptr<Placer> placer, const ProgressFn& progress) {
+    EventEngine e(w, c, std::move(quotas), std::move(placer));
+    return e.execute(progress);
+}
+
+}  // namespace astraeus::detail

@@ -1,0 +1,214 @@
+#include "astraeus/sim/tick_engine.hpp"
+
+#include <algorithm>
+
+#include "astraeus/accounting/job_fairness.hpp"
+#include "astraeus/sim/engine_base.hpp"
+
+namespace astraeus::detail {
+namespace {
+
+class TickEngine : EngineBase {
+public:
+    TickEngine(const Workload& w, const SimConfig& c, std::vector<int> quotas,
+               std::unique_ptr<Placer> placer)
+        : EngineBase(w, c, std::move(quotas), std::move(placer)) {}
+
+    SimResult execute(const ProgressFn& progress) {
+        const Seconds tick = opt_.tick_s;
+        Seconds t = 0;
+        while (next_arrival_ < w_.jobs.size() || !pending_.empty() || !running_.empty()) {
+            if (t % opt_.bucket_s == 0) close_buckets(t);
+            advance_pending(t);
+            advance_running(t);
+            accrue_job_ledgers(tick);
+            accrue_tenant_ledgers(tick);
+            end_leases_and_jobs(t);
+            find_delay_jobs();
+            admit_arrivals(t);
+            schedule(t);
+            res_.busy_gpu_s += GpuSeconds{cluster_.total_gpus() - cluster_.free_gpus()} * tick;
+            ++res_.rounds;
+            if (progress && res_.rounds % 8192 == 0) progress({t, done_, w_.jobs.size()});
+            t += tick;
+        }
+        return finish_result(window_sums());
+    }
+
+private:
+    std::vector<TenantServiceSums> window_sums() const {
+        std::vector<TenantServiceSums> s;
+        for (const auto& l : ledgers_) s.push_back(l.window());
+        return s;
+    }
+
+    void close_buckets(Seconds t) {
+        for (std::size_t u = 0; u < tenants(); ++u) {
+            ledgers_[u].close_bucket();
+            sample_tenant(t, u, ledgers_[u].window());
+        }
+    }
+
+    void advance_pending(Seconds t) {
+        for (auto& s : starving_) s.clear();
+        for (int j : pending_) {
+            RunState& r = run(j);
+            const Seconds dt = t - r.last_check_s;
+            r.total_pending_s += dt;
+            r.waiting_since_start_s += dt;
+            r.life_s += dt;
+            r.last_check_s = t;
+            if (r.waiting_since_start_s >= opt_.starvation_s) starving_[tenant(j)].push_back(j);
+        }
+        for (auto& s : starving_)
+            std::stable_sort(s.begin(), s.end(), [&](int a, int b) {
+                return w_.jobs[a].submit_s < w_.jobs[b].submit_s;
+            });
+    }
+
+    void advance_running(Seconds t) {
+        for (int j : running_) {
+            RunState& r = run(j);
+            const Seconds dt = t - r.last_check_s;
+            r.executed_s += dt;
+            r.life_s += dt;
+            r.last_check_s = t;
+            r.lease_run_s += dt;
+        }
+    }
+
+    void accrue_job_ledgers(Seconds dt) {
+        auto accrue = [&](int j, bool running) {
+            RunState& r = run(j);
+            const int u = tenant(j);
+            const int active = static_cast<int>(t_pending_[u].size() + t_running_[u].size());
+            accrue_deserved(r, gpus(j), job_fair_share(1.0, active, active, quota(u)), dt);
+            if (running) r.utilized_gpu_s = static_cast<double>(GpuSeconds{gpus(j)} * r.executed_s);
+            refresh_fairness(r);
+        };
+        for (int j : pending_) accrue(j, false);
+        for (int j : running_) accrue(j, true);
+    }
+
+    void accrue_tenant_ledgers(Seconds dt) {
+        for (std::size_t u = 0; u < tenants(); ++u) {
+            int demand = used_[u];
+            for (int j : t_pending_[u]) demand += gpus(j);
+            ledgers_[u].accrue(quota(static_cast<int>(u)), demand, used_[u], dt);
+        }
+    }
+
+    // The reference walks its running list while removing from it, so the job after each
+    // removed one is looked at only in the next tick (kept in compat).
+    void end_leases_and_jobs(Seconds t) {
+        for (std::size_t i = 0; i < running_.size(); ++i) {
+            const int j = running_[i];
+            RunState& r = run(j);
+            if (r.executed_s >= w_.jobs[j].duration_s) {
+                finish(j, t);
+            } else if (r.lease_run_s >= opt_.lease_s) {
+                expire_lease(j, t);
+            }
+        }
+    }
+
+    void finish(int j, Seconds t) {
+        RunState& r = run(j);
+        release(j);
+        r.status = RunStatus::Done;
+        r.utilized_gpu_s = static_cast<double>(GpuSeconds{gpus(j)} * r.executed_s);
+        refresh_fairness(r);
+        r.end_s = t + w_.jobs[j].duration_s - r.executed_s;
+        r.executed_s = w_.jobs[j].duration_s;
+        count_resume(r);
+        res_.end_s = std::max(res_.end_s, r.end_s);
+        ++done_;
+    }
+
+    void expire_lease(int j, Seconds t) {
+        RunState& r = run(j);
+        release(j);
+        to_pending(j);
+        ++r.lease_expiries;
+        ++r.checkpoints;
+        r.waiting_since_start_s = 0;
+        r.last_checkpoint_s = t;
+        count_resume(r);
+    }
+
+    bool is_delay_job(const RunState& r) const {
+        if (r.lease_expiries > 0) return r.lease_run_s < opt_.delay_s;
+        return r.lease_run_s >= 120 && r.lease_run_s < opt_.delay_s;
+    }
+
+    void find_delay_jobs() {
+        for (auto& d : delay_) d.clear();
+        for (int j : running_) {
+            RunState& r = run(j);
+            if (!is_delay_job(r)) continue;
+            // Judged without the current lease's work, which a preemption would lose.
+            r.utilized_gpu_s =
+                static_cast<double>(GpuSeconds{gpus(j)} * (r.executed_s - r.lease_run_s));
+            refresh_fairness(r);
+            delay_[tenant(j)].push_back(j);
+        }
+    }
+
+    void admit_arrivals(Seconds t) {
+        while (next_arrival_ < w_.jobs.size() && w_.jobs[next_arrival_].submit_s <= t) {
+            const int j = static_cast<int>(next_arrival_++);
+            RunState& r = run(j);
+            if (tenant(j) < 0 || gpus(j) > quota(tenant(j))) {  // quirk 2: dropped silently
+                r.status = RunStatus::Dropped;
+                ++done_;
+                continue;
+            }
+            to_pending(j);
+            r.last_check_s = t;
+            r.first_seen_s = t;
+            r.total_pending_s = r.life_s = r.waiting_since_start_s = t - w_.jobs[j].submit_s;
+            r.last_checkpoint_s = t;
+        }
+    }
+
+    void schedule(Seconds t) {
+        for (Action& a : run_round(window_sums())) {
+            if (a.kind == Action::Kind::Preempt) {
+                preempt(a.job);
+            } else {
+                launch(a.job, std::move(a.placement), t);
+            }
+        }
+    }
+
+    void preempt(int j) {
+        RunState& r = run(j);
+        release(j);
+        r.executed_s -= r.lease_run_s;  // the lease's work was not checkpointed
+        r.total_pending_s += r.lease_run_s;
+        r.lease_run_s = 0;
+        ++r.preemptions;
+        r.resume_pending = false;
+        to_pending(j);
+    }
+
+    void launch(int j, Placement p, Seconds t) {
+        RunState& r = run(j);
+        r.last_check_s = t;
+        r.lease_run_s = 0;
+        r.waiting_since_start_s = 0;
+        if (r.lease_expiries > 0 && r.last_checkpoint_s != t) r.resume_pending = true;
+        if (r.first_start_s < 0) r.first_start_s = t;
+        mark_running(j, std::move(p));
+    }
+};
+
+}  // namespace
+
+SimResult run_tick_engine(const Workload& w, const SimConfig& c, std::vector<int> quotas,
+                          std::unique_ptr<Placer> placer, const ProgressFn& progress) {
+    TickEngine e(w, c, std::move(quotas), std::move(placer));
+    return e.execute(progress);
+}
+
+}  // namespace astraeus::detail
