@@ -1,0 +1,74 @@
+#include <gtest/gtest.h>
+
+#include "astraeus/sim/engine.hpp"
+#include "astraeus/sim/metrics.hpp"
+
+namespace astraeus {
+namespace {
+
+Workload tenants_with(std::vector<double> weights) {
+    Workload w;
+    for (std::size_t i = 0; i < weights.size(); ++i) {
+        std::string name = "t";
+        name += std::to_string(i);  // (operator+ trips GCC 12's -Wrestrict false positive)
+        w.tenants.push_back({name, weights[i]});
+        w.share_order.push_back(static_cast<int>(i));
+    }
+    return w;
+}
+
+TEST(Quotas, LargestRemainderSumsToTheCluster) {
+    // 8 GPUs over three equal tenants: floors 2, 2, 2; remainders 2/3 each -> +1 to the first
+    // two in declaration order.
+    auto q = tenant_quotas(tenants_with({1, 1, 1}), 8, Mode::Default);
+    ASSERT_TRUE(q);
+    EXPECT_EQ(*q, (std::vector<int>{3, 3, 2}));
+    // 10 GPUs, weights 1:2:7 -> exact 1, 2, 7
+    EXPECT_EQ(*tenant_quotas(tenants_with({1, 2, 7}), 10, Mode::Default),
+              (std::vector<int>{1, 2, 7}));
+    // 100 GPUs, 0.15 : 0.35 : 0.5 -> 15, 35, 50
+    EXPECT_EQ(*tenant_quotas(tenants_with({0.15, 0.35, 0.5}), 100, Mode::Default),
+              (std::vector<int>{15, 35, 50}));
+}
+
+TEST(Quotas, CompatFloorsAndRefusesZero) {
+    // floor(8 * 1/3) = 2 each: a GPU is lost (quirk 3)
+    EXPECT_EQ(*tenant_quotas(tenants_with({1, 1, 1}), 8, Mode::Compat), (std::vector<int>{2, 2, 2}));
+    auto zero = tenant_quotas(tenants_with({1, 100}), 8, Mode::Compat);
+    ASSERT_FALSE(zero);
+    EXPECT_NE(zero.error().message.find("tenant 't0' gets a quota of 0 GPUs"), std::string::npos);
+    // default: a zero quota is legal; the GPU goes to the larger remainder
+    EXPECT_EQ(*tenant_quotas(tenants_with({1, 100}), 8, Mode::Default), (std::vector<int>{0, 8}));
+}
+
+TEST(Metrics, PercentileInterpolatesLikeNumpy) {
+    // numpy.percentile([1, 2, 3, 4], 50) = 2.5; 95 -> 3.85; 0 -> 1
+    EXPECT_DOUBLE_EQ(percentile({4, 1, 3, 2}, 50), 2.5);
+    EXPECT_NEAR(percentile({4, 1, 3, 2}, 95), 3.85, 1e-12);
+    EXPECT_DOUBLE_EQ(percentile({4, 1, 3, 2}, 0), 1);
+}
+
+TEST(Metrics, JainIndex) {
+    EXPECT_DOUBLE_EQ(jain_index({1, 1, 1, 1}), 1.0);
+    EXPECT_DOUBLE_EQ(jain_index({1, 0, 0, 0}), 0.25);
+    EXPECT_DOUBLE_EQ(jain_index({1, 3}), 16.0 / 20.0);  // (1+3)^2 / (2 * (1+9))
+}
+
+TEST(Simulate, RejectsALeaseShorterThanItsOverheads) {
+    Workload w = tenants_with({1});
+    Job job;
+    job.id = 1;
+    job.tenant = 0;
+    job.duration_s = 10;
+    w.jobs.push_back(job);
+    SimConfig c;
+    c.options.lease_s = 20;
+    c.options.checkpoint_s = 5;
+    c.options.restore_s = 20;
+    auto r = simulate(w, c);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("must be longer than checkpoint + restore"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace astraeus

@@ -1,0 +1,90 @@
+#include <gtest/gtest.h>
+
+#include "astraeus/config/tenant_config.hpp"
+#include "astraeus/trace/reference_csv.hpp"
+
+namespace astraeus {
+namespace {
+
+const std::string kDir = ASTRAEUS_TESTS_DIR "/fixtures/reference/";
+
+std::string error_of(const Result<Workload>& r) { return r ? "" : r.error().message; }
+
+TEST(ReferenceReader, ReadsSortsAndSkipsZeroGpuRows) {
+    auto w = read_reference_jobs(kDir + "good.csv");
+    ASSERT_TRUE(w) << w.error().message;
+    ASSERT_EQ(w->jobs.size(), 3u);  // job 3 asks for 0 GPUs: skipped, as the reference does
+    // sorted by submit, ties in file order: 1 (0), 2 (5), 4 (5)
+    EXPECT_EQ(w->jobs[0].id, 1);
+    EXPECT_EQ(w->jobs[1].id, 2);
+    EXPECT_EQ(w->jobs[2].id, 4);
+    EXPECT_EQ(w->jobs[2].gpus, 4);
+    EXPECT_EQ(w->jobs[2].duration_s, 30);
+    ASSERT_EQ(w->tenants.size(), 2u);
+    EXPECT_EQ(w->tenants[w->jobs[1].tenant].name, "B");
+}
+
+TEST(ReferenceReader, BadRowsNameFileLineAndField) {
+    EXPECT_EQ(error_of(read_reference_jobs(kDir + "bad_gpus.csv")),
+              kDir + "bad_gpus.csv:3: field 'num_gpu': expected an integer >= 1, got 'two'");
+    EXPECT_EQ(error_of(read_reference_jobs(kDir + "bad_submit.csv")),
+              kDir + "bad_submit.csv:3: field 'submit_time': expected an integer >= 0, got '-5'");
+    EXPECT_EQ(error_of(read_reference_jobs(kDir + "dup_id.csv")),
+              kDir + "dup_id.csv:3: field 'job_id': duplicate job id 1");
+    EXPECT_EQ(error_of(read_reference_jobs(kDir + "short_row.csv")),
+              kDir + "short_row.csv:2: expected 5 fields, found 4");
+    EXPECT_EQ(error_of(read_reference_jobs(kDir + "no_submit.csv")),
+              kDir + "no_submit.csv:1: missing column 'submit_time' in the header");
+    EXPECT_NE(error_of(read_reference_jobs(kDir + "missing.csv")).find("cannot open"),
+              std::string::npos);
+}
+
+TEST(ReferenceReader, NameListWithCarriageReturnsGivesTheOrder) {
+    auto t = read_reference_tenants(kDir + "share.csv", kDir + "names_cr.lst");
+    ASSERT_TRUE(t) << t.error().message;
+    ASSERT_EQ(t->tenants.size(), 2u);
+    EXPECT_EQ(t->tenants[0].name, "B");
+    EXPECT_EQ(t->tenants[1].name, "A");
+    EXPECT_DOUBLE_EQ(t->tenants[1].weight, 0.25);
+    // share_order: declaration order (A then B) as tenant indexes
+    EXPECT_EQ(t->share_order, (std::vector<int>{1, 0}));
+}
+
+TEST(ReferenceReader, BadShareIsAnError) {
+    auto t = read_reference_tenants(kDir + "bad_share.csv", "");
+    ASSERT_FALSE(t);
+    EXPECT_EQ(t.error().message,
+              kDir + "bad_share.csv:3: field 'share': expected a positive number, got 'zero'");
+}
+
+TEST(TenantConfig, JsonWeightsAndQuotas) {
+    auto t = read_tenant_config(kDir + "tenants.json", "");
+    ASSERT_TRUE(t) << t.error().message;
+    ASSERT_EQ(t->tenants.size(), 2u);
+    EXPECT_EQ(t->tenants[0].name, "A");
+    EXPECT_DOUBLE_EQ(t->tenants[0].weight, 3);
+    EXPECT_DOUBLE_EQ(t->tenants[1].weight, 5);
+    auto bad = read_tenant_config(kDir + "tenants_no_weight.json", "");
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message.find("tenants[0] ('A')"), std::string::npos);
+}
+
+TEST(ApplyTenants, UnknownTenantIsAnErrorOrDropped) {
+    auto trace = read_reference_jobs(kDir + "good.csv");
+    ASSERT_TRUE(trace);
+    TenantTable only_a{{{"A", 1.0}}, {0}};
+    auto err = apply_tenants(*trace, only_a, UnknownTenant::Error, "good.csv");
+    ASSERT_FALSE(err);
+    EXPECT_NE(err.error().message.find("job 2: tenant 'B' has no weight"), std::string::npos);
+    auto dropped = apply_tenants(*trace, only_a, UnknownTenant::Drop, "good.csv");
+    ASSERT_TRUE(dropped);
+    EXPECT_EQ(dropped->jobs[0].tenant, 0);
+    EXPECT_EQ(dropped->jobs[1].tenant, -1);
+    auto added = apply_tenants(*trace, only_a, UnknownTenant::DefaultWeight, "good.csv");
+    ASSERT_TRUE(added);
+    ASSERT_EQ(added->tenants.size(), 2u);
+    EXPECT_EQ(added->tenants[1].name, "B");
+}
+
+}  // namespace
+}  // namespace astraeus
