@@ -9,4 +9,7 @@ namespace astraeus::cli {
 /// `astraeus simulate`: runs the ASTRAEA scheduler over a trace in the simulator.
 std::function<int()> add_simulate(CLI::App& app);
 
+/// `astraeus trace stats|slice|assign-tenants|convert`: inspects and prepares traces.
+std::function<int()> add_trace(CLI::App& app);
+
 }  // namespace astraeus::cli

@@ -7,7 +7,9 @@
 namespace astraeus {
 namespace {
 
-bool is_leap(std::int64_t y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+bool is_leap(std::int64_t y) {
+    return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0;
+}
 
 int days_in_month(std::int64_t y, int m) {
     static constexpr std::array<int, 12> kDays{31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
@@ -34,7 +36,9 @@ Civil civil_from_days(std::int64_t z) {
 }
 
 // Weekday of a day number: 0 = Sunday (1970-01-01 was a Thursday).
-int weekday(std::int64_t days) { return static_cast<int>(((days % 7) + 7 + 4) % 7); }
+int weekday(std::int64_t days) {
+    return static_cast<int>(((days % 7) + 7 + 4) % 7);
+}
 
 // Day number of the n-th (1-based) Sunday of y-m.
 std::int64_t nth_sunday(std::int64_t y, int m, int n) {
@@ -100,8 +104,8 @@ std::int64_t local_to_utc(std::int64_t local_s, TimeZone z) {
             const std::int64_t end_day = y >= 2007 ? nth_sunday(y, 11, 1) : last_sunday(y, 10);
             // Daylight time from 03:00 on the start day (02:00-02:59 does not exist; read as
             // standard time) to 02:00 on the end day (01:00-01:59 read as daylight time).
-            const bool dst = local_s >= start_day * kDay + 3 * 3600 &&
-                             local_s < end_day * kDay + 2 * 3600;
+            const bool dst =
+                local_s >= start_day * kDay + 3 * 3600 && local_s < end_day * kDay + 2 * 3600;
             return local_s + (dst ? 7 : 8) * 3600;
         }
     }

@@ -15,8 +15,8 @@ Result<Workload> read_helios(const std::string& path, SkipCounts* skips) {
     if (!table) return std::unexpected(table.error());
     SkipCounts local_skips;
     SkipCounts& skip = skips ? *skips : local_skips;
-    auto integer = [&](std::size_t r, const std::string& col, std::int64_t min)
-        -> Result<std::int64_t> {
+    auto integer = [&](std::size_t r, const std::string& col,
+                       std::int64_t min) -> Result<std::int64_t> {
         auto v = parse_int(table->field(r, col));
         if (!v || *v < min)
             return fail(table->where(r, col) + ": expected an integer >= " + std::to_string(min) +

@@ -12,8 +12,8 @@
 namespace astraeus {
 namespace {
 
-const std::vector<std::string> kColumns{"job_id", "tenant", "gpus", "submit_s", "duration_s",
-                                        "weight"};
+const std::vector<std::string> kColumns{"job_id",   "tenant",     "gpus",
+                                        "submit_s", "duration_s", "weight"};
 
 // One CSV field, quoted when it holds a comma, a quote, or leading/trailing blanks.
 std::string csv_field(const std::string& s) {
@@ -34,20 +34,29 @@ std::string write_native(const Workload& w) {
     bool names = false;
     for (const Job& j : w.jobs) names = names || !j.name.empty();
     std::string out = fmt::format("{},{}\n", kNativeMagic, kNativeVersion);
-    out += fmt::format("#epoch_unix_s,{}\n#epoch_utc,{}\n", w.epoch_unix_s, format_utc(w.epoch_unix_s));
-    for (const Tenant& t : w.tenants) out += fmt::format("#tenant,{},{}\n", csv_field(t.name), t.weight);
+    out += fmt::format("#epoch_unix_s,{}\n#epoch_utc,{}\n", w.epoch_unix_s,
+                       format_utc(w.epoch_unix_s));
+    for (const Tenant& t : w.tenants)
+        out += fmt::format("#tenant,{},{}\n", csv_field(t.name), t.weight);
     out += "#share_order";
     for (const int u : w.share_order) out += fmt::format(",{}", u);
     out += "\n";
-    for (const auto& c : kColumns) out += (&c == &kColumns.front() ? "" : ",") + c;
+    for (const auto& c : kColumns) {
+        if (&c != &kColumns.front()) out += ',';
+        out += c;
+    }
     out += names ? ",name\n" : "\n";
     for (const Job& j : w.jobs) {
-        const std::string tenant =
-            j.tenant >= 0 && j.tenant < static_cast<int>(w.tenants.size()) ? w.tenants[j.tenant].name : "";
+        const std::string tenant = j.tenant >= 0 && j.tenant < static_cast<int>(w.tenants.size())
+                                       ? w.tenants[j.tenant].name
+                                       : "";
         out += fmt::format("{},{},{},{},{},{}", j.id, csv_field(tenant), j.gpus, j.submit_s,
                            j.duration_s, j.weight);
-        if (names) out += "," + csv_field(j.name);
-        out += "\n";
+        if (names) {
+            out += ',';
+            out += csv_field(j.name);
+        }
+        out += '\n';
     }
     return out;
 }
@@ -82,7 +91,8 @@ Result<Workload> parse_native(std::string_view text, const std::string& source) 
         } else if (key == "epoch_utc") {
             epoch_utc = f.size() == 2 ? parse_civil(f[1]) : std::nullopt;
             if (!epoch_utc)
-                return fail(at(i) + ": field 'epoch_utc': expected a time like 2017-08-07 08:00:00");
+                return fail(at(i) +
+                            ": field 'epoch_utc': expected a time like 2017-08-07 08:00:00");
             epoch_utc_line = i;
         } else if (key == "tenant") {
             const auto weight = f.size() == 3 ? parse_double(f[2]) : std::nullopt;
@@ -115,8 +125,8 @@ Result<Workload> parse_native(std::string_view text, const std::string& source) 
     const int declared = static_cast<int>(w.tenants.size());
     if (share_order) {
         std::set<int> seen(share_order->begin(), share_order->end());
-        if (static_cast<int>(share_order->size()) != declared || seen.size() != share_order->size() ||
-            (!seen.empty() && *seen.rbegin() >= declared))
+        if (static_cast<int>(share_order->size()) != declared ||
+            seen.size() != share_order->size() || (!seen.empty() && *seen.rbegin() >= declared))
             return fail(source + ": field 'share_order': expected each of the " +
                         std::to_string(declared) + " tenant indexes 0.." +
                         std::to_string(declared - 1) + " once");
@@ -130,8 +140,10 @@ Result<Workload> parse_native(std::string_view text, const std::string& source) 
     const bool names = header.size() == kColumns.size() + 1 && header.back() == "name";
     if (!(header.size() == kColumns.size() || names) ||
         !std::equal(kColumns.begin(), kColumns.end(), header.begin()))
-        return fail(at(i) + ": expected the column header 'job_id,tenant,gpus,submit_s,duration_s,"
-                            "weight' (optionally ',name'), got '" + std::string(lines[i]) + "'");
+        return fail(at(i) +
+                    ": expected the column header 'job_id,tenant,gpus,submit_s,duration_s,"
+                    "weight' (optionally ',name'), got '" +
+                    std::string(lines[i]) + "'");
     std::set<std::int64_t> ids;
     for (++i; i < lines.size(); ++i) {
         if (lines[i].empty()) continue;

@@ -1,9 +1,8 @@
 #include "astraeus/trace/philly_joblog.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 
@@ -32,9 +31,12 @@ std::vector<std::size_t> element_lines(std::string_view text) {
     for (const char c : text) {
         if (c == '\n') ++line;
         if (in_string) {
-            if (escape) escape = false;
-            else if (c == '\\') escape = true;
-            else if (c == '"') in_string = false;
+            if (escape)
+                escape = false;
+            else if (c == '\\')
+                escape = true;
+            else if (c == '"')
+                in_string = false;
             continue;
         }
         const bool space = c == ' ' || c == '\t' || c == '\n' || c == '\r';
@@ -42,17 +44,22 @@ std::vector<std::size_t> element_lines(std::string_view text) {
             lines.push_back(line);
             in_element = true;
         }
-        if (c == '"') in_string = true;
-        else if (c == '[' || c == '{') ++depth;
-        else if (c == ']' || c == '}') --depth;
-        else if (c == ',' && depth == 1) in_element = false;
+        if (c == '"')
+            in_string = true;
+        else if (c == '[' || c == '{')
+            ++depth;
+        else if (c == ']' || c == '}')
+            --depth;
+        else if (c == ',' && depth == 1)
+            in_element = false;
     }
     return lines;
 }
 
 std::size_t line_of_offset(std::string_view text, std::size_t offset) {
     offset = std::min(offset, text.size());
-    return 1 + static_cast<std::size_t>(std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
+    return 1 + static_cast<std::size_t>(std::count(
+                   text.begin(), text.begin() + static_cast<std::ptrdiff_t>(offset), '\n'));
 }
 
 // A timestamp field: nullopt when absent, null, "None" or empty; an error when malformed.
@@ -67,8 +74,8 @@ Result<std::optional<std::int64_t>> read_time(const json& obj, const char* key,
     if (s.empty() || s == "None") return std::optional<std::int64_t>{};
     const auto local = parse_civil(s);
     if (!local)
-        return fail(where + ": field '" + key + "': expected a time like 2017-10-03 14:24:30, got '" +
-                    s + "'");
+        return fail(where + ": field '" + key +
+                    "': expected a time like 2017-10-03 14:24:30, got '" + s + "'");
     return std::optional<std::int64_t>{local_to_utc(*local, TimeZone::UsPacific)};
 }
 
@@ -76,7 +83,8 @@ Result<std::optional<std::int64_t>> read_time(const json& obj, const char* key,
 Result<std::int64_t> count_gpus(const json& attempt, const std::string& where) {
     const auto it = attempt.find("detail");
     if (it == attempt.end() || it->is_null()) return 0;
-    if (!it->is_array()) return fail(where + ": field 'detail': expected a list, got " + short_dump(*it));
+    if (!it->is_array())
+        return fail(where + ": field 'detail': expected a list, got " + short_dump(*it));
     std::int64_t n = 0;
     for (const auto& machine : *it) {
         if (!machine.is_object())
@@ -106,10 +114,11 @@ std::int64_t philly_job_id(std::string_view jobid) {
         const auto us = rest.find('_');
         if (us != std::string_view::npos) {
             const std::string_view t = rest.substr(0, us), n = rest.substr(us + 1);
-            const bool plain = !t.empty() && !n.empty() && t.size() <= 13 && n.size() <= 6 &&
-                               std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
-                               std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
-                               (n.size() == 1 || n.front() != '0');
+            const bool plain =
+                !t.empty() && !n.empty() && t.size() <= 13 && n.size() <= 6 &&
+                std::all_of(t.begin(), t.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+                std::all_of(n.begin(), n.end(), [](char c) { return c >= '0' && c <= '9'; }) &&
+                (n.size() == 1 || n.front() != '0');
             if (plain) {
                 const std::int64_t tv = *parse_int(t), nv = *parse_int(n);
                 if (tv < kHashBase / kSeqLimit) return tv * kSeqLimit + nv;
@@ -133,7 +142,8 @@ Result<Workload> read_joblog_unchecked(const std::string& path, SkipCounts* skip
     try {
         doc = json::parse(*text);
     } catch (const json::parse_error& e) {
-        return fail(path + ":" + std::to_string(line_of_offset(*text, e.byte == 0 ? 0 : e.byte - 1)) +
+        return fail(path + ":" +
+                    std::to_string(line_of_offset(*text, e.byte == 0 ? 0 : e.byte - 1)) +
                     ": invalid JSON: " + e.what());
     }
     if (!doc.is_array())
@@ -154,8 +164,9 @@ Result<Workload> read_joblog_unchecked(const std::string& path, SkipCounts* skip
 
     for (std::size_t i = 0; i < doc.size(); ++i) {
         const json& j = doc[i];
-        std::string where = path + ":" +
-                            (i < lines.size() ? std::to_string(lines[i]) : "job #" + std::to_string(i + 1));
+        std::string where =
+            path + ":" +
+            (i < lines.size() ? std::to_string(lines[i]) : "job #" + std::to_string(i + 1));
         if (!j.is_object()) return fail(where + ": expected a job object, got " + short_dump(j));
         const auto jid = j.find("jobid");
         if (jid == j.end() || !jid->is_string() || jid->get_ref<const std::string&>().empty())
@@ -178,7 +189,8 @@ Result<Workload> read_joblog_unchecked(const std::string& path, SkipCounts* skip
                 return fail(where + ": field 'attempts': expected a list, got " + short_dump(*at));
             for (const auto& a : *at) {
                 if (!a.is_object())
-                    return fail(where + ": field 'attempts': expected objects, got " + short_dump(a));
+                    return fail(where + ": field 'attempts': expected objects, got " +
+                                short_dump(a));
                 attempt_objs.push_back(&a);
             }
         } else if (at == j.end() &&
@@ -212,16 +224,14 @@ Result<Workload> read_joblog_unchecked(const std::string& path, SkipCounts* skip
             skip.add("no attempts");
             continue;
         }
-        const bool missing = std::any_of(attempts.begin(), attempts.end(), [](const Attempt& a) {
-            return !a.start || !a.end;
-        });
+        const bool missing = std::any_of(attempts.begin(), attempts.end(),
+                                         [](const Attempt& a) { return !a.start || !a.end; });
         if (missing) {
             skip.add("attempt without start or end time");
             continue;
         }
-        const bool backwards = std::any_of(attempts.begin(), attempts.end(), [](const Attempt& a) {
-            return *a.end < *a.start;
-        });
+        const bool backwards = std::any_of(attempts.begin(), attempts.end(),
+                                           [](const Attempt& a) { return *a.end < *a.start; });
         if (backwards) {
             skip.add("attempt ends before it starts");
             continue;

@@ -19,9 +19,12 @@ using Reader = std::function<Result<Workload>(const std::string&, SkipCounts*)>;
 const std::vector<std::pair<std::string, Reader>>& registry() {
     static const std::vector<std::pair<std::string, Reader>> r{
         {"reference", [](const std::string& p, SkipCounts*) { return read_reference_jobs(p); }},
-        {"philly-joblog", [](const std::string& p, SkipCounts* s) { return read_philly_joblog(p, s); }},
+        {"philly-joblog",
+         [](const std::string& p, SkipCounts* s) { return read_philly_joblog(p, s); }},
         {"helios", [](const std::string& p, SkipCounts* s) { return read_helios(p, s); }},
         {"rfold", [](const std::string& p, SkipCounts* s) { return read_rfold(p, s); }},
+        {"rfold-philly",
+         [](const std::string& p, SkipCounts* s) { return read_rfold_philly(p, s); }},
         {"native", [](const std::string& p, SkipCounts*) { return read_native(p); }},
     };
     return r;
@@ -57,7 +60,9 @@ Result<std::string> detect_trace_format(const std::string& path) {
     if (first.starts_with("#job id,arrival time (sec)")) return std::string("rfold");
     if (first.starts_with("[")) return std::string("philly-joblog");
     const auto header = split_csv(first);
-    auto has = [&](const char* col) { return std::find(header.begin(), header.end(), col) != header.end(); };
+    auto has = [&](const char* col) {
+        return std::find(header.begin(), header.end(), col) != header.end();
+    };
     if (has("vc") && has("gpu_num") && has("submit_time")) return std::string("helios");
     if (has("user") && has("num_gpu") && has("submit_time")) return std::string("reference");
     if (text.empty() && (path.ends_with(".json") || path.ends_with(".json.gz")))

@@ -3,12 +3,14 @@
 //   reference      ASTRAEA reference simulator jobs CSV (trace/reference_csv.hpp)
 //   philly-joblog  Philly cluster_job_log JSON, or the DRE sample of it (trace/philly_joblog.hpp)
 //   helios         Helios cluster_log.csv (trace/helios_csv.hpp)
-//   rfold          RFold Philly arrivals CSV (trace/rfold_csv.hpp)
+//   rfold          RFold Philly arrivals CSV, times relative, epoch 0 (trace/rfold_csv.hpp)
+//   rfold-philly   the same file put on Philly's calendar (UTC), see read_rfold_philly
 //   native         Astraeus native trace CSV (trace/native_trace.hpp)
 // "auto" looks at the first line: "#astraeus-trace" -> native; "#job id,arrival time (sec)" ->
-// rfold; a JSON list ('[') -> philly-joblog; a CSV header with vc, gpu_num and submit_time ->
-// helios; with user, num_gpu and submit_time -> reference. When the content says nothing, a
-// .json or .json.gz name means philly-joblog. Thread safety: pure functions of the file.
+// rfold (name rfold-philly yourself for calendar dates); a JSON list ('[') -> philly-joblog; a CSV
+// header with vc, gpu_num and submit_time -> helios; with user, num_gpu and submit_time ->
+// reference. When the content says nothing, a .json or .json.gz name means philly-joblog. Thread
+// safety: pure functions of the file.
 #pragma once
 #include <string>
 #include <vector>

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <set>
 
+#include "astraeus/trace/civil_time.hpp"
 #include "astraeus/trace/csv.hpp"
 
 namespace astraeus {
@@ -51,6 +52,17 @@ Result<Workload> read_rfold(const std::string& path, SkipCounts* skips) {
         w.jobs.push_back(job);
     }
     sort_by_submit(w);
+    return w;
+}
+
+Result<Workload> read_rfold_philly(const std::string& path, SkipCounts* skips) {
+    auto w = read_rfold(path, skips);
+    if (!w) return w;
+    const std::int64_t start_local = *parse_civil(kRfoldPhillyStartLocal);
+    w->epoch_unix_s = local_to_utc(start_local, TimeZone::UsPacific);
+    for (Job& j : w->jobs)
+        j.submit_s = local_to_utc(start_local + j.submit_s, TimeZone::UsPacific) - w->epoch_unix_s;
+    sort_by_submit(*w);
     return w;
 }
 

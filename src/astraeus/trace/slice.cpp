@@ -22,7 +22,8 @@ Workload slice_window(const Workload& w, Seconds from_s, Seconds to_s) {
 }
 
 Result<DayWindow> busiest_days(const Workload& w, int n_days) {
-    if (n_days < 1) return fail("busiest days: the number of days must be >= 1, got " + std::to_string(n_days));
+    if (n_days < 1)
+        return fail("busiest days: the number of days must be >= 1, got " + std::to_string(n_days));
     if (w.jobs.empty()) return fail("busiest days: the workload has no jobs");
     std::map<std::int64_t, GpuSeconds> demand;  // UTC day number -> GPU-seconds submitted
     for (const Job& j : w.jobs)
@@ -32,7 +33,8 @@ Result<DayWindow> busiest_days(const Workload& w, int n_days) {
     const std::int64_t last_start = std::max(first, last - n_days + 1);
     auto sum = [&](std::int64_t from_day) {
         GpuSeconds s = 0;
-        for (auto it = demand.lower_bound(from_day); it != demand.end() && it->first < from_day + n_days; ++it)
+        for (auto it = demand.lower_bound(from_day);
+             it != demand.end() && it->first < from_day + n_days; ++it)
             s += it->second;
         return s;
     };

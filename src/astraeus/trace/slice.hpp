@@ -17,11 +17,11 @@ Workload slice_window(const Workload& w, Seconds from_s, Seconds to_s);
 
 /// A window of whole UTC calendar days and the GPU-time demanded by jobs submitted in it.
 struct DayWindow {
-    Seconds from_s = 0;                ///< window start, seconds since the workload's epoch
-    Seconds to_s = 0;                  ///< window end (exclusive) = from_s + days * 86400
-    std::int64_t first_day_unix_s = 0; ///< the first day's 00:00 UTC, Unix seconds
+    Seconds from_s = 0;                 ///< window start, seconds since the workload's epoch
+    Seconds to_s = 0;                   ///< window end (exclusive) = from_s + days * 86400
+    std::int64_t first_day_unix_s = 0;  ///< the first day's 00:00 UTC, Unix seconds
     int days = 0;
-    GpuSeconds demand_gpu_seconds = 0; ///< sum of gpus * duration_s of the jobs submitted in it
+    GpuSeconds demand_gpu_seconds = 0;  ///< sum of gpus * duration_s of the jobs submitted in it
 };
 
 /// The `n_days` consecutive UTC days with the most demand (sum of gpus * duration_s over the

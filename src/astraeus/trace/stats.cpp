@@ -50,8 +50,9 @@ TraceStats compute_stats(const Workload& w) {
     s.duration_p99_s = nearest_rank(durations, 99);
     s.duration_max_s = durations.empty() ? 0 : durations.back();
     if (!w.jobs.empty()) {
-        const auto [lo, hi] = std::minmax_element(
-            w.jobs.begin(), w.jobs.end(), [](const Job& a, const Job& b) { return a.submit_s < b.submit_s; });
+        const auto [lo, hi] =
+            std::minmax_element(w.jobs.begin(), w.jobs.end(),
+                                [](const Job& a, const Job& b) { return a.submit_s < b.submit_s; });
         s.first_submit_s = lo->submit_s;
         s.last_submit_s = hi->submit_s;
     }
@@ -63,29 +64,30 @@ std::string stats_text(const TraceStats& s) {
     out += fmt::format("jobs:            {}\n", s.jobs);
     out += fmt::format("GPU-hours:       {:.1f} (sum of GPUs x run time)\n", s.gpu_hours());
     const Seconds span = s.last_submit_s - s.first_submit_s;
-    out += fmt::format("submit span:     {} s .. {} s ({:.1f} days)", s.first_submit_s, s.last_submit_s,
-                       static_cast<double>(span) / 86400.0);
+    out += fmt::format("submit span:     {} s .. {} s ({:.1f} days)", s.first_submit_s,
+                       s.last_submit_s, static_cast<double>(span) / 86400.0);
     if (s.epoch_unix_s != 0)
         out += fmt::format(", {} .. {} UTC", format_utc(s.epoch_unix_s + s.first_submit_s),
                            format_utc(s.epoch_unix_s + s.last_submit_s));
     out += "\n";
-    out += fmt::format("run time:        p50 {}, p90 {}, p99 {}, max {}\n", duration_text(s.duration_p50_s),
-                       duration_text(s.duration_p90_s), duration_text(s.duration_p99_s),
-                       duration_text(s.duration_max_s));
+    out += fmt::format("run time:        p50 {}, p90 {}, p99 {}, max {}\n",
+                       duration_text(s.duration_p50_s), duration_text(s.duration_p90_s),
+                       duration_text(s.duration_p99_s), duration_text(s.duration_max_s));
     out += "jobs by GPUs:   ";
     for (const auto& [g, n] : s.jobs_by_gpus) out += fmt::format(" {}:{}", g, n);
     out += "\n";
     if (!s.tenants.empty()) {
         out += fmt::format("tenants:         {}\n", s.tenants.size());
-        out += fmt::format("  {:<16} {:>9} {:>7} {:>13} {:>7}\n", "tenant", "jobs", "jobs%", "GPU-hours",
-                           "GPU-h%");
+        out += fmt::format("  {:<16} {:>9} {:>7} {:>13} {:>7}\n", "tenant", "jobs", "jobs%",
+                           "GPU-hours", "GPU-h%");
         for (const auto& t : s.tenants)
-            out += fmt::format("  {:<16} {:>9} {:>6.1f}% {:>13.1f} {:>6.1f}%\n", t.name, t.jobs,
-                               s.jobs ? 100.0 * static_cast<double>(t.jobs) / static_cast<double>(s.jobs) : 0.0,
-                               static_cast<double>(t.gpu_seconds) / 3600.0,
-                               s.gpu_seconds ? 100.0 * static_cast<double>(t.gpu_seconds) /
-                                                   static_cast<double>(s.gpu_seconds)
-                                             : 0.0);
+            out += fmt::format(
+                "  {:<16} {:>9} {:>6.1f}% {:>13.1f} {:>6.1f}%\n", t.name, t.jobs,
+                s.jobs ? 100.0 * static_cast<double>(t.jobs) / static_cast<double>(s.jobs) : 0.0,
+                static_cast<double>(t.gpu_seconds) / 3600.0,
+                s.gpu_seconds ? 100.0 * static_cast<double>(t.gpu_seconds) /
+                                    static_cast<double>(s.gpu_seconds)
+                              : 0.0);
     }
     if (s.skipped.total() > 0) out += "skipped rows:    " + s.skipped.summary() + "\n";
     return out;
@@ -99,7 +101,9 @@ nlohmann::json stats_json(const TraceStats& s) {
     nlohmann::json sizes = nlohmann::json::array();
     for (const auto& [g, n] : s.jobs_by_gpus) sizes.push_back({{"gpus", g}, {"jobs", n}});
     j["jobs_by_gpus"] = sizes;
-    j["duration_s"] = {{"p50", s.duration_p50_s}, {"p90", s.duration_p90_s}, {"p99", s.duration_p99_s},
+    j["duration_s"] = {{"p50", s.duration_p50_s},
+                       {"p90", s.duration_p90_s},
+                       {"p99", s.duration_p99_s},
                        {"max", s.duration_max_s}};
     j["span"] = {{"epoch_unix_s", s.epoch_unix_s},
                  {"first_submit_s", s.first_submit_s},

@@ -4,10 +4,9 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "astraeus/base/time.hpp"
 #include "astraeus/model/workload.hpp"
@@ -22,8 +21,8 @@ struct TraceStats {
         GpuSeconds gpu_seconds = 0;
     };
     std::int64_t jobs = 0;
-    GpuSeconds gpu_seconds = 0;              ///< sum of gpus * duration_s (GPU-hours = / 3600)
-    std::map<int, std::int64_t> jobs_by_gpus; ///< GPU count -> jobs
+    GpuSeconds gpu_seconds = 0;                ///< sum of gpus * duration_s (GPU-hours = / 3600)
+    std::map<int, std::int64_t> jobs_by_gpus;  ///< GPU count -> jobs
     /// Run-time percentiles by the nearest-rank method: the p-th percentile of n sorted run
     /// times is the ceil(p * n / 100)-th smallest. All 0 for an empty workload.
     Seconds duration_p50_s = 0, duration_p90_s = 0, duration_p99_s = 0, duration_max_s = 0;

@@ -56,7 +56,8 @@ TenantMix mix_from_workload(const Workload& w) {
 }
 
 Result<Workload> assign_tenants(Workload w, const TenantMix& mix, std::uint64_t seed) {
-    if (mix.total() <= 0) return fail("tenant mix is empty: the source trace has no job with a tenant");
+    if (mix.total() <= 0)
+        return fail("tenant mix is empty: the source trace has no job with a tenant");
     Rng rng(seed);
     w.tenants.clear();
     w.share_order.clear();
@@ -65,9 +66,11 @@ Result<Workload> assign_tenants(Workload w, const TenantMix& mix, std::uint64_t 
         const std::size_t b = gpu_bucket(j.gpus);
         const bool own = mix.bucket_total(b) > 0;
         const auto& counts = own ? mix.counts[b] : mix.overall;
-        std::uint64_t r = rng.below(static_cast<std::uint64_t>(own ? mix.bucket_total(b) : mix.total()));
+        std::uint64_t r =
+            rng.below(static_cast<std::uint64_t>(own ? mix.bucket_total(b) : mix.total()));
         std::size_t m = 0;
-        while (r >= static_cast<std::uint64_t>(counts[m])) r -= static_cast<std::uint64_t>(counts[m++]);
+        while (r >= static_cast<std::uint64_t>(counts[m]))
+            r -= static_cast<std::uint64_t>(counts[m++]);
         if (index[m] < 0) index[m] = intern_tenant(w, mix.tenants[m]);
         j.tenant = index[m];
     }

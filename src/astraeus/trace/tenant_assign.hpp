@@ -30,9 +30,9 @@ std::string gpu_bucket_label(std::size_t bucket);
 
 /// Job counts per (bucket, tenant) of a source trace.
 struct TenantMix {
-    std::vector<std::string> tenants;                          ///< source tenant order
-    std::array<std::vector<std::int64_t>, kGpuBuckets> counts; ///< [bucket][tenant] jobs
-    std::vector<std::int64_t> overall;                         ///< [tenant] jobs, all buckets
+    std::vector<std::string> tenants;                           ///< source tenant order
+    std::array<std::vector<std::int64_t>, kGpuBuckets> counts;  ///< [bucket][tenant] jobs
+    std::vector<std::int64_t> overall;                          ///< [tenant] jobs, all buckets
 
     std::int64_t bucket_total(std::size_t bucket) const;
     std::int64_t total() const;

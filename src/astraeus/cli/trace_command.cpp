@@ -1,0 +1,249 @@
+// `astraeus trace`: inspect and prepare traces (stats, slice, assign-tenants, convert). Every
+// subcommand reads one trace (--trace PATH, --format NAME|auto) and writes the native format
+// (docs/formats/native-trace.md) through a temporary file renamed into place, so a failed run
+// leaves no partial output. Exit codes: 0 ok, 2 bad input or usage (one line on stderr), 1 an
+// output write failure.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "astraeus/cli/commands.hpp"
+#include "astraeus/trace/civil_time.hpp"
+#include "astraeus/trace/csv.hpp"
+#include "astraeus/trace/native_trace.hpp"
+#include "astraeus/trace/read_trace.hpp"
+#include "astraeus/trace/slice.hpp"
+#include "astraeus/trace/stats.hpp"
+#include "astraeus/trace/tenant_assign.hpp"
+
+namespace astraeus::cli {
+namespace {
+
+struct TraceArgs {
+    std::string trace, format = "auto", out;
+    // stats
+    bool json = false;
+    // slice
+    std::string from, to;
+    int busiest_days = 0;
+    Seconds max_duration_s = -1;
+    // assign-tenants
+    std::string mix_from, mix_format = "auto";
+    std::uint64_t seed = 1;
+};
+
+struct Failure {
+    int code;
+    std::string message;
+};
+
+// Writes `content` to `path` via a temporary file in the same directory and a rename.
+Result<void> write_atomically(const std::string& path, const std::string& content) {
+    namespace fs = std::filesystem;
+    const fs::path target(path);
+    const fs::path dir = target.has_parent_path() ? target.parent_path() : fs::path(".");
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+        return fail(path + ": the directory " + dir.string() + " does not exist");
+    const fs::path tmp = dir / fmt::format(".{}.tmp{}", target.filename().string(), ::getpid());
+    {
+        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+        out << content;
+        if (!out.flush()) {
+            out.close();
+            fs::remove(tmp, ec);
+            return fail(tmp.string() + ": write failed");
+        }
+    }
+    fs::rename(tmp, target, ec);
+    if (ec) {
+        std::error_code ignored;
+        fs::remove(tmp, ignored);
+        return fail(path + ": cannot rename into place: " + ec.message());
+    }
+    return {};
+}
+
+// A --from/--to value: "YYYY-MM-DD[ HH:MM:SS]" or "YYYY-MM-DDTHH:MM:SS[Z]" in UTC, or an integer
+// number of seconds since the trace epoch. Returns seconds since the trace epoch.
+Result<Seconds> parse_time_arg(const std::string& opt, const std::string& s, const Workload& w) {
+    if (const auto v = parse_int(s)) return *v;
+    if (const auto t = parse_civil(s)) return *t - w.epoch_unix_s;
+    return fail(opt + " '" + s +
+                "': expected a UTC date YYYY-MM-DD[THH:MM:SS] or seconds since "
+                "the trace epoch");
+}
+
+Result<Workload> load(const TraceArgs& a, SkipCounts* skips) {
+    SkipCounts local;
+    auto w = read_trace(a.trace, a.format, skips ? skips : &local);
+    if (w && (skips ? skips : &local)->total() > 0)
+        std::cerr << "astraeus trace: note: " << a.trace << ": skipped "
+                  << (skips ? skips : &local)->summary() << "\n";
+    return w;
+}
+
+int finish(const std::string& sub, const TraceArgs& a, const Result<Workload>& w) {
+    if (!w) {
+        std::cerr << "astraeus trace " << sub << ": error: " << w.error().message << "\n";
+        return 2;
+    }
+    auto written = write_atomically(a.out, write_native(*w));
+    if (!written) {
+        std::cerr << "astraeus trace " << sub << ": error: " << written.error().message << "\n";
+        return 1;
+    }
+    const TraceStats s = compute_stats(*w);
+    std::cerr << fmt::format(
+        "astraeus trace {}: wrote {} ({} jobs, {:.1f} GPU-hours, {} tenants)\n", sub, a.out, s.jobs,
+        s.gpu_hours(), w->tenants.size());
+    return 0;
+}
+
+int error2(const std::string& sub, const std::string& message) {
+    std::cerr << "astraeus trace " << sub << ": error: " << message << "\n";
+    return 2;
+}
+
+int run_stats(const TraceArgs& a) {
+    SkipCounts skips;
+    auto w = read_trace(a.trace, a.format, &skips);
+    if (!w) return error2("stats", w.error().message);
+    TraceStats s = compute_stats(*w);
+    s.skipped = skips;
+    if (a.json)
+        std::cout << stats_json(s).dump(2) << "\n";
+    else
+        std::cout << a.trace << ":\n" << stats_text(s);
+    return 0;
+}
+
+int run_slice(const TraceArgs& a) {
+    const bool window = !a.from.empty() || !a.to.empty();
+    if (window == (a.busiest_days > 0))
+        return error2("slice", "give either --from and --to, or --busiest-days N");
+    if (window && (a.from.empty() || a.to.empty()))
+        return error2("slice", "--from and --to go together");
+    if (a.max_duration_s == 0 || a.max_duration_s < -1)
+        return error2("slice", "--max-duration must be > 0 seconds");
+    auto w = load(a, nullptr);
+    if (!w) return error2("slice", w.error().message);
+    if (a.max_duration_s > 0)
+        *w = cap_duration(std::move(*w), a.max_duration_s);  // before choosing days
+    Seconds from = 0, to = 0;
+    if (window) {
+        auto f = parse_time_arg("--from", a.from, *w);
+        if (!f) return error2("slice", f.error().message);
+        auto t = parse_time_arg("--to", a.to, *w);
+        if (!t) return error2("slice", t.error().message);
+        if (*f >= *t) return error2("slice", "--from must be before --to");
+        from = *f;
+        to = *t;
+    } else {
+        auto best = busiest_days(*w, a.busiest_days);
+        if (!best) return error2("slice", best.error().message);
+        from = best->from_s;
+        to = best->to_s;
+        std::cerr << fmt::format(
+            "astraeus trace slice: busiest {} days: {} .. {} UTC ({:.1f} GPU-hours "
+            "submitted)\n",
+            a.busiest_days, format_utc_date(best->first_day_unix_s),
+            format_utc_date(best->first_day_unix_s + (a.busiest_days - 1) * kDay),
+            static_cast<double>(best->demand_gpu_seconds) / 3600.0);
+    }
+    Workload sliced = slice_window(*w, from, to);
+    if (sliced.jobs.empty()) return error2("slice", "no job is submitted in the window");
+    return finish("slice", a, sliced);
+}
+
+int run_assign(const TraceArgs& a) {
+    SkipCounts mix_skips;
+    auto source = read_trace(a.mix_from, a.mix_format, &mix_skips);
+    if (!source) return error2("assign-tenants", source.error().message);
+    const TenantMix mix = mix_from_workload(*source);
+    auto w = load(a, nullptr);
+    if (!w) return error2("assign-tenants", w.error().message);
+    std::cerr << fmt::format(
+        "astraeus trace assign-tenants: mix of {} jobs in {} tenants from {}\n", mix.total(),
+        mix.tenants.size(), a.mix_from);
+    return finish("assign-tenants", a, assign_tenants(std::move(*w), mix, a.seed));
+}
+
+int run_convert(const TraceArgs& a) {
+    return finish("convert", a, load(a, nullptr));
+}
+
+void add_input(CLI::App* sub, TraceArgs& a) {
+    sub->add_option("--trace", a.trace, "input trace file (may be .gz)")->required();
+    std::string formats;
+    for (const auto& f : trace_formats()) formats += f + ", ";
+    sub->add_option("--format", a.format, "input format: " + formats + "or auto (detect)")
+        ->capture_default_str();
+}
+
+}  // namespace
+
+std::function<int()> add_trace(CLI::App& app) {
+    auto a = std::make_shared<TraceArgs>();
+    CLI::App* trace =
+        app.add_subcommand("trace",
+                           "Inspect and prepare traces: stats, slice, assign-tenants, convert.\n"
+                           "Outputs are Astraeus native traces (docs/formats/native-trace.md).");
+    trace->require_subcommand(1);
+
+    CLI::App* stats = trace->add_subcommand("stats",
+                                            "Print jobs, GPU-hours, sizes, run-time "
+                                            "percentiles, time span and per-tenant totals.");
+    add_input(stats, *a);
+    stats->add_flag("--json", a->json, "print JSON instead of text");
+
+    CLI::App* slice = trace->add_subcommand(
+        "slice", "Keep the jobs submitted in a window, re-based to its start, as a native trace.");
+    add_input(slice, *a);
+    slice->add_option(
+        "--from", a->from,
+        "window start: UTC date YYYY-MM-DD[THH:MM:SS], or seconds since the trace epoch");
+    slice->add_option("--to", a->to, "window end (exclusive), same forms as --from");
+    slice->add_option("--busiest-days", a->busiest_days,
+                      "instead of --from/--to: the N consecutive UTC days with the most GPU-time "
+                      "submitted");
+    slice->add_option("--max-duration", a->max_duration_s,
+                      "cap every run time at S seconds (applied before --busiest-days chooses)");
+    slice->add_option("--out", a->out, "output native trace")->required();
+
+    CLI::App* assign = trace->add_subcommand(
+        "assign-tenants",
+        "Give every job a virtual cluster drawn from the per-GPU-count VC mix of "
+        "another trace (docs/formats/tenant-assignment.md).");
+    add_input(assign, *a);
+    assign
+        ->add_option(
+            "--mix-from", a->mix_from,
+            "trace with tenants to take the mix from, e.g. data/philly/sampled_jobs.json.gz")
+        ->required();
+    assign->add_option("--mix-format", a->mix_format, "format of --mix-from")
+        ->capture_default_str();
+    assign->add_option("--seed", a->seed, "random seed")->capture_default_str();
+    assign->add_option("--out", a->out, "output native trace")->required();
+
+    CLI::App* convert = trace->add_subcommand("convert",
+                                              "Read a trace in any format and write it "
+                                              "as a native trace.");
+    add_input(convert, *a);
+    convert->add_option("--out", a->out, "output native trace")->required();
+
+    return [a, stats, slice, assign, convert]() -> int {
+        if (stats->parsed()) return run_stats(*a);
+        if (slice->parsed()) return run_slice(*a);
+        if (assign->parsed()) return run_assign(*a);
+        if (convert->parsed()) return run_convert(*a);
+        return 2;
+    };
+}
+
+}  // namespace astraeus::cli
