@@ -40,7 +40,7 @@ TEST(JobLedger, DeservedIsCappedByTheGang) {
     r.utilized_gpu_s = 70;
     refresh_fairness(r);
     EXPECT_DOUBLE_EQ(r.fairness, 2.0);
-    EXPECT_EQ(r.fairness_class, 4);
+    EXPECT_EQ(fairness_class(r.fairness), 4);
 }
 
 TEST(JobLedger, ThemisFinishTimeFairness) {

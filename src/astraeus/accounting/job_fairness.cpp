@@ -27,7 +27,6 @@ int fairness_class(double x, int k) {
 
 void refresh_fairness(RunState& run) {
     run.fairness = run.deserved_gpu_s > 0 ? run.utilized_gpu_s / run.deserved_gpu_s : 0.0;
-    run.fairness_class = fairness_class(run.fairness);
 }
 
 double finish_time_fairness(const RunState& run, Seconds duration_s) {

@@ -21,7 +21,7 @@ void accrue_deserved(RunState& run, int gpus, double share, Seconds dt_s);
 /// boundaries 0.47, 0.82, 1.23, 2.12.
 int fairness_class(double x, int k = 5);
 
-/// Sets F_j = U_j / D_j (0 while D_j = 0) and its class.
+/// Sets F_j = U_j / D_j (0 while D_j = 0).
 void refresh_fairness(RunState& run);
 
 /// Themis-style finish-time fairness used by the `themis` job order (spec section 4):

@@ -42,7 +42,6 @@ struct RunState {
     double deserved_gpu_s = 0;      ///< D_j
     double utilized_gpu_s = 0;      ///< U_j
     double fairness = 0;            ///< F_j = U_j / D_j (0 while D_j = 0)
-    int fairness_class = 0;         ///< class(F_j) for disc_fairness
     double themis_rho = 1.0;        ///< last computed finish-time fairness (themis order)
     Placement placement;            ///< GPUs held while running
 };

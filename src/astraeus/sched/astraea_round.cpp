@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <deque>
 #include <limits>
 
 #include "astraeus/sched/job_order.hpp"
@@ -12,104 +11,110 @@ namespace {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
 
-/// Phase 1: per-tenant GPU budgets by water filling on projected U/W (GPU counts only).
-std::vector<double> phase1_budgets(const RoundInput& in,
-                                   const std::vector<std::vector<int>>& candidates,
-                                   const AstraeaOptions& opt) {
-    const std::size_t n = in.tenants.size();
-    std::vector<double> budget(n);
-    for (std::size_t u = 0; u < n; ++u)
-        budget[u] = opt.quota_mode == QuotaMode::Static ? in.tenants[u].quota : in.tenants[u].used;
-    if (opt.quota_mode == QuotaMode::Static) return budget;
+/// A tenant's candidates: its starving jobs, then the others in job order.
+struct Candidates {
+    const TenantQueue* q;
+    std::size_t size() const { return q->starving.size() + q->pending.size(); }
+    int operator[](std::size_t k) const {
+        const std::size_t s = q->starving.size();
+        return k < s ? q->starving[k] : q->pending[k - s];
+    }
+};
 
-    int free = in.cluster->free_gpus();
-    std::vector<double> utilized(n), entitled(n), index(n), ratio(n);
-    std::vector<char> active(n, 1);
-    std::vector<std::size_t> next(n, 0);
-    std::size_t active_count = n;
+/// Phase-1 state of one tenant.
+struct Fill {
+    double budget;     ///< GPUs the tenant may hold after this round
+    double utilized;   ///< U'_u (projected)
+    double entitled;   ///< W'_u = W_u + Q_u * L
+    double index;      ///< U'/W' (R_u before the first grant)
+    double ratio;      ///< budget / Q_u
+    std::size_t next;  ///< next candidate to look at
+    bool active;
+};
+
+/// Phase 1: per-tenant GPU budgets by water filling on projected U/W (GPU counts only).
+void phase1_budgets(const RoundInput& in, const ClusterState& cluster, const AstraeaOptions& opt,
+                    std::vector<Fill>& fill) {
+    const std::size_t n = in.tenants.size();
+    fill.resize(n);
     for (std::size_t u = 0; u < n; ++u) {
         const TenantQueue& t = in.tenants[u];
-        utilized[u] = static_cast<double>(t.utilized);
-        entitled[u] = static_cast<double>(t.entitled + GpuSeconds{t.quota} * opt.lease_s);
+        Fill& f = fill[u];
+        f.budget = opt.quota_mode == QuotaMode::Static ? t.quota : t.used;
+        f.utilized = static_cast<double>(t.utilized);
+        f.entitled = static_cast<double>(t.entitled + GpuSeconds{t.quota} * opt.lease_s);
         // A zero quota (legal in default mode) only borrows: never the 20 % guarantee, and
         // served after every tenant with a quota.
-        index[u] = t.quota > 0 ? t.index : kNever;
-        ratio[u] = t.quota > 0 ? budget[u] / t.quota : 1.0;
+        f.index = t.quota > 0 ? t.index : kNever;
+        f.ratio = t.quota > 0 ? f.budget / t.quota : 1.0;
+        f.next = 0;
+        f.active = true;
     }
-    auto argmin = [&](const std::vector<double>& v, auto&& order) {
-        std::size_t best = n;
-        for (std::size_t k = 0; k < n; ++k) {
-            std::size_t u = order(k);
-            if (active[u] && (best == n || v[u] < v[best])) best = u;
+    if (opt.quota_mode == QuotaMode::Static) return;
+
+    int free = cluster.free_gpus();
+    std::size_t active = n;
+    while (free > 0 && in.pending_jobs > 0 && active > 0) {
+        // Least ratio first (ties: tenant order); under 20 % of quota it wins outright, else
+        // the least projected U/W (ties: the order the weights were declared).
+        std::size_t u = n;
+        for (std::size_t k = 0; k < n; ++k)
+            if (fill[k].active && (u == n || fill[k].ratio < fill[u].ratio)) u = k;
+        if (!(fill[u].ratio < 0.2)) {
+            u = n;
+            for (int k : in.share_order)
+                if (fill[k].active && (u == n || fill[k].index < fill[u].index)) u = k;
         }
-        return best;
-    };
-    while (free > 0 && in.pending_jobs > 0 && active_count > 0) {
-        std::size_t u = argmin(ratio, [](std::size_t k) { return k; });
-        if (!(ratio[u] < 0.2))
-            u = argmin(index, [&](std::size_t k) { return std::size_t(in.share_order[k]); });
-        const std::vector<int>& list = candidates[u];
-        while (next[u] < list.size()) {
-            const int g = in.jobs[list[next[u]++]].gpus;
+        Fill& f = fill[u];
+        const Candidates list{&in.tenants[u]};
+        while (f.next < list.size()) {
+            const int g = in.jobs[list[f.next++]].gpus;
             if (free < g) continue;  // dropped for this round
-            budget[u] += g;
+            f.budget += g;
             free -= g;
-            utilized[u] += static_cast<double>(GpuSeconds{g} * opt.lease_s);
-            if (in.tenants[u].quota > 0) {
-                index[u] = utilized[u] / entitled[u];
-                ratio[u] = budget[u] / in.tenants[u].quota;
+            const int quota = in.tenants[u].quota;
+            if (quota > 0) {
+                f.utilized += static_cast<double>(GpuSeconds{g} * opt.lease_s);
+                f.index = f.utilized / f.entitled;
+                f.ratio = f.budget / quota;
             }
             break;
         }
-        if (next[u] == list.size()) {
-            active[u] = 0;
-            --active_count;
+        if (f.next == list.size()) {
+            f.active = false;
+            --active;
         }
     }
-    return budget;
 }
 
 }  // namespace
 
-std::vector<Action> astraea_round(RoundInput& in, const AstraeaOptions& opt, const Placer& placer,
-                                  Rng& rng) {
-    const std::size_t n = in.tenants.size();
-    // Candidate lists: starving jobs (by submit), then the others in job order.
-    std::vector<std::vector<int>> candidates(n);
-    std::vector<std::deque<int>> victims(n);
-    for (std::size_t u = 0; u < n; ++u) {
-        TenantQueue& t = in.tenants[u];
-        std::vector<int> starving_ids = t.starving;
-        std::sort(starving_ids.begin(), starving_ids.end());
-        std::vector<int> ordered;
-        ordered.reserve(t.pending.size());
-        for (int j : t.pending)
-            if (!std::binary_search(starving_ids.begin(), starving_ids.end(), j))
-                ordered.push_back(j);
-        std::vector<int> delay = t.delay;
-        order_candidates(opt.job_order, in.jobs, in.runs, ordered, delay, in.themis_rho, rng);
-        candidates[u] = t.starving;
-        candidates[u].insert(candidates[u].end(), ordered.begin(), ordered.end());
-        victims[u].assign(delay.begin(), delay.end());
-    }
+void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
+                   const Placer& placer, Rng& rng, std::vector<Action>& actions) {
+    actions.clear();
+    for (TenantQueue& t : in.tenants)
+        order_candidates(opt.job_order, in.jobs, in.runs, t.pending, t.delay, in.themis_rho, rng);
 
-    const std::vector<double> budget = phase1_budgets(in, candidates, opt);
+    thread_local std::vector<Fill> fill;
+    phase1_budgets(in, cluster, opt, fill);
 
-    // Phase 2: place jobs inside each tenant's budget.
-    ClusterState cluster = *in.cluster;
-    std::vector<Action> actions;
-    for (std::size_t u = 0; u < n; ++u) {
-        int used = in.tenants[u].used;
-        std::size_t starving_left = in.tenants[u].starving.size();
-        auto fits_budget = [&](int g) { return !(budget[u] < used + g); };
-        for (int j : candidates[u]) {
+    // Phase 2: place jobs inside each tenant's budget, tenants in tenant order.
+    for (std::size_t u = 0; u < in.tenants.size(); ++u) {
+        const TenantQueue& t = in.tenants[u];
+        const double budget = fill[u].budget;
+        int used = t.used;
+        std::size_t starving_left = t.starving.size();
+        std::size_t next_victim = 0;
+        auto fits_budget = [&](int g) { return !(budget < used + g); };
+        const Candidates list{&t};
+        for (std::size_t k = 0; k < list.size(); ++k) {
+            const int j = list[k];
             const int g = in.jobs[j].gpus;
             const RunState& r = in.runs[j];
             const bool is_new = r.executed_s == 0 && r.preemptions == 0;
             if (opt.quota_mode == QuotaMode::Fair && is_new) {
-                while (!fits_budget(g) && !victims[u].empty()) {
-                    const int victim = victims[u].front();
-                    victims[u].pop_front();
+                while (!fits_budget(g) && next_victim < t.delay.size()) {
+                    const int victim = t.delay[next_victim++];
                     cluster.give(in.runs[victim].placement);
                     used -= in.jobs[victim].gpus;
                     actions.push_back({Action::Kind::Preempt, victim, {}});
@@ -130,7 +135,6 @@ std::vector<Action> astraea_round(RoundInput& in, const AstraeaOptions& opt, con
             actions.push_back({Action::Kind::Start, j, std::move(*placed)});
         }
     }
-    return actions;
 }
 
 }  // namespace astraeus

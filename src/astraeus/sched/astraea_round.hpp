@@ -24,9 +24,10 @@ struct TenantQueue {
     double index = 1.0;            ///< R_u = U/W now (phase 1 starts from this)
     GpuSeconds utilized = 0;       ///< long-term U_u
     GpuSeconds entitled = 0;       ///< long-term W_u
-    std::vector<int> pending;      ///< pending job indexes, in queue order (starving included)
-    std::vector<int> starving;     ///< starving job indexes, by submit time
-    std::vector<int> delay;        ///< delay jobs (running, restarted < T_delay ago)
+    std::vector<int> pending;      ///< pending, not starving, in queue order (sorted in place)
+    std::vector<int> starving;     ///< starving pending jobs, by submit time
+    std::vector<int> delay;        ///< delay jobs (running, restarted < T_delay ago; sorted in
+                                   ///< place into victim order)
 };
 
 struct RoundInput {
@@ -36,7 +37,6 @@ struct RoundInput {
     std::vector<TenantQueue> tenants;  ///< tenant order
     std::span<const int> share_order;  ///< tie order of phase 1
     int pending_jobs = 0;              ///< pending jobs in the whole cluster
-    const ClusterState* cluster = nullptr;
 };
 
 struct Action {
@@ -50,8 +50,10 @@ struct Action {
 /// projection W' = W + Q*L; quota mode static: budget = Q) and phase 2 (per tenant in tenant
 /// order: starving jobs, then the job order; a new job may preempt its tenant's delay jobs;
 /// budget check; gang placement; head-of-line block on failure when block scheduling is on or
-/// the tenant has starving jobs). Returns the actions in the order they happened.
-std::vector<Action> astraea_round(RoundInput& in, const AstraeaOptions& opt, const Placer& placer,
-                                  Rng& rng);
+/// the tenant has starving jobs). `cluster` is a scratch copy of the cluster's free GPUs that
+/// the round changes as it goes; `actions` (cleared first) receives the actions in the order
+/// they happened, for the shell to apply to the real cluster.
+void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
+                   const Placer& placer, Rng& rng, std::vector<Action>& actions);
 
 }  // namespace astraeus

@@ -17,11 +17,12 @@ void remove_from(std::vector<int>& v, int j) {
 EngineBase::EngineBase(const Workload& w, const SimConfig& c, std::vector<int> quotas,
                        std::unique_ptr<Placer> placer)
     : w_(w), c_(c), opt_(c.options), cluster_(c.cluster), placer_(std::move(placer)),
-      rng_(c.options.seed) {
+      rng_(c.options.seed), scratch_cluster_(c.cluster) {
     const std::size_t n = w.tenants.size();
     res_.quotas = std::move(quotas);
     res_.runs.resize(w.jobs.size());
     themis_rho_.assign(w.jobs.size(), 1.0);
+    starving_mark_.assign(w.jobs.size(), 0);
     ledgers_.assign(n, TenantLedger(opt_.window_buckets));
     t_pending_.resize(n);
     t_running_.resize(n);
@@ -69,14 +70,13 @@ void EngineBase::sample_tenant(Seconds t, std::size_t u, const TenantServiceSums
                                   TenantLedger::scheduling_index(s), used_[u], pending_gpus});
 }
 
-std::vector<Action> EngineBase::run_round(const std::vector<TenantServiceSums>& sums) {
-    RoundInput in;
+std::vector<Action>& EngineBase::run_round(const std::vector<TenantServiceSums>& sums) {
+    RoundInput& in = round_in_;
     in.jobs = w_.jobs;
     in.runs = res_.runs;
     in.themis_rho = themis_rho_;
     in.share_order = w_.share_order;
     in.pending_jobs = static_cast<int>(pending_.size());
-    in.cluster = &cluster_;
     in.tenants.resize(tenants());
     for (std::size_t u = 0; u < tenants(); ++u) {
         TenantQueue& q = in.tenants[u];
@@ -85,11 +85,35 @@ std::vector<Action> EngineBase::run_round(const std::vector<TenantServiceSums>& 
         q.index = TenantLedger::scheduling_index(sums[u]);
         q.utilized = sums[u].utilized;
         q.entitled = sums[u].entitled;
-        q.pending = t_pending_[u];
         q.starving = starving_[u];
+        q.pending.clear();
+        for (int j : t_pending_[u])
+            if (!starving_mark_[j]) q.pending.push_back(j);
         q.delay = delay_[u];
     }
-    return astraea_round(in, opt_, *placer_, rng_);
+    scratch_cluster_ = cluster_;
+    astraea_round(in, scratch_cluster_, opt_, *placer_, rng_, actions_);
+    return actions_;
+}
+
+void EngineBase::clear_starving() {
+    for (auto& s : starving_) {
+        for (int j : s) starving_mark_[j] = 0;
+        s.clear();
+    }
+}
+
+void EngineBase::add_starving(int j) {
+    starving_[tenant(j)].push_back(j);
+    starving_mark_[j] = 1;
+}
+
+void EngineBase::sort_starving() {
+    for (auto& s : starving_)
+        if (s.size() > 1)
+            std::stable_sort(s.begin(), s.end(), [&](int a, int b) {
+                return w_.jobs[a].submit_s < w_.jobs[b].submit_s;
+            });
 }
 
 SimResult EngineBase::finish_result(const std::vector<TenantServiceSums>& final_sums) {

@@ -36,8 +36,13 @@ protected:
     /// Records a per-tenant sample (F_u, R_u, GPUs) for time t from the given window sums.
     void sample_tenant(Seconds t, std::size_t u, const TenantServiceSums& s);
     /// Runs one ASTRAEA round over the current lists; starving_/delay_ must be filled and
-    /// every pending and delay job's fairness up to date.
-    std::vector<Action> run_round(const std::vector<TenantServiceSums>& sums);
+    /// every pending and delay job's fairness up to date. The actions are valid until the
+    /// next call.
+    std::vector<Action>& run_round(const std::vector<TenantServiceSums>& sums);
+    /// The starving lists: clear, add (in pending-list order), then sort by submit (stable).
+    void clear_starving();
+    void add_starving(int j);
+    void sort_starving();
     /// Final per-tenant F_u and the result.
     SimResult finish_result(const std::vector<TenantServiceSums>& final_sums);
 
@@ -53,6 +58,10 @@ protected:
     std::vector<int> pending_, running_;          ///< global lists, reference order
     std::vector<std::vector<int>> t_pending_, t_running_, starving_, delay_;
     std::vector<int> used_;                       ///< GPUs held per tenant
+    std::vector<char> starving_mark_;             ///< per job: in a starving list now
+    RoundInput round_in_;                         ///< reused between rounds
+    ClusterState scratch_cluster_;
+    std::vector<Action> actions_;
     std::size_t next_arrival_ = 0;
     std::size_t done_ = 0;
 };

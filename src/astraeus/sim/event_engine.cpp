@@ -200,18 +200,15 @@ private:
     // --- the round ---------------------------------------------------------------------------
 
     void schedule(Seconds t) {
-        for (auto& s : starving_) s.clear();
+        clear_starving();
         for (int j : pending_) {
             RunState& r = run(j);
             set_fairness(j, r.executed_s);
             r.life_s = t - w_.jobs[j].submit_s;
             r.waiting_since_start_s = t - wait_begin_[j];
-            if (r.waiting_since_start_s >= opt_.starvation_s) starving_[tenant(j)].push_back(j);
+            if (r.waiting_since_start_s >= opt_.starvation_s) add_starving(j);
         }
-        for (auto& s : starving_)
-            std::stable_sort(s.begin(), s.end(), [&](int a, int b) {
-                return w_.jobs[a].submit_s < w_.jobs[b].submit_s;
-            });
+        sort_starving();
         for (auto& d : delay_) d.clear();
         for (int j : running_) {
             const Seconds in_lease = t - lease_start_[j];

@@ -50,7 +50,7 @@ private:
     }
 
     void advance_pending(Seconds t) {
-        for (auto& s : starving_) s.clear();
+        clear_starving();
         for (int j : pending_) {
             RunState& r = run(j);
             const Seconds dt = t - r.last_check_s;
@@ -58,12 +58,9 @@ private:
             r.waiting_since_start_s += dt;
             r.life_s += dt;
             r.last_check_s = t;
-            if (r.waiting_since_start_s >= opt_.starvation_s) starving_[tenant(j)].push_back(j);
+            if (r.waiting_since_start_s >= opt_.starvation_s) add_starving(j);
         }
-        for (auto& s : starving_)
-            std::stable_sort(s.begin(), s.end(), [&](int a, int b) {
-                return w_.jobs[a].submit_s < w_.jobs[b].submit_s;
-            });
+        sort_starving();
     }
 
     void advance_running(Seconds t) {
