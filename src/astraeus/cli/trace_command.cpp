@@ -149,12 +149,19 @@ int run_slice(const TraceArgs& a) {
         if (!best) return error2("slice", best.error().message);
         from = best->from_s;
         to = best->to_s;
-        std::cerr << fmt::format(
-            "astraeus trace slice: busiest {} days: {} .. {} UTC ({:.1f} GPU-hours "
-            "submitted)\n",
-            a.busiest_days, format_utc_date(best->first_day_unix_s),
-            format_utc_date(best->first_day_unix_s + (a.busiest_days - 1) * kDay),
-            static_cast<double>(best->demand_gpu_seconds) / 3600.0);
+        const double gpu_hours = static_cast<double>(best->demand_gpu_seconds) / 3600.0;
+        if (w->epoch_unix_s == 0)  // no calendar dates: days count from the trace epoch
+            std::cerr << fmt::format(
+                "astraeus trace slice: busiest {} days: days {} .. {} after the trace epoch "
+                "({:.1f} GPU-hours submitted; the trace has no calendar dates)\n",
+                a.busiest_days, best->from_s / kDay, best->from_s / kDay + a.busiest_days - 1,
+                gpu_hours);
+        else
+            std::cerr << fmt::format(
+                "astraeus trace slice: busiest {} days: {} .. {} UTC "
+                "({:.1f} GPU-hours submitted)\n",
+                a.busiest_days, format_utc_date(best->first_day_unix_s),
+                format_utc_date(best->first_day_unix_s + (a.busiest_days - 1) * kDay), gpu_hours);
     }
     Workload sliced = slice_window(*w, from, to);
     if (sliced.jobs.empty()) return error2("slice", "no job is submitted in the window");

@@ -77,6 +77,7 @@ Result<Workload> parse_native(std::string_view text, const std::string& source) 
     std::optional<std::vector<int>> share_order;
     std::optional<std::int64_t> epoch_utc;
     std::size_t epoch_utc_line = 0;
+    std::size_t share_order_line = 0;
     std::map<std::string, int> tenant_index;
     std::size_t i = 1;
     for (; i < lines.size() && (lines[i].empty() || lines[i].front() == '#'); ++i) {
@@ -105,6 +106,7 @@ Result<Workload> parse_native(std::string_view text, const std::string& source) 
             w.tenants.push_back({f[1], *weight});
         } else if (key == "share_order") {
             share_order.emplace();
+            share_order_line = i;
             for (std::size_t k = 1; k < f.size(); ++k) {
                 const auto v = parse_int(f[k]);
                 if (!v || *v < 0 || *v > 1'000'000)
@@ -127,7 +129,7 @@ Result<Workload> parse_native(std::string_view text, const std::string& source) 
         std::set<int> seen(share_order->begin(), share_order->end());
         if (static_cast<int>(share_order->size()) != declared ||
             seen.size() != share_order->size() || (!seen.empty() && *seen.rbegin() >= declared))
-            return fail(source + ": field 'share_order': expected each of the " +
+            return fail(at(share_order_line) + ": field 'share_order': expected each of the " +
                         std::to_string(declared) + " tenant indexes 0.." +
                         std::to_string(declared - 1) + " once");
         w.share_order = *share_order;
