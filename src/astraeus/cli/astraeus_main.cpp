@@ -1,4 +1,4 @@
-// `astraeus`: the Astraeus scheduler's command line (simulate, trace; more subcommands to come).
+// `astraeus`: the Astraeus scheduler's command line (simulate, compare, trace).
 #include <CLI/CLI.hpp>
 #include <iostream>
 
@@ -11,6 +11,7 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", astraeus::astraeus_version());
     app.require_subcommand(1);
     auto simulate = astraeus::cli::add_simulate(app);
+    auto compare = astraeus::cli::add_compare(app);
     auto trace = astraeus::cli::add_trace(app);
     try {
         app.parse(argc, argv);
@@ -19,6 +20,7 @@ int main(int argc, char** argv) {
         return rc == 0 ? 0 : 2;
     }
     if (app.got_subcommand("simulate")) return simulate();
+    if (app.got_subcommand("compare")) return compare();
     if (app.got_subcommand("trace")) return trace();
     return 2;
 }

@@ -9,6 +9,9 @@ namespace astraeus::cli {
 /// `astraeus simulate`: runs the ASTRAEA scheduler over a trace in the simulator.
 std::function<int()> add_simulate(CLI::App& app);
 
+/// `astraeus compare`: runs several policies on the same input and prints one table.
+std::function<int()> add_compare(CLI::App& app);
+
 /// `astraeus trace stats|slice|assign-tenants|convert`: inspects and prepares traces.
 std::function<int()> add_trace(CLI::App& app);
 

@@ -44,6 +44,7 @@ struct RunState {
     double fairness = 0;            ///< F_j = U_j / D_j (0 while D_j = 0)
     double themis_rho = 1.0;        ///< last computed finish-time fairness (themis order)
     Placement placement;            ///< GPUs held while running
+    Placement last_placement;       ///< GPUs held until the last release
 };
 
 }  // namespace astraeus

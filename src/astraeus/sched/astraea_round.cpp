@@ -87,6 +87,14 @@ void phase1_budgets(const RoundInput& in, const ClusterState& cluster, const Ast
     }
 }
 
+/// Takes exactly the GPUs of `p` if they are all free.
+std::optional<Placement> take_if_free(ClusterState& cluster, const Placement& p) {
+    for (const auto& part : p.parts)
+        if (cluster.free_on(part.machine) < part.gpus) return std::nullopt;
+    for (const auto& part : p.parts) cluster.take(part.machine, part.gpus);
+    return p;
+}
+
 }  // namespace
 
 void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
@@ -125,7 +133,10 @@ void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& 
                 if (blocks) break;
                 continue;
             }
-            std::optional<Placement> placed = placer.place(cluster, g);
+            std::optional<Placement> placed;
+            if (in.sticky_renewals && r.last_checkpoint_s == in.now)
+                placed = take_if_free(cluster, r.last_placement);
+            if (!placed) placed = placer.place(cluster, g);
             if (!placed) {
                 if (blocks) break;
                 continue;

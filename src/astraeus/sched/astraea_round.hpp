@@ -37,6 +37,10 @@ struct RoundInput {
     std::vector<TenantQueue> tenants;  ///< tenant order
     std::span<const int> share_order;  ///< tie order of phase 1
     int pending_jobs = 0;              ///< pending jobs in the whole cluster
+    Seconds now = 0;
+    /// A job re-selected at the instant its lease ended keeps its GPUs when they are still
+    /// free (default mode; compat re-places it like any job, as the reference does).
+    bool sticky_renewals = false;
 };
 
 struct Action {

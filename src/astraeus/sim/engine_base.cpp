@@ -40,6 +40,7 @@ void EngineBase::to_pending(int j) {
 void EngineBase::release(int j) {
     RunState& r = run(j);
     cluster_.give(r.placement);
+    r.last_placement = std::move(r.placement);
     r.placement = {};
     remove_from(running_, j);
     remove_from(t_running_[tenant(j)], j);
@@ -70,8 +71,11 @@ void EngineBase::sample_tenant(Seconds t, std::size_t u, const TenantServiceSums
                                   TenantLedger::scheduling_index(s), used_[u], pending_gpus});
 }
 
-std::vector<Action>& EngineBase::run_round(const std::vector<TenantServiceSums>& sums) {
+std::vector<Action>& EngineBase::run_round(const std::vector<TenantServiceSums>& sums,
+                                           Seconds now) {
     RoundInput& in = round_in_;
+    in.now = now;
+    in.sticky_renewals = opt_.mode == Mode::Default;
     in.jobs = w_.jobs;
     in.runs = res_.runs;
     in.themis_rho = themis_rho_;

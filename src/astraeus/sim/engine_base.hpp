@@ -38,7 +38,7 @@ protected:
     /// Runs one ASTRAEA round over the current lists; starving_/delay_ must be filled and
     /// every pending and delay job's fairness up to date. The actions are valid until the
     /// next call.
-    std::vector<Action>& run_round(const std::vector<TenantServiceSums>& sums);
+    std::vector<Action>& run_round(const std::vector<TenantServiceSums>& sums, Seconds now);
     /// The starving lists: clear, add (in pending-list order), then sort by submit (stable).
     void clear_starving();
     void add_starving(int j);

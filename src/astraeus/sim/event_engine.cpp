@@ -5,6 +5,7 @@
 #include <queue>
 
 #include "astraeus/accounting/job_fairness.hpp"
+#include "astraeus/sched/job_order.hpp"
 #include "astraeus/sim/engine_base.hpp"
 
 namespace astraeus::detail {
@@ -51,10 +52,16 @@ public:
                 return fail("simulation stalled: " + std::to_string(pending_.size()) +
                             " jobs pending with no event left (a bug; please report)");
             advance(t);
+            expired_now_ = 0;
             fire_timers(t);
             admit_arrivals(t);
-            if ((cluster_.free_gpus() > 0 && !pending_.empty()) || arrived_) schedule(t);
+            if (!arrived_ && expired_now_ > 0 && expired_now_ == pending_.size()) {
+                renew_in_place(t);
+            } else if ((cluster_.free_gpus() > 0 && !pending_.empty()) || arrived_) {
+                schedule(t);
+            }
             arrived_ = false;
+            arm_starvation_timers();
             ++res_.rounds;
             if (progress && res_.rounds % 65536 == 0) progress({t, done_, w_.jobs.size()});
         }
@@ -152,9 +159,7 @@ private:
             demand_[u] += gpus(j);
             r.first_seen_s = t;
             r.last_checkpoint_s = -1;
-            wait_begin_[j] = w_.jobs[j].submit_s;
-            to_pending(j);
-            push_timer(wait_begin_[j] + opt_.starvation_s, j);
+            become_pending(j, w_.jobs[j].submit_s);
             arrived_ = true;
         }
     }
@@ -189,12 +194,37 @@ private:
         r.last_checkpoint_s = t;
         count_resume(r);
         become_pending(j, t);
+        ++expired_now_;
+    }
+
+    /// Every pending job's lease has just ended and nothing arrived: a round would re-select
+    /// them all (their own GPUs are free and no one else waits) and, placements being sticky
+    /// for renewals, on the same GPUs. Renew them directly, in tenant order, each tenant's in
+    /// its job order, as the round would.
+    void renew_in_place(Seconds t) {
+        for (std::size_t u = 0; u < tenants(); ++u) {
+            if (t_pending_[u].empty()) continue;
+            renewals_ = t_pending_[u];
+            for (int j : renewals_) set_fairness(j, run(j).executed_s);
+            no_victims_.clear();
+            order_candidates(opt_.job_order, w_.jobs, res_.runs, renewals_, no_victims_,
+                             themis_rho_, rng_);
+            for (int j : renewals_) launch(j, run(j).last_placement, t);
+        }
     }
 
     void become_pending(int j, Seconds t) {
         wait_begin_[j] = t;
         to_pending(j);
-        push_timer(t + opt_.starvation_s, j);
+        new_waiters_.push_back(j);
+    }
+
+    /// Starvation timers for the jobs that began to wait at this instant and still wait
+    /// (most jobs whose lease ends are re-selected at once and need none).
+    void arm_starvation_timers() {
+        for (int j : new_waiters_)
+            if (run(j).status == RunStatus::Pending) push_timer(wait_begin_[j] + opt_.starvation_s, j);
+        new_waiters_.clear();
     }
 
     // --- the round ---------------------------------------------------------------------------
@@ -209,17 +239,24 @@ private:
             if (r.waiting_since_start_s >= opt_.starvation_s) add_starving(j);
         }
         sort_starving();
-        for (auto& d : delay_) d.clear();
-        for (int j : running_) {
-            const Seconds in_lease = t - lease_start_[j];
-            const bool delay = run(j).lease_expiries > 0
-                                   ? in_lease < opt_.delay_s
-                                   : in_lease >= 120 && in_lease < opt_.delay_s;
-            if (!delay) continue;
-            set_fairness(j, e0_[j]);  // judged without the work a preemption would lose
-            delay_[tenant(j)].push_back(j);
+        // Delay jobs matter only to a tenant with a new job (the only kind that preempts).
+        for (std::size_t u = 0; u < tenants(); ++u) {
+            delay_[u].clear();
+            const bool has_new = std::any_of(t_pending_[u].begin(), t_pending_[u].end(), [&](int j) {
+                return run(j).executed_s == 0 && run(j).preemptions == 0;
+            });
+            if (!has_new) continue;
+            for (int j : t_running_[u]) {
+                const Seconds in_lease = t - lease_start_[j];
+                const bool delay = run(j).lease_expiries > 0
+                                       ? in_lease < opt_.delay_s
+                                       : in_lease >= 120 && in_lease < opt_.delay_s;
+                if (!delay) continue;
+                set_fairness(j, e0_[j]);  // judged without the work a preemption would lose
+                delay_[u].push_back(j);
+            }
         }
-        for (Action& a : run_round(window_sums(t))) {
+        for (Action& a : run_round(window_sums(t), t)) {
             if (a.kind == Action::Kind::Preempt) {
                 preempt(a.job, t);
             } else {
@@ -261,6 +298,8 @@ private:
 
     Seconds last_t_ = 0;
     bool arrived_ = false;
+    std::size_t expired_now_ = 0;           ///< leases ended at the current instant
+    std::vector<int> renewals_, no_victims_, new_waiters_;
     std::uint64_t seq_ = 0;
     std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
     std::vector<Seconds> lease_start_, e0_, restore_, wait_begin_;

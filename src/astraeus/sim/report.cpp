@@ -111,7 +111,8 @@ nlohmann::json summary_json(const Workload& w, const SimResult& r, const Summary
     };
 }
 
-Result<nlohmann::json> manifest_json(const SimConfig& c, const std::vector<InputFile>& inputs) {
+Result<nlohmann::json> manifest_json(const SimConfig& c, const std::vector<InputFile>& inputs,
+                                     const std::string& policy) {
     const AstraeaOptions& o = c.options;
     nlohmann::json files = nlohmann::json::array();
     for (const auto& in : inputs) {
@@ -121,7 +122,7 @@ Result<nlohmann::json> manifest_json(const SimConfig& c, const std::vector<Input
     }
     return nlohmann::json{
         {"astraeus_version", astraeus_version()},
-        {"policy", "astraea"},
+        {"policy", policy},
         {"seed", o.seed},
         {"cluster", {{"name", c.cluster_name},
                      {"machines", c.cluster.machines()},

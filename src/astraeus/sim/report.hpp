@@ -28,7 +28,8 @@ Result<std::string> file_hash(const std::string& path);
 std::string jobs_csv(const Workload& w, const SimResult& r);
 std::string tenants_csv(const Workload& w, const SimResult& r);
 nlohmann::json summary_json(const Workload& w, const SimResult& r, const Summary& s);
-Result<nlohmann::json> manifest_json(const SimConfig& c, const std::vector<InputFile>& inputs);
+Result<nlohmann::json> manifest_json(const SimConfig& c, const std::vector<InputFile>& inputs,
+                                     const std::string& policy);
 /// The summary as an aligned text table (spec section 9 figures).
 std::string summary_table(const Workload& w, const SimResult& r, const Summary& s);
 

@@ -169,7 +169,7 @@ private:
     }
 
     void schedule(Seconds t) {
-        for (Action& a : run_round(window_sums())) {
+        for (Action& a : run_round(window_sums(), t)) {
             if (a.kind == Action::Kind::Preempt) {
                 preempt(a.job);
             } else {

@@ -1,0 +1,147 @@
+#include "astraeus/cli/run_setup.hpp"
+
+#include <fmt/format.h>
+
+#include <chrono>
+#include <iostream>
+
+#include "astraeus/config/cluster_config.hpp"
+#include "astraeus/config/tenant_config.hpp"
+#include "astraeus/trace/read_trace.hpp"
+
+namespace astraeus::cli {
+
+void add_run_options(CLI::App* sub, RunArgs& a) {
+    sub->add_option("--trace", a.trace, "job trace (may be .gz); see docs/formats/")->required();
+    sub->add_option("--format", a.format,
+                    "trace format: auto (detect), reference, philly-joblog, helios, rfold, "
+                    "rfold-philly, native")
+        ->capture_default_str();
+    sub->add_option("--tenants", a.tenants,
+                    "tenant weights: CSV (name,share) or JSON ({\"tenants\": [{\"name\", "
+                    "\"weight\" or \"quota_gpus\"}]}); default: every tenant of the trace, "
+                    "equal weights. See docs/tenants.md");
+    sub->add_option("--names", a.names,
+                    "tenant order, one name a line (default: the order of --tenants)");
+    sub->add_option("--cluster", a.cluster,
+                    "MACHINESxGPUS (e.g. 40x8), a preset (philly: 552 machines, 2490 GPUs; "
+                    "reference-1120: 140x8) or a machine-list CSV")
+        ->capture_default_str();
+    sub->add_option("--placement", a.placement,
+                    "gang placement: consolidate (spreads when it must) or pack (never spreads)")
+        ->capture_default_str();
+    sub->add_option("--mode", a.mode,
+                    "default (the product) or compat (the reference simulator, quirks kept; "
+                    "see docs/modes.md)")
+        ->capture_default_str();
+    sub->add_option("--job-order", a.job_order, "job order inside a tenant: " + job_order_names())
+        ->capture_default_str();
+    sub->add_option("--quota", a.quota, "quota mode: fair (water filling) or static")
+        ->capture_default_str();
+    sub->add_option("--lease", a.lease_s, "lease term L, seconds")->capture_default_str();
+    sub->add_option("--starvation", a.starvation_s,
+                    "starvation threshold T_starve, seconds pending since the last start")
+        ->capture_default_str();
+    sub->add_option("--delay", a.delay_s,
+                    "delay threshold T_delay: a job restarted less than this ago may be "
+                    "preempted by a new job of its tenant, seconds")
+        ->capture_default_str();
+    sub->add_option("--checkpoint-cost", a.checkpoint_s,
+                    "default mode: seconds a lease end spends writing a checkpoint")
+        ->capture_default_str();
+    sub->add_option("--restore-cost", a.restore_s,
+                    "default mode: seconds a resumed job spends restoring")
+        ->capture_default_str();
+    sub->add_option("--window", a.window, "tenant fairness window, in buckets")
+        ->capture_default_str();
+    sub->add_option("--bucket", a.bucket_s, "tenant fairness bucket, seconds")
+        ->capture_default_str();
+    sub->add_option("--unknown-tenant", a.unknown_tenant,
+                    "default mode: a job whose tenant has no weight is an error, or gets "
+                    "default-weight (1)")
+        ->capture_default_str();
+    sub->add_flag("--no-block", a.no_block,
+                  "on a failed job, try the tenant's next job instead of blocking its queue");
+    sub->add_option("--seed", a.seed, "random seed (random job order)")->capture_default_str();
+    sub->add_flag("--quiet", a.quiet, "no progress output on stderr");
+}
+
+Result<PreparedRun> prepare_run(const RunArgs& a) {
+    PreparedRun p;
+    SimConfig& config = p.config;
+    auto cluster = resolve_cluster(a.cluster);
+    if (!cluster) return std::unexpected(cluster.error());
+    config.cluster = *cluster;
+    config.cluster_name = a.cluster;
+    config.placement = a.placement;
+    auto mode = parse_mode(a.mode);
+    if (!mode) return std::unexpected(mode.error());
+    auto order = parse_job_order(a.job_order);
+    if (!order) return std::unexpected(order.error());
+    auto quota = parse_quota_mode(a.quota);
+    if (!quota) return std::unexpected(quota.error());
+    AstraeaOptions& o = config.options;
+    o.mode = *mode;
+    o.job_order = *order;
+    o.quota_mode = *quota;
+    o.lease_s = a.lease_s;
+    o.starvation_s = a.starvation_s;
+    o.delay_s = a.delay_s;
+    o.block_scheduling = !a.no_block;
+    o.seed = a.seed;
+    o.checkpoint_s = a.checkpoint_s;
+    o.restore_s = a.restore_s;
+    o.window_buckets = a.window;
+    o.bucket_s = a.bucket_s;
+    if (o.mode == Mode::Compat) o.checkpoint_s = o.restore_s = 0;  // quirk 5: not charged
+    UnknownTenant unknown = UnknownTenant::Error;
+    if (o.mode == Mode::Compat) {
+        unknown = UnknownTenant::Drop;  // quirk 2
+    } else if (a.unknown_tenant == "default-weight") {
+        unknown = UnknownTenant::DefaultWeight;
+    } else if (a.unknown_tenant != "error") {
+        return fail("--unknown-tenant '" + a.unknown_tenant + "': valid: error, default-weight");
+    }
+
+    SkipCounts skips;
+    auto trace = read_trace(a.trace, a.format, &skips);
+    if (!trace) return std::unexpected(trace.error());
+    p.skipped = skips.summary();
+    p.inputs.push_back({"trace", a.trace});
+    if (a.tenants.empty()) {
+        if (!a.names.empty()) return fail("--names needs --tenants");
+        p.workload = std::move(*trace);  // the trace's tenants, equal weights
+    } else {
+        auto tenants = read_tenant_config(a.tenants, a.names);
+        if (!tenants) return std::unexpected(tenants.error());
+        auto w = apply_tenants(std::move(*trace), *tenants, unknown, a.trace);
+        if (!w) return std::unexpected(w.error());
+        p.workload = std::move(*w);
+        p.inputs.push_back({"tenants", a.tenants});
+        if (!a.names.empty()) p.inputs.push_back({"names", a.names});
+    }
+    if (p.workload.tenants.empty())
+        return fail(a.trace + ": the trace has no tenants; give it some with `astraeus trace "
+                    "assign-tenants`, or use a trace with tenants");
+    return p;
+}
+
+ProgressFn progress_printer(bool quiet, const std::string& label) {
+    if (quiet) return {};
+    const auto started = std::chrono::steady_clock::now();
+    return [started, label](const Progress& p) {
+        const double wall =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+        if (wall < 2.0) return;
+        std::cerr << fmt::format("  {}simulated {:.1f} days, {} / {} jobs done, {:.0f} jobs/s\n",
+                                 label, static_cast<double>(p.now_s) / 86400.0, p.jobs_done,
+                                 p.jobs_total, static_cast<double>(p.jobs_done) / wall);
+    };
+}
+
+int usage_error(const std::string& command, const Error& e) {
+    std::cerr << "astraeus " << command << ": error: " << e.message << "\n";
+    return 2;
+}
+
+}  // namespace astraeus::cli
