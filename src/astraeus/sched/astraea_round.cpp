@@ -13,11 +13,11 @@ constexpr double kNever = std::numeric_limits<double>::infinity();
 
 /// A tenant's candidates: its starving jobs, then the others in job order.
 struct Candidates {
-    const TenantQueue* q;
-    std::size_t size() const { return q->starving.size() + q->pending.size(); }
+    TenantQueue* q;
+    std::size_t size() const { return q->starving.size() + q->ranked.size(); }
     int operator[](std::size_t k) const {
         const std::size_t s = q->starving.size();
-        return k < s ? q->starving[k] : q->pending[k - s];
+        return k < s ? q->starving[k] : q->ranked[k - s];
     }
 };
 
@@ -33,7 +33,7 @@ struct Fill {
 };
 
 /// Phase 1: per-tenant GPU budgets by water filling on projected U/W (GPU counts only).
-void phase1_budgets(const RoundInput& in, const ClusterState& cluster, const AstraeaOptions& opt,
+void phase1_budgets(RoundInput& in, const ClusterState& cluster, const AstraeaOptions& opt,
                     std::vector<Fill>& fill) {
     const std::size_t n = in.tenants.size();
     fill.resize(n);
@@ -100,15 +100,17 @@ std::optional<Placement> take_if_free(ClusterState& cluster, const Placement& p)
 void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
                    const Placer& placer, Rng& rng, std::vector<Action>& actions) {
     actions.clear();
-    for (TenantQueue& t : in.tenants)
-        order_candidates(opt.job_order, in.jobs, in.runs, t.pending, t.delay, in.themis_rho, rng);
+    for (TenantQueue& t : in.tenants) {
+        rank_pending(opt.job_order, in.jobs, in.runs, t.pending, t.ranked, in.themis_rho, rng);
+        order_victims(opt.job_order, in.jobs, in.runs, t.delay, in.themis_rho);
+    }
 
     thread_local std::vector<Fill> fill;
     phase1_budgets(in, cluster, opt, fill);
 
     // Phase 2: place jobs inside each tenant's budget, tenants in tenant order.
     for (std::size_t u = 0; u < in.tenants.size(); ++u) {
-        const TenantQueue& t = in.tenants[u];
+        TenantQueue& t = in.tenants[u];
         const double budget = fill[u].budget;
         int used = t.used;
         std::size_t starving_left = t.starving.size();

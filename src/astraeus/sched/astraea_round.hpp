@@ -12,6 +12,7 @@
 #include "astraeus/model/cluster.hpp"
 #include "astraeus/model/run_state.hpp"
 #include "astraeus/model/workload.hpp"
+#include "astraeus/sched/job_order.hpp"
 #include "astraeus/sched/options.hpp"
 #include "astraeus/sched/placer.hpp"
 
@@ -24,7 +25,8 @@ struct TenantQueue {
     double index = 1.0;            ///< R_u = U/W now (phase 1 starts from this)
     GpuSeconds utilized = 0;       ///< long-term U_u
     GpuSeconds entitled = 0;       ///< long-term W_u
-    std::vector<int> pending;      ///< pending, not starving, in queue order (sorted in place)
+    std::vector<int> pending;      ///< pending, not starving, in queue order
+    LazyRanking ranked;            ///< `pending` in job order (filled by the round)
     std::vector<int> starving;     ///< starving pending jobs, by submit time
     std::vector<int> delay;        ///< delay jobs (running, restarted < T_delay ago; sorted in
                                    ///< place into victim order)

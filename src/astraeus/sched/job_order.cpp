@@ -6,87 +6,100 @@
 #include "astraeus/accounting/job_fairness.hpp"
 
 namespace astraeus {
+
+int LazyRanking::operator[](std::size_t k) {
+    while (k >= sorted_) {
+        // Sort the next chunk (doubling) of the unsorted rest into place.
+        const std::size_t chunk = std::max<std::size_t>(16, sorted_);
+        const std::size_t end = std::min(items_.size(), sorted_ + chunk);
+        std::partial_sort(items_.begin() + static_cast<std::ptrdiff_t>(sorted_),
+                          items_.begin() + static_cast<std::ptrdiff_t>(end), items_.end());
+        sorted_ = end;
+    }
+    return items_[k].job;
+}
+
 namespace {
 
-/// Sort key: up to three numbers, then the position in the list, so that an unstable sort
-/// gives the stable order the reference's Python sorts give.
-struct Keyed {
-    double k1, k2, k3;
-    int pos;
-    int job;
-    bool operator<(const Keyed& o) const {
-        if (k1 != o.k1) return k1 < o.k1;
-        if (k2 != o.k2) return k2 < o.k2;
-        if (k3 != o.k3) return k3 < o.k3;
-        return pos < o.pos;
-    }
-};
-
-/// Sorts v by key(j) -> Keyed{k1, k2, k3} ascending, ties in list order.
-template <class Key>
-void sort_by(std::vector<int>& v, Key key) {
-    thread_local std::vector<Keyed> items;
-    items.clear();
-    for (std::size_t i = 0; i < v.size(); ++i) {
-        Keyed k = key(v[i]);
-        k.pos = static_cast<int>(i);
-        k.job = v[i];
-        items.push_back(k);
-    }
-    std::sort(items.begin(), items.end());
-    for (std::size_t i = 0; i < v.size(); ++i) v[i] = items[i].job;
+double submit(std::span<const Job> jobs, int j) { return static_cast<double>(jobs[j].submit_s); }
+double fclass(std::span<const RunState> runs, int j) {
+    return static_cast<double>(fairness_class(runs[j].fairness));
 }
+// job_reward: reward = -p_j / g_j with p_j = chance to finish within the next lease; the
+// reference ships an empty duration histogram, so p_j = 1.
+double reward(std::span<const Job> jobs, int j) { return -1.0 / jobs[j].gpus; }
 
 }  // namespace
 
-void order_candidates(JobOrder order, std::span<const Job> jobs, std::span<const RunState> runs,
-                      std::vector<int>& pending, std::vector<int>& delay,
-                      std::span<double> themis_rho, Rng& rng) {
-    auto submit = [&](int j) { return static_cast<double>(jobs[j].submit_s); };
-    auto f = [&](int j) { return runs[j].fairness; };
-    auto cls = [&](int j) { return static_cast<double>(fairness_class(runs[j].fairness)); };
-    // job_reward: reward = -p_j / g_j with p_j = chance to finish within the next lease; the
-    // reference ships an empty duration histogram, so p_j = 1.
-    auto reward = [&](int j) { return -1.0 / jobs[j].gpus; };
+void rank_pending(JobOrder order, std::span<const Job> jobs, std::span<const RunState> runs,
+                  const std::vector<int>& pending, LazyRanking& out, std::span<double> themis_rho,
+                  Rng& rng) {
+    out.clear();
+    auto key = [&](int j) -> RankKey {
+        const RunState& r = runs[j];
+        switch (order) {
+            case JobOrder::Fairness: return {r.fairness, submit(jobs, j)};
+            case JobOrder::DiscFairness: return {fclass(runs, j), submit(jobs, j)};
+            case JobOrder::JobReward: return {fclass(runs, j), reward(jobs, j), submit(jobs, j)};
+            case JobOrder::Themis:
+                themis_rho[j] = finish_time_fairness(r, jobs[j].duration_s);
+                return {-themis_rho[j]};
+            case JobOrder::Fifo: return {submit(jobs, j)};
+            case JobOrder::SmallestFirst: return {double(jobs[j].gpus), submit(jobs, j)};
+            case JobOrder::Las: return {double(r.executed_s), submit(jobs, j)};
+            case JobOrder::Srtf:
+                return {double(jobs[j].duration_s - r.executed_s), submit(jobs, j)};
+            case JobOrder::Random: return {};
+        }
+        return {};
+    };
+    if (order == JobOrder::Random) {
+        thread_local std::vector<int> shuffled;
+        shuffled = pending;
+        for (std::size_t i = shuffled.size(); i > 1; --i)
+            std::swap(shuffled[i - 1], shuffled[rng.below(i)]);
+        for (std::size_t i = 0; i < shuffled.size(); ++i)
+            out.add({0, 0, 0, static_cast<int>(i), shuffled[i]});
+        return;
+    }
+    for (std::size_t i = 0; i < pending.size(); ++i) {
+        RankKey k = key(pending[i]);
+        k.pos = static_cast<int>(i);
+        k.job = pending[i];
+        out.add(k);
+    }
+}
+
+void order_victims(JobOrder order, std::span<const Job> jobs, std::span<const RunState> runs,
+                   std::vector<int>& delay, std::span<const double> themis_rho) {
+    if (delay.empty()) return;
+    auto key = [&](int j) -> RankKey {
+        switch (order) {
+            case JobOrder::Fairness: return {-runs[j].fairness, -submit(jobs, j)};
+            case JobOrder::DiscFairness: return {-fclass(runs, j), -submit(jobs, j)};
+            case JobOrder::JobReward:
+                return {-fclass(runs, j), -reward(jobs, j), -submit(jobs, j)};
+            case JobOrder::Themis: return {themis_rho[j]};
+            default: return {};
+        }
+    };
     switch (order) {
         case JobOrder::Fairness:
-            sort_by(pending, [&](int j) { return Keyed{f(j), submit(j), 0, 0, 0}; });
-            sort_by(delay, [&](int j) { return Keyed{-f(j), -submit(j), 0, 0, 0}; });
-            return;
         case JobOrder::DiscFairness:
-            sort_by(pending, [&](int j) { return Keyed{cls(j), submit(j), 0, 0, 0}; });
-            sort_by(delay, [&](int j) { return Keyed{-cls(j), -submit(j), 0, 0, 0}; });
-            return;
         case JobOrder::JobReward:
-            sort_by(pending, [&](int j) { return Keyed{cls(j), reward(j), submit(j), 0, 0}; });
-            sort_by(delay, [&](int j) { return Keyed{-cls(j), -reward(j), -submit(j), 0, 0}; });
-            return;
-        case JobOrder::Themis:
-            for (int j : pending) themis_rho[j] = finish_time_fairness(runs[j], jobs[j].duration_s);
-            sort_by(pending, [&](int j) { return Keyed{-themis_rho[j], 0, 0, 0, 0}; });
-            sort_by(delay, [&](int j) { return Keyed{themis_rho[j], 0, 0, 0, 0}; });
-            return;
-        case JobOrder::Fifo:
-            sort_by(pending, [&](int j) { return Keyed{submit(j), 0, 0, 0, 0}; });
-            break;
-        case JobOrder::SmallestFirst:
-            sort_by(pending, [&](int j) { return Keyed{double(jobs[j].gpus), submit(j), 0, 0, 0}; });
-            break;
-        case JobOrder::Las:
-            sort_by(pending,
-                    [&](int j) { return Keyed{double(runs[j].executed_s), submit(j), 0, 0, 0}; });
-            break;
-        case JobOrder::Srtf:
-            sort_by(pending, [&](int j) {
-                return Keyed{double(jobs[j].duration_s - runs[j].executed_s), submit(j), 0, 0, 0};
-            });
-            break;
-        case JobOrder::Random:
-            for (std::size_t i = pending.size(); i > 1; --i)
-                std::swap(pending[i - 1], pending[rng.below(i)]);
-            break;
+        case JobOrder::Themis: break;
+        default: delay.clear(); return;
     }
-    delay.clear();
+    thread_local std::vector<RankKey> items;
+    items.clear();
+    for (std::size_t i = 0; i < delay.size(); ++i) {
+        RankKey k = key(delay[i]);
+        k.pos = static_cast<int>(i);
+        k.job = delay[i];
+        items.push_back(k);
+    }
+    std::sort(items.begin(), items.end());
+    for (std::size_t i = 0; i < delay.size(); ++i) delay[i] = items[i].job;
 }
 
 }  // namespace astraeus

@@ -1,6 +1,6 @@
 // Job orders inside a tenant (spec/astraea.md section 4): how a tenant's pending jobs are ranked
-// and in which order its delay jobs are preempted. Ties keep list order (stable sorts), as the
-// reference simulator's Python sorts do. Thread safety: pure, given its arguments.
+// and in which order its delay jobs are preempted. Ties keep list order (as the reference
+// simulator's stable Python sorts do). Thread safety: pure, given its arguments.
 #pragma once
 #include <span>
 #include <vector>
@@ -12,12 +12,47 @@
 
 namespace astraeus {
 
-/// Sorts `pending` (job indexes, ascending rank = served first) and `delay` (victims first) in
-/// place. Orders without a victim order (fifo, smallest_first, las, srtf, random) clear `delay`.
-/// themis writes each ranked job's rho' into `themis_rho` (the victim order reads the last
-/// value computed while the job was pending, as the reference does).
-void order_candidates(JobOrder order, std::span<const Job> jobs, std::span<const RunState> runs,
-                      std::vector<int>& pending, std::vector<int>& delay,
-                      std::span<double> themis_rho, Rng& rng);
+/// A rank: up to three numbers compared in turn, then the position in the list.
+struct RankKey {
+    double k1 = 0, k2 = 0, k3 = 0;
+    int pos = 0;
+    int job = 0;
+    bool operator<(const RankKey& o) const {
+        if (k1 != o.k1) return k1 < o.k1;
+        if (k2 != o.k2) return k2 < o.k2;
+        if (k3 != o.k3) return k3 < o.k3;
+        return pos < o.pos;
+    }
+};
+
+/// Jobs in rank order, sorted only as far as they are read: a round usually looks at the first
+/// few candidates of a long queue, so reading k of n costs O(n log k), not O(n log n).
+class LazyRanking {
+public:
+    void clear() {
+        items_.clear();
+        sorted_ = 0;
+    }
+    void add(RankKey key) { items_.push_back(key); }
+    std::size_t size() const { return items_.size(); }
+    /// The job ranked k-th (0 = served first); k < size().
+    int operator[](std::size_t k);
+
+private:
+    std::vector<RankKey> items_;
+    std::size_t sorted_ = 0;
+};
+
+/// Ranks `pending` (job indexes in list order) into `out`. themis writes each ranked job's rho'
+/// into `themis_rho` (the victim order reads the last value computed while the job was
+/// pending, as the reference does); random shuffles with `rng`.
+void rank_pending(JobOrder order, std::span<const Job> jobs, std::span<const RunState> runs,
+                  const std::vector<int>& pending, LazyRanking& out, std::span<double> themis_rho,
+                  Rng& rng);
+
+/// Sorts `delay` (running delay jobs, list order) into victim order, most over-served first.
+/// Orders without a victim order (fifo, smallest_first, las, srtf, random) clear it.
+void order_victims(JobOrder order, std::span<const Job> jobs, std::span<const RunState> runs,
+                   std::vector<int>& delay, std::span<const double> themis_rho);
 
 }  // namespace astraeus

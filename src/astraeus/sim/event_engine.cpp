@@ -204,12 +204,13 @@ private:
     void renew_in_place(Seconds t) {
         for (std::size_t u = 0; u < tenants(); ++u) {
             if (t_pending_[u].empty()) continue;
-            renewals_ = t_pending_[u];
-            for (int j : renewals_) set_fairness(j, run(j).executed_s);
-            no_victims_.clear();
-            order_candidates(opt_.job_order, w_.jobs, res_.runs, renewals_, no_victims_,
-                             themis_rho_, rng_);
-            for (int j : renewals_) launch(j, run(j).last_placement, t);
+            for (int j : t_pending_[u]) set_fairness(j, run(j).executed_s);
+            rank_pending(opt_.job_order, w_.jobs, res_.runs, t_pending_[u], renewals_, themis_rho_,
+                         rng_);
+            for (std::size_t k = 0; k < renewals_.size(); ++k) {
+                const int j = renewals_[k];
+                launch(j, run(j).last_placement, t);
+            }
         }
     }
 
@@ -299,7 +300,8 @@ private:
     Seconds last_t_ = 0;
     bool arrived_ = false;
     std::size_t expired_now_ = 0;           ///< leases ended at the current instant
-    std::vector<int> renewals_, no_victims_, new_waiters_;
+    LazyRanking renewals_;
+    std::vector<int> new_waiters_;
     std::uint64_t seq_ = 0;
     std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
     std::vector<Seconds> lease_start_, e0_, restore_, wait_begin_;
