@@ -69,6 +69,12 @@ TEST(TenantLedger, WindowKeepsTheLastClosedBuckets) {
     EXPECT_EQ(s.deserved, 20);
     EXPECT_DOUBLE_EQ(TenantLedger::scheduling_index(s), 20.0 / 440.0);
     EXPECT_DOUBLE_EQ(TenantLedger::fairness(s), 1.0);
+    // over the whole run: W 40 + 40 + 400, U 30 + 20, D 40 + 20
+    const TenantServiceSums all = l.lifetime();
+    EXPECT_EQ(all.entitled, 480);
+    EXPECT_EQ(all.utilized, 50);
+    EXPECT_EQ(all.deserved, 60);
+    EXPECT_DOUBLE_EQ(TenantLedger::fairness(all), 50.0 / 60.0);
 }
 
 TEST(TenantLedger, ProRataWindowSlides) {

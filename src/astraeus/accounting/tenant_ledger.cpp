@@ -36,6 +36,7 @@ void TenantLedger::close_bucket() {
     if (closed_ >= ring_.size()) add(sums_, ring_[next_], -1);
     ring_[next_] = current_;
     add(sums_, current_);
+    add(closed_total_, current_);
     next_ = (next_ + 1) % ring_.size();
     ++closed_;
     current_ = {};
@@ -53,6 +54,12 @@ TenantServiceSums TenantLedger::window(double current_fraction) const {
         s.utilized -= oldest.utilized - scaled(oldest.utilized, keep);
         s.deserved -= oldest.deserved - scaled(oldest.deserved, keep);
     }
+    return s;
+}
+
+TenantServiceSums TenantLedger::lifetime() const {
+    TenantServiceSums s = closed_total_;
+    add(s, current_);
     return s;
 }
 

@@ -29,6 +29,9 @@ public:
     /// window is full (pro rata sliding window; 0 gives the compat "closed buckets only").
     TenantServiceSums window(double current_fraction = 0.0) const;
     const TenantServiceSums& current() const { return current_; }
+    /// Sums since the ledger began (closed buckets and the current one): the tenant's service
+    /// over a whole run.
+    TenantServiceSums lifetime() const;
 
     /// R_u = U / W (1 when W = 0): the scheduling index of phase 1.
     static double scheduling_index(const TenantServiceSums& s);
@@ -42,6 +45,7 @@ private:
     std::size_t closed_ = 0;               ///< buckets closed so far
     TenantServiceSums sums_;               ///< sum over the ring
     TenantServiceSums current_;
+    TenantServiceSums closed_total_;       ///< every bucket closed so far
 };
 
 }  // namespace astraeus

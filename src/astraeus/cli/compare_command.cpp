@@ -63,7 +63,7 @@ std::string table(const std::vector<Row>& rows) {
                            s.fu_max_over_min, s.fu_jain, ratio);
     }
     out += fmt::format("  job fairness: share of jobs with F_j in [0.95, 1/0.95] (fair), below "
-                       "(loss), above (benefit).\n  tenant fairness: final F_u over the window; "
+                       "(loss), above (benefit).\n  tenant fairness: F_u = GPU-time received / deserved over the run; "
                        "'spread x' = max|F_u - 1| of the policy / that of {}.\n",
                        rows.empty() ? "" : rows.front().policy);
     return out;

@@ -42,11 +42,12 @@ struct SimResult {
     std::vector<RunState> runs;        ///< one per workload job, same index
     std::vector<int> quotas;           ///< Q_u per tenant
     std::vector<TenantSample> tenant_series;
-    std::vector<double> tenant_fairness;  ///< final F_u per tenant (window at the end)
+    std::vector<double> tenant_fairness;  ///< F_u per tenant over the whole run
     Seconds end_s = 0;                 ///< last completion (makespan when the first submit is 0)
     GpuSeconds busy_gpu_s = 0;         ///< GPU-seconds held by running jobs
     GpuSeconds overhead_gpu_s = 0;     ///< of which spent checkpointing and restoring
     std::size_t dropped_too_big = 0;   ///< default mode: gangs larger than the whole cluster
+    std::size_t dropped_over_static_quota = 0;  ///< default mode, static quotas: g > Q_u
     long rounds = 0;
 };
 

@@ -120,10 +120,10 @@ void EngineBase::sort_starving() {
             });
 }
 
-SimResult EngineBase::finish_result(const std::vector<TenantServiceSums>& final_sums) {
+SimResult EngineBase::finish_result() {
     res_.tenant_fairness.resize(tenants());
     for (std::size_t u = 0; u < tenants(); ++u)
-        res_.tenant_fairness[u] = TenantLedger::fairness(final_sums[u]);
+        res_.tenant_fairness[u] = TenantLedger::fairness(ledgers_[u].lifetime());
     return std::move(res_);
 }
 

@@ -43,8 +43,8 @@ protected:
     void clear_starving();
     void add_starving(int j);
     void sort_starving();
-    /// Final per-tenant F_u and the result.
-    SimResult finish_result(const std::vector<TenantServiceSums>& final_sums);
+    /// The result, with each tenant's F_u over the whole run.
+    SimResult finish_result();
 
     const Workload& w_;
     const SimConfig& c_;

@@ -65,7 +65,7 @@ public:
             ++res_.rounds;
             if (progress && res_.rounds % 65536 == 0) progress({t, done_, w_.jobs.size()});
         }
-        return finish_result(window_sums(last_t_));
+        return finish_result();
     }
 
 private:
@@ -142,9 +142,14 @@ private:
         while (next_arrival_ < w_.jobs.size() && w_.jobs[next_arrival_].submit_s <= t) {
             const int j = static_cast<int>(next_arrival_++);
             RunState& r = run(j);
-            if (tenant(j) < 0 || gpus(j) > cluster_.total_gpus()) {
+            // Jobs that could never start: larger than the cluster, or than a static quota.
+            const bool too_big = tenant(j) >= 0 && gpus(j) > cluster_.total_gpus();
+            const bool over_static = tenant(j) >= 0 && opt_.quota_mode == QuotaMode::Static &&
+                                     gpus(j) > quota(tenant(j));
+            if (tenant(j) < 0 || too_big || over_static) {
                 r.status = RunStatus::Dropped;
-                if (tenant(j) >= 0) ++res_.dropped_too_big;
+                if (too_big) ++res_.dropped_too_big;
+                else if (over_static) ++res_.dropped_over_static_quota;
                 ++done_;
                 continue;
             }

@@ -21,11 +21,11 @@ struct Summary {
     // job-level fairness over admitted, finished jobs
     double share_fair = 0, share_loss = 0, share_benefit = 0;  ///< F_j in [0.95, 1/0.95] / below / above
     double fj_min = 0, fj_p5 = 0, fj_median = 0, fj_max = 0, fj_jain = 0;
-    // tenant-level fairness (final window), over tenants that had jobs
+    // tenant-level fairness: F_u over the whole run, over tenants that had jobs
     double fu_max_dev = 0;           ///< max |F_u - 1|
     double fu_max_over_min = 0;      ///< max F_u / min F_u
     double fu_jain = 0;
-    double fu_worst_over_time = 0;   ///< min F_u over all samples (tenants with jobs)
+    double fu_worst_over_time = 0;   ///< min windowed F_u over the hourly samples
 };
 
 /// Percentile with linear interpolation between closest ranks (numpy's default); q in [0, 100].

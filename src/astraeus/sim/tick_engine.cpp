@@ -32,7 +32,7 @@ public:
             if (progress && res_.rounds % 8192 == 0) progress({t, done_, w_.jobs.size()});
             t += tick;
         }
-        return finish_result(window_sums());
+        return finish_result();
     }
 
 private:
