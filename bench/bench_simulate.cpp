@@ -1,28 +1,65 @@
 // Benchmarks of the simulator (not tests). Results and commands: docs/performance.md.
 //   cmake --preset release && cmake --build --preset release
-//   ./build/release/bench/astraeus_bench --benchmark_min_time=2
+//   ./build/release/bench/astraeus_bench
 #include <benchmark/benchmark.h>
 
+#include <cstdlib>
+#include <iostream>
+
+#include "astraeus/config/cluster_config.hpp"
 #include "astraeus/config/tenant_config.hpp"
 #include "astraeus/sim/engine.hpp"
+#include "astraeus/trace/read_trace.hpp"
 #include "astraeus/trace/reference_csv.hpp"
+#include "astraeus/trace/slice.hpp"
+#include "astraeus/trace/tenant_assign.hpp"
 
 namespace astraeus {
 namespace {
 
+const std::string kData = ASTRAEUS_DATA_DIR;
+
+template <class T>
+T must(Result<T> r) {
+    if (!r) {
+        std::cerr << "bench setup: " << r.error().message << "\n";
+        std::exit(1);
+    }
+    return std::move(*r);
+}
+
 const Workload& fake_job() {
     static const Workload w = [] {
-        const std::string dir = ASTRAEUS_DATA_DIR "/astraea-artifact/";
-        auto tenants = read_tenant_config(dir + "share.csv", dir + "name.lst");
-        auto trace = read_reference_jobs(dir + "fake_job.csv");
-        return *apply_tenants(std::move(*trace), *tenants, UnknownTenant::Drop, "fake_job.csv");
+        const std::string dir = kData + "/astraea-artifact/";
+        auto tenants = must(read_tenant_config(dir + "share.csv", dir + "name.lst"));
+        auto trace = must(read_reference_jobs(dir + "fake_job.csv"));
+        return must(apply_tenants(std::move(trace), tenants, UnknownTenant::Drop, "fake_job"));
     }();
     return w;
 }
 
-SimConfig philly_experiment(Mode mode) {
+/// The main job's workload: all 111,549 Philly jobs, VCs drawn (seed 1) from the DRE sample's
+/// mix, weights of the 15 production VCs.
+const Workload& philly() {
+    static const Workload w = [] {
+        auto arrivals = must(read_trace(kData + "/philly/philly_trace.csv.gz", "rfold-philly"));
+        auto sample = must(read_trace(kData + "/philly/sampled_jobs.json.gz", "philly-joblog"));
+        auto assigned = must(assign_tenants(std::move(arrivals), mix_from_workload(sample), 1));
+        auto weights = must(
+            read_tenant_config(kData + "/astraea-artifact/philly-share-production.csv", ""));
+        return must(apply_tenants(std::move(assigned), weights, UnknownTenant::Error, "philly"));
+    }();
+    return w;
+}
+
+Workload busiest(int days) {
+    auto window = must(busiest_days(philly(), days));
+    return slice_window(philly(), window.from_s, window.to_s);
+}
+
+SimConfig philly_experiment(Mode mode, ClusterSpec cluster) {
     SimConfig c;
-    c.cluster = ClusterSpec::uniform(40, 8);
+    c.cluster = std::move(cluster);
     c.options.mode = mode;
     c.options.lease_s = 900;
     c.options.starvation_s = 21600;
@@ -31,24 +68,51 @@ SimConfig philly_experiment(Mode mode) {
     return c;
 }
 
-// compat mode on the reference simulator's own input (it takes about 1.8 s in CPython).
-void BM_CompatFakeJob(benchmark::State& state) {
-    const SimConfig c = philly_experiment(Mode::Compat);
+void run(benchmark::State& state, const Workload& w, const SimConfig& c) {
+    std::size_t rounds = 0;
     for (auto _ : state) {
-        auto r = simulate(fake_job(), c);
+        auto r = simulate(w, c);
+        if (!r) state.SkipWithError(r.error().message.c_str());
+        rounds = static_cast<std::size_t>(r->rounds);
         benchmark::DoNotOptimize(r);
     }
+    state.counters["jobs"] = static_cast<double>(w.jobs.size());
+    state.counters["rounds"] = static_cast<double>(rounds);
+}
+
+// compat mode on the reference simulator's own input (it takes about 1.8 s in CPython).
+void BM_CompatFakeJob(benchmark::State& state) {
+    run(state, fake_job(), philly_experiment(Mode::Compat, ClusterSpec::uniform(40, 8)));
 }
 BENCHMARK(BM_CompatFakeJob)->Unit(benchmark::kMillisecond);
 
 void BM_DefaultFakeJob(benchmark::State& state) {
-    const SimConfig c = philly_experiment(Mode::Default);
-    for (auto _ : state) {
-        auto r = simulate(fake_job(), c);
-        benchmark::DoNotOptimize(r);
-    }
+    run(state, fake_job(), philly_experiment(Mode::Default, ClusterSpec::uniform(40, 8)));
 }
 BENCHMARK(BM_DefaultFakeJob)->Unit(benchmark::kMillisecond);
+
+// The main job's first part: the whole Philly workload, Philly inventory, default mode.
+void BM_DefaultPhillyFull(benchmark::State& state) {
+    SimConfig c = philly_experiment(Mode::Default, must(resolve_cluster("philly")));
+    c.options.lease_s = 1800;
+    c.options.starvation_s = 4 * 3600;
+    run(state, philly(), c);
+}
+BENCHMARK(BM_DefaultPhillyFull)->Unit(benchmark::kMillisecond)->Iterations(3);
+
+// compat mode on the busiest 2 days of Philly, 15 tenants, 1120 GPUs.
+void BM_CompatPhillyBusiest2Days(benchmark::State& state) {
+    static const Workload w = busiest(2);
+    run(state, w, philly_experiment(Mode::Compat, ClusterSpec::uniform(140, 8)));
+}
+BENCHMARK(BM_CompatPhillyBusiest2Days)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// The main job's second part: the busiest 14 days on 1120 GPUs, default mode.
+void BM_DefaultPhillyBusiest14Days(benchmark::State& state) {
+    static const Workload w = busiest(14);
+    run(state, w, philly_experiment(Mode::Default, ClusterSpec::uniform(140, 8)));
+}
+BENCHMARK(BM_DefaultPhillyBusiest14Days)->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
 }  // namespace astraeus

@@ -8,15 +8,17 @@
 namespace astraeus {
 
 int LazyRanking::operator[](std::size_t k) {
-    while (k >= sorted_) {
-        // Sort the next chunk (doubling) of the unsorted rest into place.
-        const std::size_t chunk = std::max<std::size_t>(16, sorted_);
-        const std::size_t end = std::min(items_.size(), sorted_ + chunk);
-        std::partial_sort(items_.begin() + static_cast<std::ptrdiff_t>(sorted_),
-                          items_.begin() + static_cast<std::ptrdiff_t>(end), items_.end());
-        sorted_ = end;
+    auto later = [](const RankKey& a, const RankKey& b) { return b < a; };
+    if (!built_) {
+        std::make_heap(heap_.begin(), heap_.end(), later);
+        built_ = true;
     }
-    return items_[k].job;
+    while (k >= ordered_.size()) {
+        std::pop_heap(heap_.begin(), heap_.end(), later);
+        ordered_.push_back(heap_.back().job);
+        heap_.pop_back();
+    }
+    return ordered_[k];
 }
 
 namespace {

@@ -25,22 +25,25 @@ struct RankKey {
     }
 };
 
-/// Jobs in rank order, sorted only as far as they are read: a round usually looks at the first
-/// few candidates of a long queue, so reading k of n costs O(n log k), not O(n log n).
+/// Jobs in rank order, ordered only as far as they are read: a round usually looks at the first
+/// few candidates of a long queue, so reading k of n costs O(n + k log n) (a binary heap), not
+/// O(n log n).
 class LazyRanking {
 public:
     void clear() {
-        items_.clear();
-        sorted_ = 0;
+        heap_.clear();
+        ordered_.clear();
+        built_ = false;
     }
-    void add(RankKey key) { items_.push_back(key); }
-    std::size_t size() const { return items_.size(); }
+    void add(RankKey key) { heap_.push_back(key); }
+    std::size_t size() const { return heap_.size() + ordered_.size(); }
     /// The job ranked k-th (0 = served first); k < size().
     int operator[](std::size_t k);
 
 private:
-    std::vector<RankKey> items_;
-    std::size_t sorted_ = 0;
+    std::vector<RankKey> heap_;   ///< not yet ordered (a min-heap once built_)
+    std::vector<int> ordered_;    ///< the jobs ranked 0, 1, ... so far
+    bool built_ = false;
 };
 
 /// Ranks `pending` (job indexes in list order) into `out`. themis writes each ranked job's rho'

@@ -237,9 +237,13 @@ private:
 
     void schedule(Seconds t) {
         clear_starving();
+        const bool by_fairness = opt_.job_order == JobOrder::Fairness ||
+                                 opt_.job_order == JobOrder::DiscFairness ||
+                                 opt_.job_order == JobOrder::JobReward ||
+                                 opt_.job_order == JobOrder::Themis;
         for (int j : pending_) {
             RunState& r = run(j);
-            set_fairness(j, r.executed_s);
+            if (by_fairness) set_fairness(j, r.executed_s);
             r.life_s = t - w_.jobs[j].submit_s;
             r.waiting_since_start_s = t - wait_begin_[j];
             if (r.waiting_since_start_s >= opt_.starvation_s) add_starving(j);
