@@ -32,9 +32,21 @@ struct Fill {
     bool active;
 };
 
+/// Tenant u's queues, filled and ranked on first use.
+TenantQueue& queue(RoundInput& in, std::size_t u, const AstraeaOptions& opt, Rng& rng) {
+    TenantQueue& t = in.tenants[u];
+    if (!t.prepared) {
+        in.prepare(u, t);
+        rank_pending(opt.job_order, in.jobs, in.runs, t.pending, t.ranked, in.themis_rho, rng);
+        order_victims(opt.job_order, in.jobs, in.runs, t.delay, in.themis_rho);
+        t.prepared = true;
+    }
+    return t;
+}
+
 /// Phase 1: per-tenant GPU budgets by water filling on projected U/W (GPU counts only).
 void phase1_budgets(RoundInput& in, const ClusterState& cluster, const AstraeaOptions& opt,
-                    std::vector<Fill>& fill) {
+                    Rng& rng, std::vector<Fill>& fill) {
     const std::size_t n = in.tenants.size();
     fill.resize(n);
     for (std::size_t u = 0; u < n; ++u) {
@@ -66,7 +78,12 @@ void phase1_budgets(RoundInput& in, const ClusterState& cluster, const AstraeaOp
                 if (fill[k].active && (u == n || fill[k].index < fill[u].index)) u = k;
         }
         Fill& f = fill[u];
-        const Candidates list{&in.tenants[u]};
+        if (in.tenants[u].min_gpus > free) {  // every candidate would be dropped
+            f.active = false;
+            --active;
+            continue;
+        }
+        const Candidates list{&queue(in, u, opt, rng)};
         while (f.next < list.size()) {
             const int g = in.jobs[list[f.next++]].gpus;
             if (free < g) continue;  // dropped for this round
@@ -100,18 +117,22 @@ std::optional<Placement> take_if_free(ClusterState& cluster, const Placement& p)
 void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
                    const Placer& placer, Rng& rng, std::vector<Action>& actions) {
     actions.clear();
-    for (TenantQueue& t : in.tenants) {
-        rank_pending(opt.job_order, in.jobs, in.runs, t.pending, t.ranked, in.themis_rho, rng);
-        order_victims(opt.job_order, in.jobs, in.runs, t.delay, in.themis_rho);
-    }
-
+    if (in.eager)
+        for (std::size_t u = 0; u < in.tenants.size(); ++u) queue(in, u, opt, rng);
     thread_local std::vector<Fill> fill;
-    phase1_budgets(in, cluster, opt, fill);
+    phase1_budgets(in, cluster, opt, rng, fill);
 
     // Phase 2: place jobs inside each tenant's budget, tenants in tenant order.
     for (std::size_t u = 0; u < in.tenants.size(); ++u) {
-        TenantQueue& t = in.tenants[u];
         const double budget = fill[u].budget;
+        {
+            // No candidate fits the budget, and only a new job could make room (by preempting
+            // delay jobs): nothing can happen for this tenant.
+            const TenantQueue& peek = in.tenants[u];
+            const bool may_preempt = opt.quota_mode == QuotaMode::Fair && peek.new_jobs > 0;
+            if (budget - peek.used < peek.min_gpus && !may_preempt) continue;
+        }
+        TenantQueue& t = queue(in, u, opt, rng);
         int used = t.used;
         std::size_t starving_left = t.starving.size();
         std::size_t next_victim = 0;

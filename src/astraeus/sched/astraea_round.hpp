@@ -5,6 +5,7 @@
 // order. Pure except for `themis_rho` (the themis order's cache) and the random order's rng.
 // Thread safety: one round at a time per input.
 #pragma once
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -19,17 +20,23 @@
 namespace astraeus {
 
 /// What the round knows of one tenant.
+/// The queues are filled lazily: the round calls RoundInput::prepare for a tenant the first
+/// time it reads them, so a round costs nothing for tenants it never looks at.
 struct TenantQueue {
     int quota = 0;                 ///< Q_u, GPUs
     int used = 0;                  ///< GPUs its running jobs hold now
     double index = 1.0;            ///< R_u = U/W now (phase 1 starts from this)
     GpuSeconds utilized = 0;       ///< long-term U_u
     GpuSeconds entitled = 0;       ///< long-term W_u
+    int min_gpus = 0;              ///< smallest gang among its pending jobs (INT_MAX if none)
+    int new_jobs = 0;              ///< pending jobs that never ran (the only ones that preempt)
+    // Filled by prepare:
+    bool prepared = false;
     std::vector<int> pending;      ///< pending, not starving, in queue order
-    LazyRanking ranked;            ///< `pending` in job order (filled by the round)
-    std::vector<int> starving;     ///< starving pending jobs, by submit time
+    std::span<const int> starving; ///< starving pending jobs, by submit time (valid for the round)
     std::vector<int> delay;        ///< delay jobs (running, restarted < T_delay ago; sorted in
                                    ///< place into victim order)
+    LazyRanking ranked;            ///< `pending` in job order (filled by the round)
 };
 
 struct RoundInput {
@@ -43,6 +50,12 @@ struct RoundInput {
     /// A job re-selected at the instant its lease ended keeps its GPUs when they are still
     /// free (default mode; compat re-places it like any job, as the reference does).
     bool sticky_renewals = false;
+    /// Prepare and rank every tenant's queues first, in tenant order, whether read or not (the
+    /// reference simulator ranks every tenant each tick; themis's cached rho depends on it).
+    bool eager = false;
+    /// Fills tenant u's pending, starving and delay lists and brings their jobs' fairness up to
+    /// date (called at most once per tenant and round).
+    std::function<void(std::size_t u, TenantQueue& q)> prepare;
 };
 
 struct Action {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <limits>
 
 namespace astraeus::detail {
 namespace {
@@ -23,6 +24,9 @@ EngineBase::EngineBase(const Workload& w, const SimConfig& c, std::vector<int> q
     res_.runs.resize(w.jobs.size());
     themis_rho_.assign(w.jobs.size(), 1.0);
     starving_mark_.assign(w.jobs.size(), 0);
+    pend_seq_.assign(w.jobs.size(), 0);
+    pending_gangs_.resize(n);
+    new_pending_.assign(n, 0);
     ledgers_.assign(n, TenantLedger(opt_.window_buckets));
     t_pending_.resize(n);
     t_running_.resize(n);
@@ -32,9 +36,24 @@ EngineBase::EngineBase(const Workload& w, const SimConfig& c, std::vector<int> q
 }
 
 void EngineBase::to_pending(int j) {
-    run(j).status = RunStatus::Pending;
+    RunState& r = run(j);
+    r.status = RunStatus::Pending;
     pending_.push_back(j);
-    t_pending_[tenant(j)].push_back(j);
+    const int u = tenant(j);
+    t_pending_[u].push_back(j);
+    pend_seq_[j] = ++next_pend_seq_;
+    auto& gangs = pending_gangs_[u];
+    auto it = std::find_if(gangs.begin(), gangs.end(), [&](auto& p) { return p.first == gpus(j); });
+    if (it == gangs.end()) gangs.push_back({gpus(j), 1});
+    else ++it->second;
+    if (is_new(r)) ++new_pending_[u];
+}
+
+int EngineBase::min_pending_gpus(std::size_t u) const {
+    int m = std::numeric_limits<int>::max();
+    for (auto [g, count] : pending_gangs_[u])
+        if (count > 0) m = std::min(m, g);
+    return m;
 }
 
 void EngineBase::release(int j) {
@@ -51,8 +70,16 @@ void EngineBase::mark_running(int j, Placement p) {
     RunState& r = run(j);
     for (const auto& part : p.parts) cluster_.take(part.machine, part.gpus);
     r.placement = std::move(p);
+    const int u = tenant(j);
     remove_from(pending_, j);
-    remove_from(t_pending_[tenant(j)], j);
+    remove_from(t_pending_[u], j);
+    if (starving_mark_[j]) {
+        remove_from(starving_[u], j);
+        starving_mark_[j] = 0;
+    }
+    for (auto& [g, count] : pending_gangs_[u])
+        if (g == gpus(j)) --count;
+    if (is_new(r)) --new_pending_[u];
     r.status = RunStatus::Running;
     running_.push_back(j);
     t_running_[tenant(j)].push_back(j);
@@ -76,6 +103,7 @@ std::vector<Action>& EngineBase::run_round(const std::vector<TenantServiceSums>&
     RoundInput& in = round_in_;
     in.now = now;
     in.sticky_renewals = opt_.mode == Mode::Default;
+    in.eager = opt_.mode == Mode::Compat;
     in.jobs = w_.jobs;
     in.runs = res_.runs;
     in.themis_rho = themis_rho_;
@@ -89,15 +117,32 @@ std::vector<Action>& EngineBase::run_round(const std::vector<TenantServiceSums>&
         q.index = TenantLedger::scheduling_index(sums[u]);
         q.utilized = sums[u].utilized;
         q.entitled = sums[u].entitled;
-        q.starving = starving_[u];
-        q.pending.clear();
-        for (int j : t_pending_[u])
-            if (!starving_mark_[j]) q.pending.push_back(j);
-        q.delay = delay_[u];
+        q.min_gpus = min_pending_gpus(u);
+        q.new_jobs = new_pending_[u];
+        q.prepared = false;
     }
+    if (!in.prepare) in.prepare = [this](std::size_t u, TenantQueue& q) { prepare_tenant(u, q); };
     scratch_cluster_ = cluster_;
     astraea_round(in, scratch_cluster_, opt_, *placer_, rng_, actions_);
     return actions_;
+}
+
+void EngineBase::prepare_tenant(std::size_t u, TenantQueue& q) {
+    q.pending.clear();
+    for (int j : t_pending_[u])
+        if (!starving_mark_[j]) q.pending.push_back(j);
+    q.starving = starving_[u];
+    q.delay = delay_[u];
+}
+
+void EngineBase::insert_starving(int j) {
+    auto& s = starving_[tenant(j)];
+    auto before = [&](int a, int b) {
+        const Seconds sa = w_.jobs[a].submit_s, sb = w_.jobs[b].submit_s;
+        return sa != sb ? sa < sb : pend_seq_[a] < pend_seq_[b];
+    };
+    s.insert(std::upper_bound(s.begin(), s.end(), j, before), j);
+    starving_mark_[j] = 1;
 }
 
 void EngineBase::clear_starving() {

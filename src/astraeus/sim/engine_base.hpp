@@ -17,6 +17,10 @@ class EngineBase {
 protected:
     EngineBase(const Workload& w, const SimConfig& c, std::vector<int> quotas,
                std::unique_ptr<Placer> placer);
+    virtual ~EngineBase() = default;
+    /// Fills tenant u's queues for a round (RoundInput::prepare): here, pending jobs not in a
+    /// starving list, the starving list and the delay list as they stand.
+    virtual void prepare_tenant(std::size_t u, TenantQueue& q);
 
     RunState& run(int j) { return res_.runs[j]; }
     int tenant(int j) const { return w_.jobs[j].tenant; }
@@ -43,6 +47,11 @@ protected:
     void clear_starving();
     void add_starving(int j);
     void sort_starving();
+    /// Adds j to its tenant's starving list at its place (by submit, then pending-list order).
+    void insert_starving(int j);
+    /// Smallest gang among tenant u's pending jobs (INT_MAX if none).
+    int min_pending_gpus(std::size_t u) const;
+    static bool is_new(const RunState& r) { return r.executed_s == 0 && r.preemptions == 0; }
     /// The result, with each tenant's F_u over the whole run.
     SimResult finish_result();
 
@@ -59,6 +68,10 @@ protected:
     std::vector<std::vector<int>> t_pending_, t_running_, starving_, delay_;
     std::vector<int> used_;                       ///< GPUs held per tenant
     std::vector<char> starving_mark_;             ///< per job: in a starving list now
+    std::vector<std::uint64_t> pend_seq_;         ///< per job: when it joined the pending lists
+    std::uint64_t next_pend_seq_ = 0;
+    std::vector<std::vector<std::pair<int, int>>> pending_gangs_;  ///< per tenant: (g, count)
+    std::vector<int> new_pending_;                ///< per tenant: pending jobs that never ran
     RoundInput round_in_;                         ///< reused between rounds
     ClusterState scratch_cluster_;
     std::vector<Action> actions_;

@@ -129,7 +129,11 @@ private:
             timers_.pop();
             if (ev.version != version_[ev.job]) continue;
             const RunState& r = run(ev.job);
-            if (r.status != RunStatus::Running) continue;  // starvation threshold: just a round
+            if (r.status == RunStatus::Pending) {  // starvation threshold reached
+                insert_starving(ev.job);
+                continue;
+            }
+            if (r.status != RunStatus::Running) continue;
             if (completes_[ev.job]) {
                 finish(ev.job, t);
             } else {
@@ -236,42 +240,41 @@ private:
     // --- the round ---------------------------------------------------------------------------
 
     void schedule(Seconds t) {
-        clear_starving();
-        const bool by_fairness = opt_.job_order == JobOrder::Fairness ||
-                                 opt_.job_order == JobOrder::DiscFairness ||
-                                 opt_.job_order == JobOrder::JobReward ||
-                                 opt_.job_order == JobOrder::Themis;
-        for (int j : pending_) {
-            RunState& r = run(j);
-            if (by_fairness) set_fairness(j, r.executed_s);
-            r.life_s = t - w_.jobs[j].submit_s;
-            r.waiting_since_start_s = t - wait_begin_[j];
-            if (r.waiting_since_start_s >= opt_.starvation_s) add_starving(j);
-        }
-        sort_starving();
-        // Delay jobs matter only to a tenant with a new job (the only kind that preempts).
-        for (std::size_t u = 0; u < tenants(); ++u) {
-            delay_[u].clear();
-            const bool has_new = std::any_of(t_pending_[u].begin(), t_pending_[u].end(), [&](int j) {
-                return run(j).executed_s == 0 && run(j).preemptions == 0;
-            });
-            if (!has_new) continue;
-            for (int j : t_running_[u]) {
-                const Seconds in_lease = t - lease_start_[j];
-                const bool delay = run(j).lease_expiries > 0
-                                       ? in_lease < opt_.delay_s
-                                       : in_lease >= 120 && in_lease < opt_.delay_s;
-                if (!delay) continue;
-                set_fairness(j, e0_[j]);  // judged without the work a preemption would lose
-                delay_[u].push_back(j);
-            }
-        }
+        now_ = t;
         for (Action& a : run_round(window_sums(t), t)) {
             if (a.kind == Action::Kind::Preempt) {
                 preempt(a.job, t);
             } else {
                 launch(a.job, std::move(a.placement), t);
             }
+        }
+    }
+
+    /// A tenant's queues for the round at now_: pending jobs get their fairness (and life, for
+    /// themis) brought up to now; delay jobs are looked for only if the tenant has a new job
+    /// (the only kind that preempts).
+    void prepare_tenant(std::size_t u, TenantQueue& q) override {
+        EngineBase::prepare_tenant(u, q);
+        const bool by_fairness = opt_.job_order == JobOrder::Fairness ||
+                                 opt_.job_order == JobOrder::DiscFairness ||
+                                 opt_.job_order == JobOrder::JobReward ||
+                                 opt_.job_order == JobOrder::Themis;
+        if (by_fairness) {
+            for (int j : q.pending) {
+                set_fairness(j, run(j).executed_s);
+                run(j).life_s = now_ - w_.jobs[j].submit_s;
+            }
+        }
+        q.delay.clear();
+        if (new_pending_[u] == 0) return;
+        for (int j : t_running_[u]) {
+            const Seconds in_lease = now_ - lease_start_[j];
+            const bool delay = run(j).lease_expiries > 0
+                                   ? in_lease < opt_.delay_s
+                                   : in_lease >= 120 && in_lease < opt_.delay_s;
+            if (!delay) continue;
+            set_fairness(j, e0_[j]);  // judged without the work a preemption would lose
+            q.delay.push_back(j);
         }
     }
 
@@ -307,6 +310,7 @@ private:
     }
 
     Seconds last_t_ = 0;
+    Seconds now_ = 0;                        ///< time of the round being prepared
     bool arrived_ = false;
     std::size_t expired_now_ = 0;           ///< leases ended at the current instant
     LazyRanking renewals_;
