@@ -72,3 +72,37 @@ TEST(Simulate, RejectsALeaseShorterThanItsOverheads) {
 
 }  // namespace
 }  // namespace astraeus
+
+namespace astraeus {
+namespace {
+
+TEST(Metrics, TenantFairnessFiguresOverTenantsWithJobs) {
+    Workload w = tenants_with({1, 1, 1});
+    for (int u = 0; u < 2; ++u) {  // tenant 2 has no jobs: left out of the tenant figures
+        Job j;
+        j.id = u;
+        j.tenant = u;
+        j.duration_s = 100;
+        w.jobs.push_back(j);
+    }
+    SimResult r;
+    r.runs.resize(2);
+    for (auto& run : r.runs) {
+        run.status = RunStatus::Done;
+        run.first_start_s = 0;
+        run.end_s = 100;
+        run.fairness = 1.0;
+    }
+    r.tenant_fairness = {0.9, 1.3, 0.1};
+    r.end_s = 100;
+    const Summary s = summarize(w, r, 8);
+    EXPECT_DOUBLE_EQ(s.fu_min, 0.9);
+    EXPECT_NEAR(s.fu_max_shortfall, 0.1, 1e-12);
+    EXPECT_NEAR(s.fu_max_dev, 0.3, 1e-12);
+    EXPECT_NEAR(s.fu_max_over_min, 1.3 / 0.9, 1e-12);
+    EXPECT_NEAR(s.fu_jain, (2.2 * 2.2) / (2 * (0.81 + 1.69)), 1e-12);
+    EXPECT_DOUBLE_EQ(s.share_fair, 1.0);
+}
+
+}  // namespace
+}  // namespace astraeus

@@ -57,7 +57,7 @@ TEST(ReferenceReader, BadShareIsAnError) {
               kDir + "bad_share.csv:3: field 'share': expected a positive number, got 'zero'");
 }
 
-TEST(TenantConfig, JsonWeightsAndQuotas) {
+TEST(TenantConfig, JsonQuotasMixedKeysAndTheDocumentedExample) {
     auto t = read_tenant_config(kDir + "tenants.json", "");
     ASSERT_TRUE(t) << t.error().message;
     ASSERT_EQ(t->tenants.size(), 2u);
@@ -67,6 +67,13 @@ TEST(TenantConfig, JsonWeightsAndQuotas) {
     auto bad = read_tenant_config(kDir + "tenants_no_weight.json", "");
     ASSERT_FALSE(bad);
     EXPECT_NE(bad.error().message.find("tenants[0] ('A')"), std::string::npos);
+    auto mixed = read_tenant_config(kDir + "tenants_mixed.json", "");
+    ASSERT_FALSE(mixed);
+    EXPECT_NE(mixed.error().message.find("tenants[1] ('B'): use \"weight\" for every tenant"),
+              std::string::npos);
+    auto example = read_tenant_config(ASTRAEUS_TESTS_DIR "/../docs/examples/tenants.json", "");
+    ASSERT_TRUE(example) << example.error().message;
+    EXPECT_EQ(example->tenants.size(), 4u);
 }
 
 TEST(ApplyTenants, UnknownTenantIsAnErrorOrDropped) {

@@ -19,6 +19,7 @@ Result<TenantTable> read_json(const std::string& path) {
         return fail(path + ": expected an object with a \"tenants\" array");
     TenantTable t;
     std::set<std::string> seen;
+    std::string first_key;
     for (std::size_t i = 0; i < doc["tenants"].size(); ++i) {
         const auto& e = doc["tenants"][i];
         const std::string where = path + ": tenants[" + std::to_string(i) + "]";
@@ -28,6 +29,10 @@ Result<TenantTable> read_json(const std::string& path) {
         if (name.empty()) return fail(where + ": empty name");
         if (!seen.insert(name).second) return fail(where + ": tenant '" + name + "' listed twice");
         const char* key = e.contains("weight") ? "weight" : "quota_gpus";
+        if (first_key.empty()) first_key = key;
+        if (first_key != key)
+            return fail(where + " ('" + name + "'): use \"weight\" for every tenant or "
+                        "\"quota_gpus\" for every tenant, not both");
         if (!e.contains(key) || !e[key].is_number() || !(e[key].get<double>() >= 0))
             return fail(where + " ('" + name + "'): expected a number >= 0 in \"weight\" or "
                         "\"quota_gpus\"");

@@ -103,6 +103,8 @@ Summary summarize(const Workload& w, const SimResult& r, int total_gpus) {
             hi = std::max(hi, f);
         }
         s.fu_max_over_min = lo > 0 ? hi / lo : std::numeric_limits<double>::infinity();
+        s.fu_min = lo;
+        s.fu_max_shortfall = std::max(0.0, 1.0 - lo);
         s.fu_jain = jain_index(fu);
         s.fu_worst_over_time = lo;
         for (const TenantSample& t : r.tenant_series)

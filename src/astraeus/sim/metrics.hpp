@@ -23,6 +23,9 @@ struct Summary {
     double fj_min = 0, fj_p5 = 0, fj_median = 0, fj_max = 0, fj_jain = 0;
     // tenant-level fairness: F_u over the whole run, over tenants that had jobs
     double fu_max_dev = 0;           ///< max |F_u - 1|
+    double fu_min = 0;               ///< the worst-served tenant's F_u
+    double fu_max_shortfall = 0;     ///< max(0, 1 - min F_u): how far below its due the worst
+                                     ///< tenant falls (F_u > 1 is borrowing idle GPUs, not harm)
     double fu_max_over_min = 0;      ///< max F_u / min F_u
     double fu_jain = 0;
     double fu_worst_over_time = 0;   ///< min windowed F_u over the hourly samples

@@ -107,6 +107,7 @@ nlohmann::json summary_json(const Workload& w, const SimResult& r, const Summary
                           {"p5", s.fj_p5}, {"median", s.fj_median}, {"max", s.fj_max},
                           {"jain", s.fj_jain}}},
         {"tenant_fairness", {{"max_abs_dev", s.fu_max_dev}, {"max_over_min", s.fu_max_over_min},
+                             {"min", s.fu_min}, {"max_shortfall", s.fu_max_shortfall},
                              {"jain", s.fu_jain}, {"worst_over_time", s.fu_worst_over_time},
                              {"tenants", tenants}}},
         {"rounds", r.rounds},
@@ -170,6 +171,7 @@ std::string summary_table(const Workload& w, const SimResult& r, const Summary& 
                                                    s.fj_p5, s.fj_median, s.fj_max));
     row("F_j Jain's index", fmt::format("{:.4f}", s.fj_jain));
     row("F_u (whole run) max |F_u - 1|", fmt::format("{:.4f}", s.fu_max_dev));
+    row("F_u min (worst-served tenant)", fmt::format("{:.4f}", s.fu_min));
     row("F_u max / min", fmt::format("{:.4f}", s.fu_max_over_min));
     row("F_u Jain's index", fmt::format("{:.4f}", s.fu_jain));
     row("worst windowed F_u over time", fmt::format("{:.4f}", s.fu_worst_over_time));
