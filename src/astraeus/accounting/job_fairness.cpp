@@ -7,26 +7,12 @@
 
 namespace astraeus {
 
-double job_fair_share(double job_weight, double active_weight, int active_jobs, double quota) {
-    if (active_weight == static_cast<double>(active_jobs) && job_weight == 1.0)
-        return 1.0 / active_jobs * quota;
-    return job_weight / active_weight * quota;
-}
-
-void accrue_deserved(RunState& run, int gpus, double share, Seconds dt_s) {
-    run.deserved_gpu_s += std::min(static_cast<double>(gpus), share) * static_cast<double>(dt_s);
-}
-
 int fairness_class(double x, int k) {
     if (x == 0) return 0;
     const double l = std::log(x);
     const double phi = -1.0 * l / std::sqrt(1 + l * l);
     const double kk = static_cast<double>(k);
     return static_cast<int>(kk - py_floordiv((phi + 1) / 2, 1.0 / kk));
-}
-
-void refresh_fairness(RunState& run) {
-    run.fairness = run.deserved_gpu_s > 0 ? run.utilized_gpu_s / run.deserved_gpu_s : 0.0;
 }
 
 double finish_time_fairness(const RunState& run, Seconds duration_s) {

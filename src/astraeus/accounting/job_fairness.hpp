@@ -11,10 +11,18 @@ namespace astraeus {
 /// Job j's fair share inside its tenant: w_j / sum_k w_k * Q_u GPUs (k over the tenant's active
 /// jobs, weights summing to `active_weight`); Q_u / n when all weights are 1.
 /// Computed as (1 / n) * Q in the equal-weight case, as the reference does, for bit equality.
-double job_fair_share(double job_weight, double active_weight, int active_jobs, double quota);
+inline double job_fair_share(double job_weight, double active_weight, int active_jobs,
+                             double quota) {
+    if (active_weight == static_cast<double>(active_jobs) && job_weight == 1.0)
+        return 1.0 / active_jobs * quota;
+    return job_weight / active_weight * quota;
+}
 
 /// Adds `dt_s` of deserved service: D_j += min(g_j, share) * dt_s.
-void accrue_deserved(RunState& run, int gpus, double share, Seconds dt_s);
+inline void accrue_deserved(RunState& run, int gpus, double share, Seconds dt_s) {
+    const double g = static_cast<double>(gpus);
+    run.deserved_gpu_s += (g < share ? g : share) * static_cast<double>(dt_s);
+}
 
 /// Fairness class of F_j (spec section 2): 0 if x = 0, else
 /// K - floor(((phi + 1) / 2) / (1 / K)), phi = -ln x / sqrt(1 + ln^2 x). K = 5 gives the
@@ -22,7 +30,9 @@ void accrue_deserved(RunState& run, int gpus, double share, Seconds dt_s);
 int fairness_class(double x, int k = 5);
 
 /// Sets F_j = U_j / D_j (0 while D_j = 0).
-void refresh_fairness(RunState& run);
+inline void refresh_fairness(RunState& run) {
+    run.fairness = run.deserved_gpu_s > 0 ? run.utilized_gpu_s / run.deserved_gpu_s : 0.0;
+}
 
 /// Themis-style finish-time fairness used by the `themis` job order (spec section 4):
 /// rho' = T_life / (E * U/D + (T_life - E) + (d - E)); 1 while D_j = 0.
