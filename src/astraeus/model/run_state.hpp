@@ -31,6 +31,8 @@ struct RunState {
     Seconds end_s = -1;
     Seconds last_checkpoint_s = -1;
     Seconds busy_until_s = 0;       ///< default mode: checkpoint/restore overhead in progress
+    Seconds last_run_s = 0;         ///< default mode: how long it held GPUs in its last run (a
+                                    ///< lease, a preempted lease or its final run)
     // counters
     int lease_expiries = 0;
     int checkpoints = 0;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "astraeus/placement/registry.hpp"
+#include "astraeus/policies/registry.hpp"
 #include "astraeus/sim/event_engine.hpp"
 #include "astraeus/sim/tick_engine.hpp"
 
@@ -66,11 +67,17 @@ Result<SimResult> simulate(const Workload& workload, const SimConfig& config,
     if (!quotas) return std::unexpected(quotas.error());
     auto placer = make_placer(config.placement);
     if (!placer) return std::unexpected(placer.error());
-    if (o.mode == Mode::Compat)
+    auto policy = make_policy(o);
+    if (!policy) return std::unexpected(policy.error());
+    if (o.mode == Mode::Compat) {
+        if (!(*policy)->astraea_lists())
+            return fail("policy '" + o.policy + "' runs in default mode only (compat mode "
+                        "reproduces the reference simulator, which has ASTRAEA's round only)");
         return detail::run_tick_engine(workload, config, std::move(*quotas), std::move(*placer),
                                        progress);
+    }
     return detail::run_event_engine(workload, config, std::move(*quotas), std::move(*placer),
-                                    progress);
+                                    std::move(*policy), progress);
 }
 
 }  // namespace astraeus

@@ -100,6 +100,13 @@ void EngineBase::sample_tenant(Seconds t, std::size_t u, const TenantServiceSums
 
 std::vector<Action>& EngineBase::run_round(const std::vector<TenantServiceSums>& sums,
                                            Seconds now) {
+    prepare_astraea_round(sums, now);
+    scratch_cluster_ = cluster_;
+    astraea_round(round_in_, scratch_cluster_, opt_, *placer_, rng_, actions_);
+    return actions_;
+}
+
+void EngineBase::prepare_astraea_round(const std::vector<TenantServiceSums>& sums, Seconds now) {
     RoundInput& in = round_in_;
     in.now = now;
     in.sticky_renewals = opt_.mode == Mode::Default;
@@ -122,9 +129,6 @@ std::vector<Action>& EngineBase::run_round(const std::vector<TenantServiceSums>&
         q.prepared = false;
     }
     if (!in.prepare) in.prepare = [this](std::size_t u, TenantQueue& q) { prepare_tenant(u, q); };
-    scratch_cluster_ = cluster_;
-    astraea_round(in, scratch_cluster_, opt_, *placer_, rng_, actions_);
-    return actions_;
 }
 
 void EngineBase::prepare_tenant(std::size_t u, TenantQueue& q) {

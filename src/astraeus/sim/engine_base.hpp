@@ -43,6 +43,8 @@ protected:
     /// every pending and delay job's fairness up to date. The actions are valid until the
     /// next call.
     std::vector<Action>& run_round(const std::vector<TenantServiceSums>& sums, Seconds now);
+    /// Fills round_in_ for an ASTRAEA round at `now` (run_round without running it).
+    void prepare_astraea_round(const std::vector<TenantServiceSums>& sums, Seconds now);
     /// The starving lists: clear, add (in pending-list order), then sort by submit (stable).
     void clear_starving();
     void add_starving(int j);

@@ -6,6 +6,7 @@
 
 #include "astraeus/accounting/job_fairness.hpp"
 #include "astraeus/sched/job_order.hpp"
+#include "astraeus/sched/policy.hpp"
 #include "astraeus/sim/engine_base.hpp"
 
 namespace astraeus::detail {
@@ -13,8 +14,8 @@ namespace {
 
 constexpr Seconds kNoTime = std::numeric_limits<Seconds>::max();
 
-/// A timed event: a running job's completion or lease end, or a pending job's starvation
-/// threshold. Stale entries (the job changed state since) are skipped by their version.
+/// A timed event: a running job's completion or lease end, or a pending job's wake-up (ASTRAEA:
+/// its starvation threshold). Stale entries (the job changed state since) are skipped by their version.
 struct Timer {
     Seconds time;
     std::uint64_t seq;
@@ -26,8 +27,9 @@ struct Timer {
 class EventEngine : EngineBase {
 public:
     EventEngine(const Workload& w, const SimConfig& c, std::vector<int> quotas,
-                std::unique_ptr<Placer> placer)
-        : EngineBase(w, c, std::move(quotas), std::move(placer)) {
+                std::unique_ptr<Placer> placer, std::unique_ptr<Policy> policy)
+        : EngineBase(w, c, std::move(quotas), std::move(placer)), policy_(std::move(policy)),
+          astraea_(policy_->astraea_lists()) {
         const std::size_t n = w.jobs.size();
         lease_start_.assign(n, 0);
         e0_.assign(n, 0);
@@ -40,6 +42,21 @@ public:
         integrals_.resize(tenants());
         active_.assign(tenants(), 0);
         demand_.assign(tenants(), 0);
+        ledger_.job.assign(n, 0.0);
+        // What every policy reads; these vectors keep their size for the whole run.
+        RoundInput& in = round_in_;
+        in.jobs = w_.jobs;
+        in.runs = res_.runs;
+        in.tenant_info = w_.tenants;
+        in.quotas = res_.quotas;
+        in.used = used_;
+        in.active = active_;
+        in.tenant_pending = t_pending_;
+        in.tenant_running = t_running_;
+        in.lease_start_s = lease_start_;
+        in.wait_begin_s = wait_begin_;
+        in.ledger = &ledger_;
+        in.sticky_renewals = true;
     }
 
     Result<SimResult> execute(const ProgressFn& progress) {
@@ -53,14 +70,17 @@ public:
                             " jobs pending with no event left (a bug; please report)");
             advance(t);
             expired_now_ = 0;
+            round_in_.now = t;
             fire_timers(t);
             admit_arrivals(t);
             if (!arrived_ && expired_now_ > 0 && expired_now_ == pending_.size()) {
                 renew_in_place(t);
-            } else if ((cluster_.free_gpus() > 0 && !pending_.empty()) || arrived_) {
+            } else if ((cluster_.free_gpus() > 0 && !pending_.empty()) || arrived_ ||
+                       (woke_ && policy_->round_on_wake())) {
                 schedule(t);
             }
             arrived_ = false;
+            woke_ = false;
             arm_starvation_timers();
             ++res_.rounds;
             if (progress && res_.rounds % 65536 == 0) progress({t, done_, w_.jobs.size()});
@@ -129,8 +149,9 @@ private:
             timers_.pop();
             if (ev.version != version_[ev.job]) continue;
             const RunState& r = run(ev.job);
-            if (r.status == RunStatus::Pending) {  // starvation threshold reached
-                insert_starving(ev.job);
+            if (r.status == RunStatus::Pending) {  // a wake-up: the job's rank rose
+                if (astraea_) insert_starving(ev.job);  // its starvation threshold
+                woke_ = true;
                 continue;
             }
             if (r.status != RunStatus::Running) continue;
@@ -146,10 +167,10 @@ private:
         while (next_arrival_ < w_.jobs.size() && w_.jobs[next_arrival_].submit_s <= t) {
             const int j = static_cast<int>(next_arrival_++);
             RunState& r = run(j);
-            // Jobs that could never start: larger than the cluster, or than a static quota.
+            // Jobs that could never start: larger than the cluster, or refused by the policy
+            // (a gang larger than a static quota).
             const bool too_big = tenant(j) >= 0 && gpus(j) > cluster_.total_gpus();
-            const bool over_static = tenant(j) >= 0 && opt_.quota_mode == QuotaMode::Static &&
-                                     gpus(j) > quota(tenant(j));
+            const bool over_static = tenant(j) >= 0 && !too_big && !policy_->admits(round_in_, j);
             if (tenant(j) < 0 || too_big || over_static) {
                 r.status = RunStatus::Dropped;
                 if (too_big) ++res_.dropped_too_big;
@@ -165,7 +186,9 @@ private:
             gslot_[j] = static_cast<int>(it - slots.begin());
             d_base_[j] = it->second;
             ++active_[u];
+            ++round_in_.active_jobs;
             demand_[u] += gpus(j);
+            policy_->on_admit(round_in_, j, ledger_);
             r.first_seen_s = t;
             r.last_checkpoint_s = -1;
             become_pending(j, w_.jobs[j].submit_s);
@@ -175,6 +198,7 @@ private:
 
     void finish(int j, Seconds t) {
         RunState& r = run(j);
+        held(j, t);
         release(j);
         ++version_[j];
         r.status = RunStatus::Done;
@@ -185,13 +209,21 @@ private:
         count_resume(r);
         const int u = tenant(j);
         --active_[u];
+        --round_in_.active_jobs;
         demand_[u] -= gpus(j);
         res_.end_s = std::max(res_.end_s, t);
         ++done_;
     }
 
+    /// Job j stops holding its GPUs at t: its last run's length, the policy's ledger.
+    void held(int j, Seconds t) {
+        run(j).last_run_s = t - lease_start_[j];
+        policy_->on_release(round_in_, j, t - lease_start_[j], ledger_);
+    }
+
     void end_lease(int j, Seconds t) {
         RunState& r = run(j);
+        held(j, t);
         release(j);
         ++version_[j];
         // The lease's last checkpoint_s seconds wrote the checkpoint.
@@ -207,10 +239,16 @@ private:
     }
 
     /// Every pending job's lease has just ended and nothing arrived: a round would re-select
-    /// them all (their own GPUs are free and no one else waits) and, placements being sticky
-    /// for renewals, on the same GPUs. Renew them directly, in tenant order, each tenant's in
-    /// its job order, as the round would.
+    /// them all (their own GPUs are free and no one else waits; every policy is
+    /// work-conserving) and, placements being sticky for renewals, on the same GPUs. Renew
+    /// them directly: ASTRAEA in tenant order, each tenant's in its job order, as its round
+    /// would; other policies in pending-list order (each job takes back its own GPUs).
     void renew_in_place(Seconds t) {
+        if (!astraea_) {
+            renew_list_ = pending_;
+            for (int j : renew_list_) launch(j, run(j).last_placement, t);
+            return;
+        }
         for (std::size_t u = 0; u < tenants(); ++u) {
             if (t_pending_[u].empty()) continue;
             for (int j : t_pending_[u]) set_fairness(j, run(j).executed_s);
@@ -229,11 +267,15 @@ private:
         new_waiters_.push_back(j);
     }
 
-    /// Starvation timers for the jobs that began to wait at this instant and still wait
-    /// (most jobs whose lease ends are re-selected at once and need none).
+    /// Wake-up timers (ASTRAEA: starvation thresholds) for the jobs that began to wait at this
+    /// instant and still wait (most jobs whose lease ends are re-selected at once and need
+    /// none).
     void arm_starvation_timers() {
-        for (int j : new_waiters_)
-            if (run(j).status == RunStatus::Pending) push_timer(wait_begin_[j] + opt_.starvation_s, j);
+        for (int j : new_waiters_) {
+            if (run(j).status != RunStatus::Pending) continue;
+            const Seconds after = policy_->wake_after_s(round_in_, j);
+            if (after != kNoWake) push_timer(wait_begin_[j] + after, j);
+        }
         new_waiters_.clear();
     }
 
@@ -241,7 +283,15 @@ private:
 
     void schedule(Seconds t) {
         now_ = t;
-        for (Action& a : run_round(window_sums(t), t)) {
+        if (astraea_) {
+            prepare_astraea_round(window_sums(t), t);
+        } else {
+            round_in_.pending_all = pending_;
+            round_in_.running_all = running_;
+        }
+        scratch_cluster_ = cluster_;
+        policy_->round(round_in_, scratch_cluster_, *placer_, rng_, actions_);
+        for (Action& a : actions_) {
             if (a.kind == Action::Kind::Preempt) {
                 preempt(a.job, t);
             } else {
@@ -280,6 +330,7 @@ private:
 
     void preempt(int j, Seconds t) {
         RunState& r = run(j);
+        held(j, t);
         release(j);
         ++version_[j];
         r.executed_s = e0_[j];  // the lease's work was not checkpointed
@@ -305,13 +356,19 @@ private:
         mark_running(j, std::move(p));
         ++version_[j];
         const Seconds remaining = w_.jobs[j].duration_s - r.executed_s;
-        completes_[j] = remaining <= opt_.lease_s - restore_[j];
-        push_timer(completes_[j] ? t + restore_[j] + remaining : t + opt_.lease_s, j);
+        const Seconds lease = policy_->lease_s(round_in_, j, restore_[j]);
+        completes_[j] = remaining <= lease - restore_[j];
+        push_timer(completes_[j] ? t + restore_[j] + remaining : t + lease, j);
     }
 
+    std::unique_ptr<Policy> policy_;
+    const bool astraea_;                     ///< the policy uses ASTRAEA's lists
+    PolicyLedger ledger_;
+    std::vector<int> renew_list_;
     Seconds last_t_ = 0;
     Seconds now_ = 0;                        ///< time of the round being prepared
     bool arrived_ = false;
+    bool woke_ = false;                      ///< a pending job's wake-up fired at this instant
     std::size_t expired_now_ = 0;           ///< leases ended at the current instant
     LazyRanking renewals_;
     std::vector<int> new_waiters_;
@@ -329,8 +386,9 @@ private:
 }  // namespace
 
 Result<SimResult> run_event_engine(const Workload& w, const SimConfig& c, std::vector<int> quotas,
-                                   std::unique_ptr<Placer> placer, const ProgressFn& progress) {
-    EventEngine e(w, c, std::move(quotas), std::move(placer));
+                                   std::unique_ptr<Placer> placer, std::unique_ptr<Policy> policy,
+                                   const ProgressFn& progress) {
+    EventEngine e(w, c, std::move(quotas), std::move(placer), std::move(policy));
     return e.execute(progress);
 }
 

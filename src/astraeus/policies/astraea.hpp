@@ -1,0 +1,30 @@
+// ASTRAEA as a Policy (Ye, Sun, Gao, Zhang, Wang, Yan, Luo, "ASTRAEA: A Fair Deep Learning
+// Scheduler for Multi-tenant GPU Clusters", IEEE TPDS 2022; spec/astraea.md sections 3-6): the
+// round is sched/astraea_round.hpp; leases of the configured term; a waiting job's rank rises
+// when it has waited T_starve (it joins its tenant's starving list); with static quotas a gang
+// larger than its tenant's quota is refused at admission. Also serves the yarn-cs-emu preset
+// (the same round with fifo order, static quotas and leases that never expire).
+// Deviations: none beyond spec section 6 (default mode fixes). Thread safety: see Policy.
+#pragma once
+#include "astraeus/sched/options.hpp"
+#include "astraeus/sched/policy.hpp"
+
+namespace astraeus {
+
+class AstraeaPolicy final : public Policy {
+public:
+    explicit AstraeaPolicy(const AstraeaOptions& opt) : opt_(opt) {}
+    std::string_view name() const override { return "astraea"; }
+    bool astraea_lists() const override { return true; }
+    bool round_on_wake() const override { return false; }
+    bool admits(const RoundInput& in, int j) const override;
+    Seconds lease_s(const RoundInput& in, int j, Seconds restore_s) const override;
+    Seconds wake_after_s(const RoundInput& in, int j) const override;
+    void round(RoundInput& in, ClusterState& cluster, const Placer& placer, Rng& rng,
+               std::vector<Action>& actions) override;
+
+private:
+    AstraeaOptions opt_;
+};
+
+}  // namespace astraeus

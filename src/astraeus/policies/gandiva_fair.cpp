@@ -1,0 +1,37 @@
+#include "astraeus/policies/gandiva_fair.hpp"
+
+#include "astraeus/policies/common.hpp"
+
+namespace astraeus {
+
+void GandivaFairPolicy::on_admit(const RoundInput&, int j, PolicyLedger& ledger) const {
+    ledger.job[j] = ledger.run;
+}
+
+void GandivaFairPolicy::on_release(const RoundInput& in, int j, Seconds held_s,
+                                   PolicyLedger& ledger) const {
+    const Job& job = in.jobs[j];
+    const double service = static_cast<double>(GpuSeconds{job.gpus} * held_s);
+    const double weight = in.tenant_info[job.tenant].weight;
+    if (weight > 0) ledger.job[j] += service * in.active[job.tenant] / weight;
+    double active_weight = 0;
+    for (std::size_t u = 0; u < in.active.size(); ++u)
+        if (in.active[u] > 0) active_weight += in.tenant_info[u].weight;
+    if (active_weight > 0) ledger.run += service / active_weight;
+}
+
+void GandivaFairPolicy::round(RoundInput& in, ClusterState& cluster, const Placer& placer, Rng&,
+                              std::vector<Action>& actions) {
+    actions.clear();
+    if (cluster.free_gpus() == 0) return;  // descheduling only at quantum ends
+    ranked_.clear();
+    for (int j : in.pending_all) {
+        // Zero tickets (a zero-weight tenant): after every job that has some.
+        const double no_tickets = in.tenant_info[in.jobs[j].tenant].weight > 0 ? 0 : 1;
+        ranked_.add({no_tickets, in.ledger->job[j], double(in.jobs[j].submit_s), j, j});
+    }
+    for (std::size_t k = 0; k < ranked_.size() && cluster.free_gpus() > 0; ++k)
+        policy_detail::try_start(in, cluster, placer, ranked_[k], actions);
+}
+
+}  // namespace astraeus

@@ -1,0 +1,101 @@
+#include "astraeus/policies/tiresias.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "astraeus/policies/common.hpp"
+
+namespace astraeus {
+
+GpuSeconds TiresiasPolicy::attained(const RoundInput& in, int j) const {
+    return GpuSeconds{in.jobs[j].gpus} * in.runs[j].executed_s;
+}
+
+int TiresiasPolicy::queue_of(GpuSeconds a) const {
+    const auto& th = opt_.params.tiresias_thresholds_gpu_s;
+    return static_cast<int>(std::upper_bound(th.begin(), th.end(), a) - th.begin());
+}
+
+Seconds TiresiasPolicy::lease_s(const RoundInput& in, int j, Seconds restore_s) const {
+    // Cut the lease where the job's attained service crosses its queue's upper threshold, so
+    // that the job checkpoints there and the next round sees it demoted.
+    const auto& th = opt_.params.tiresias_thresholds_gpu_s;
+    const GpuSeconds a = attained(in, j);
+    const auto next = std::upper_bound(th.begin(), th.end(), a);
+    if (next == th.end()) return opt_.lease_s;
+    const Seconds work = policy_detail::seconds_to_reach(a, *next, in.jobs[j].gpus);
+    return std::min(opt_.lease_s, restore_s + work + opt_.checkpoint_s);
+}
+
+Seconds TiresiasPolicy::promote_after(const RunState& r) const {
+    const double p = opt_.params.tiresias_promote_knob;
+    if (!(p > 0) || r.last_run_s <= 0) return kNoWake;
+    return static_cast<Seconds>(std::ceil(p * static_cast<double>(r.last_run_s)));
+}
+
+Seconds TiresiasPolicy::wake_after_s(const RoundInput& in, int j) const {
+    if (queue_of(attained(in, j)) == 0) return kNoWake;  // already on top
+    return promote_after(in.runs[j]);
+}
+
+int TiresiasPolicy::pending_queue(const RoundInput& in, int j) const {
+    const Seconds after = promote_after(in.runs[j]);
+    if (after != kNoWake && in.now - in.wait_begin_s[j] >= after) return 0;
+    return queue_of(attained(in, j));
+}
+
+void TiresiasPolicy::round(RoundInput& in, ClusterState& cluster, const Placer& placer, Rng&,
+                           std::vector<Action>& actions) {
+    actions.clear();
+    mark_.resize(in.jobs.size(), 0);
+    ranked_.clear();
+    for (int j : in.pending_all)
+        ranked_.add({double(pending_queue(in, j)), double(in.jobs[j].submit_s), 0, j, j});
+    // The least-priority running queue: a candidate of a lower (better) queue may preempt.
+    int worst_running = -1;
+    for (int r : in.running_all) worst_running = std::max(worst_running, queue_of(attained(in, r)));
+    victims_built_ = false;
+    std::size_t next_victim_pos = 0;
+
+    for (std::size_t k = 0; k < ranked_.size(); ++k) {
+        if (cluster.free_gpus() == 0 && worst_running <= 0) break;
+        const int j = ranked_[k];
+        const int q = pending_queue(in, j);
+        if (q >= worst_running) {  // nothing it may preempt
+            if (cluster.free_gpus() == 0) break;  // nor may any job ranked after it
+            policy_detail::try_start(in, cluster, placer, j, actions);
+            continue;
+        }
+        if (!victims_built_) {
+            // Least priority first: the highest queue, then the youngest lease, then the
+            // highest job index.
+            victims_.assign(in.running_all.begin(), in.running_all.end());
+            std::sort(victims_.begin(), victims_.end(), [&](int a, int b) {
+                const int qa = queue_of(attained(in, a)), qb = queue_of(attained(in, b));
+                if (qa != qb) return qa > qb;
+                if (in.lease_start_s[a] != in.lease_start_s[b])
+                    return in.lease_start_s[a] > in.lease_start_s[b];
+                return a > b;
+            });
+            victims_built_ = true;
+        }
+        std::size_t pos = next_victim_pos;
+        auto next_victim = [&]() -> int {
+            while (pos < victims_.size() && mark_[victims_[pos]]) ++pos;
+            if (pos == victims_.size()) return -1;
+            const int v = victims_[pos];
+            if (queue_of(attained(in, v)) <= q) return -1;  // only strictly lower queues
+            mark_[v] = 1;
+            return v;
+        };
+        if (policy_detail::start_preempting(in, cluster, placer, j, next_victim, taken_,
+                                            actions)) {
+            next_victim_pos = pos;
+        } else {
+            for (int v : taken_) mark_[v] = 0;
+        }
+    }
+    for (const Action& a : actions) mark_[a.job] = 0;
+}
+
+}  // namespace astraeus

@@ -1,0 +1,63 @@
+// YARN-CS: the capacity scheduler of Apache Hadoop YARN with one queue (virtual cluster) per
+// tenant, as the GPU-cluster papers use it as a baseline (Jeon et al., "Analysis of Large-Scale
+// Multi-Tenant GPU Clusters for DNN Training Workloads", USENIX ATC'19, the Philly trace's
+// scheduler; Gu et al., Tiresias, NSDI'19; Ye et al., ASTRAEA, IEEE TPDS 2022, section 7).
+//
+// yarn-cs: each tenant may hold at most its quota Q_u (its guaranteed capacity); inside a tenant
+// jobs go in submit order and a job that does not fit the tenant's free quota (or does not place)
+// is skipped, not waited for (no head-of-line block); no borrowing of other tenants' idle GPUs,
+// no preemption: a started job holds its GPUs until it completes (no leases, no checkpoints). A
+// gang larger than its tenant's quota could never start and is refused at admission (counted).
+//
+// yarn-cs-elastic: the same guarantee, plus borrowing: GPUs no one is owed go to tenants below
+// their maximum capacity (params.yarn_max_share of the cluster), least used/quota first; a job
+// that fits its tenant's free quota but not the free GPUs reclaims borrowed GPUs by preemption,
+// only from tenants holding more than their quota (the one most over it first, its youngest
+// lease first, while it is still over). Jobs run under leases of the common term, so a
+// reclaimed job loses at most the work of its current lease; at a lease end a tenant's jobs are
+// re-ranked in submit order.
+//
+// Deviations from YARN: no containers or reservations (a gang is placed whole or skipped), no
+// user limits inside a queue, reclaim is immediate (no preemption grace period), jobs larger
+// than the maximum capacity are refused at admission. Thread safety: see Policy.
+#pragma once
+#include <vector>
+
+#include "astraeus/sched/job_order.hpp"
+#include "astraeus/sched/options.hpp"
+#include "astraeus/sched/policy.hpp"
+
+namespace astraeus {
+
+class YarnCsPolicy final : public Policy {
+public:
+    YarnCsPolicy(const AstraeaOptions& opt, bool elastic) : opt_(opt), elastic_(elastic) {}
+    std::string_view name() const override { return elastic_ ? "yarn-cs-elastic" : "yarn-cs"; }
+    bool admits(const RoundInput& in, int j) const override;
+    Seconds lease_s(const RoundInput&, int, Seconds) const override {
+        return elastic_ ? opt_.lease_s : kNoLeaseEnd;
+    }
+    void round(RoundInput& in, ClusterState& cluster, const Placer& placer, Rng& rng,
+               std::vector<Action>& actions) override;
+
+private:
+    int max_capacity(const RoundInput& in) const;
+    void round_static(RoundInput& in, ClusterState& cluster, const Placer& placer,
+                      std::vector<Action>& actions);
+    void round_elastic(RoundInput& in, ClusterState& cluster, const Placer& placer,
+                       std::vector<Action>& actions);
+    LazyRanking& ranked(const RoundInput& in, std::size_t u);
+
+    AstraeaOptions opt_;
+    bool elastic_;
+    // scratch, per round
+    std::vector<LazyRanking> ranked_;
+    std::vector<char> built_;
+    std::vector<int> used_, tentative_;
+    std::vector<char> mark_;  ///< per job: started or preempted this round
+    std::vector<char> spent_;
+    std::vector<int> taken_;
+    std::vector<std::size_t> next_scratch_;
+};
+
+}  // namespace astraeus
