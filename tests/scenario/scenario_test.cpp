@@ -2,6 +2,8 @@
 // timeline, worked out by hand (each file explains its arithmetic). Format:
 //   cluster 2x8                      (or a preset; see --cluster)
 //   placement consolidate            (optional)
+//   policy NAME                      (optional, default astraea: a name of policies/registry.hpp;
+//                                     its preset is applied after the options)
 //   option mode=compat lease=900 ... (mode lease starvation delay block order quota
 //                                     checkpoint restore window bucket)
 //   tenant NAME WEIGHT               (tenant order = file order)
@@ -18,6 +20,7 @@
 #include <sstream>
 
 #include "astraeus/config/cluster_config.hpp"
+#include "astraeus/policies/registry.hpp"
 #include "astraeus/sim/engine.hpp"
 
 namespace astraeus {
@@ -54,6 +57,7 @@ Scenario parse(const std::filesystem::path& path) {
     std::string line;
     int number = 0;
     std::map<std::string, int> tenant_index;
+    std::string policy = "astraea";
     while (std::getline(file, line)) {
         ++number;
         if (line.empty() || line[0] == '#') continue;
@@ -69,6 +73,8 @@ Scenario parse(const std::filesystem::path& path) {
             s.config.cluster = *c;
         } else if (word == "placement") {
             in >> s.config.placement;
+        } else if (word == "policy") {
+            in >> policy;
         } else if (word == "option") {
             AstraeaOptions& o = s.config.options;
             for (auto& [k, v] : key_values(in)) {
@@ -116,6 +122,9 @@ Scenario parse(const std::filesystem::path& path) {
             throw std::runtime_error(where() + ": unknown directive " + word);
         }
     }
+    auto options = policy_options(policy, s.config.options);
+    if (!options) throw std::runtime_error(path.filename().string() + ": " + options.error().message);
+    s.config.options = *options;
     // Jobs must be in submit order (stable), as a trace reader leaves them.
     std::vector<std::pair<std::string, int>> names(s.job_index.begin(), s.job_index.end());
     std::vector<Job> jobs = s.workload.jobs;
