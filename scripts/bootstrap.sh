@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages Astraeus needs to build and test. Run as root (or with sudo).
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config zlib1g-dev
-      libfmt-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev)
+      libfmt-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
+      chromium)  # chromium: the headless render test of the HTML report (tests/report/)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -eq 0 ]; then echo "bootstrap: all packages present"; exit 0; fi

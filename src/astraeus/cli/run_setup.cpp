@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <iostream>
 
@@ -11,7 +13,7 @@
 
 namespace astraeus::cli {
 
-void add_run_options(CLI::App* sub, RunArgs& a) {
+void add_run_options(CLI::App* sub, RunArgs& a, SweepLists* sweeps) {
     sub->add_option("--trace", a.trace, "job trace (may be .gz); see docs/formats/")->required();
     sub->add_option("--format", a.format,
                     "trace format: auto (detect), reference, philly-joblog, helios, rfold, "
@@ -38,20 +40,33 @@ void add_run_options(CLI::App* sub, RunArgs& a) {
         ->capture_default_str();
     sub->add_option("--quota", a.quota, "quota mode: fair (water filling) or static")
         ->capture_default_str();
-    sub->add_option("--lease", a.lease_s, "lease term L, seconds")->capture_default_str();
-    sub->add_option("--starvation", a.starvation_s,
-                    "starvation threshold T_starve, seconds pending since the last start")
-        ->capture_default_str();
-    sub->add_option("--delay", a.delay_s,
-                    "delay threshold T_delay: a job restarted less than this ago may be "
-                    "preempted by a new job of its tenant, seconds")
-        ->capture_default_str();
-    sub->add_option("--checkpoint-cost", a.checkpoint_s,
-                    "default mode: seconds a lease end spends writing a checkpoint")
-        ->capture_default_str();
-    sub->add_option("--restore-cost", a.restore_s,
-                    "default mode: seconds a resumed job spends restoring")
-        ->capture_default_str();
+    // The sweepable options: one integer for simulate, a list for compare.
+    auto seconds = [sub, sweeps](const std::string& flag, Seconds& value, const std::string& help) {
+        if (sweeps != nullptr) {
+            sub->add_option(flag, (*sweeps)[flag],
+                            help + "; a comma-separated list runs each value (a sweep)")
+                ->default_str(std::to_string(value));
+            return;
+        }
+        sub->add_option(flag, value, help)
+            ->capture_default_str()
+            ->check(CLI::Validator(
+                [](std::string& s) {
+                    return s.find(',') == std::string::npos
+                               ? std::string()
+                               : "takes one value here; a list (a sweep) is for `astraeus compare`";
+                },
+                "", "single value"));
+    };
+    seconds("--lease", a.lease_s, "lease term L, seconds");
+    seconds("--starvation", a.starvation_s,
+            "starvation threshold T_starve, seconds pending since the last start");
+    seconds("--delay", a.delay_s,
+            "delay threshold T_delay: a job restarted less than this ago may be preempted by a "
+            "new job of its tenant, seconds");
+    seconds("--checkpoint-cost", a.checkpoint_s,
+            "default mode: seconds a lease end spends writing a checkpoint");
+    seconds("--restore-cost", a.restore_s, "default mode: seconds a resumed job spends restoring");
     sub->add_option("--window", a.window, "tenant fairness window, in buckets")
         ->capture_default_str();
     sub->add_option("--bucket", a.bucket_s, "tenant fairness bucket, seconds")
@@ -64,6 +79,37 @@ void add_run_options(CLI::App* sub, RunArgs& a) {
                   "on a failed job, try the tenant's next job instead of blocking its queue");
     sub->add_option("--seed", a.seed, "random seed (random job order)")->capture_default_str();
     sub->add_flag("--quiet", a.quiet, "no progress output on stderr");
+}
+
+const std::vector<SweepOption>& sweep_options() {
+    static const std::vector<SweepOption> kOptions = {
+        {"--lease", "lease_s", &RunArgs::lease_s, &AstraeaOptions::lease_s},
+        {"--starvation", "starvation_s", &RunArgs::starvation_s, &AstraeaOptions::starvation_s},
+        {"--delay", "delay_s", &RunArgs::delay_s, &AstraeaOptions::delay_s},
+        {"--checkpoint-cost", "checkpoint_s", &RunArgs::checkpoint_s, &AstraeaOptions::checkpoint_s},
+        {"--restore-cost", "restore_s", &RunArgs::restore_s, &AstraeaOptions::restore_s},
+    };
+    return kOptions;
+}
+
+Result<std::vector<Seconds>> parse_sweep(const std::string& flag, const std::string& list) {
+    std::vector<Seconds> out;
+    std::size_t pos = 0;
+    while (true) {
+        const std::size_t comma = std::min(list.find(',', pos), list.size());
+        const std::string item = list.substr(pos, comma - pos);
+        Seconds v = 0;
+        const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+        if (item.empty() || ec != std::errc() || end != item.data() + item.size() || v < 0)
+            return fail(flag + ": '" + item + "' is not a whole number of seconds >= 0 (give "
+                        "one value or a comma-separated list, e.g. 300,900,1800)");
+        if (std::find(out.begin(), out.end(), v) != out.end())
+            return fail(flag + ": " + item + " is given twice");
+        out.push_back(v);
+        if (comma == list.size()) break;
+        pos = comma + 1;
+    }
+    return out;
 }
 
 Result<PreparedRun> prepare_run(const RunArgs& a) {

@@ -3,6 +3,7 @@
 // configuration, with every bad value reported as a clear error.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -23,8 +24,27 @@ struct RunArgs {
     std::uint64_t seed = 1;
 };
 
-/// Registers the run options on `sub`.
-void add_run_options(CLI::App* sub, RunArgs& a);
+/// A scheduler option that `compare` can sweep (`--lease 300,900,1800` runs each value).
+struct SweepOption {
+    std::string flag;                 ///< "--lease"
+    std::string key;                  ///< "lease_s": the option's name in the manifest and table
+    Seconds RunArgs::*arg;            ///< where a single value goes
+    Seconds AstraeaOptions::*option;  ///< where each swept value goes
+};
+/// --lease, --starvation, --delay, --checkpoint-cost, --restore-cost, in that order.
+const std::vector<SweepOption>& sweep_options();
+
+/// What `compare` was given for each sweepable flag, as typed ("300,900,1800"); empty: not given.
+using SweepLists = std::map<std::string, std::string>;
+
+/// Registers the run options on `sub`. Without `sweeps`, the sweepable options take one integer
+/// and a comma-separated list is an error that says lists are for compare; with `sweeps`, they
+/// take a list, stored as typed in (*sweeps)[flag] for parse_sweep.
+void add_run_options(CLI::App* sub, RunArgs& a, SweepLists* sweeps = nullptr);
+
+/// "300,900,1800" -> {300, 900, 1800}: integers >= 0, at least one, none repeated; an error names
+/// `flag` and the bad item.
+Result<std::vector<Seconds>> parse_sweep(const std::string& flag, const std::string& list);
 
 struct PreparedRun {
     Workload workload;

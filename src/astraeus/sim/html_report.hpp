@@ -25,6 +25,7 @@ namespace astraeus {
 struct ReportRun {
     std::string policy;                                   ///< e.g. "astraea"; sets the colour
     std::vector<std::pair<std::string, Seconds>> sweep;   ///< (option key, value); empty: no sweep
+    std::vector<std::string> overridden;  ///< swept keys the policy sets itself (shown with *)
     const SimResult* result = nullptr;                    ///< not owned; must outlive the call
     Summary summary;
 };
