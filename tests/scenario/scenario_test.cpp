@@ -4,7 +4,7 @@
 //   placement consolidate            (optional)
 //   policy NAME                      (optional, default astraea: a name of policies/registry.hpp;
 //                                     its preset is applied after the options)
-//   option mode=compat lease=900 ... (mode lease starvation delay block order quota
+//   option mode=compat lease=900 ... (mode lease starvation delay block backfill order quota
 //                                     checkpoint restore window bucket)
 //   tenant NAME WEIGHT               (tenant order = file order)
 //   job NAME TENANT gpus=G submit=S duration=D
@@ -85,6 +85,7 @@ Scenario parse(const std::filesystem::path& path) {
                 else if (k == "starvation") o.starvation_s = std::stoll(v);
                 else if (k == "delay") o.delay_s = std::stoll(v);
                 else if (k == "block") o.block_scheduling = v == "1";
+                else if (k == "backfill") o.backfill = v == "1";
                 else if (k == "checkpoint") o.checkpoint_s = std::stoll(v);
                 else if (k == "restore") o.restore_s = std::stoll(v);
                 else if (k == "window") o.window_buckets = std::stoi(v);

@@ -10,6 +10,7 @@ namespace astraeus {
 namespace {
 
 constexpr double kNever = std::numeric_limits<double>::infinity();
+constexpr std::size_t kNoHead = std::numeric_limits<std::size_t>::max();
 
 /// A tenant's candidates: its starving jobs, then the others in job order.
 struct Candidates {
@@ -112,6 +113,49 @@ std::optional<Placement> take_if_free(ClusterState& cluster, const Placement& p)
     return p;
 }
 
+/// Phase 3 (default mode, --backfill): GPUs left idle by budgets and head-of-line blocking go
+/// to jobs queued behind a blocked head (tenant order, then queue order, budgets ignored) when
+/// that cannot delay any blocked head, EASY-style (Lifka, "The ANL/IBM SP scheduling system",
+/// JSSPP 1995): either the free GPUs left still cover every head's gang, or the job finishes
+/// (within its lease, by its run time from the trace) before the shadow time, the earliest time
+/// the running jobs' completions and lease ends free enough GPUs for all the heads.
+void backfill(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
+              const Placer& placer, Rng& rng, const std::vector<std::size_t>& head,
+              std::vector<Action>& actions) {
+    int reserve = 0;
+    for (std::size_t u = 0; u < in.tenants.size(); ++u) {
+        if (head[u] == kNoHead) continue;
+        const Candidates list{&queue(in, u, opt, rng)};
+        if (head[u] < list.size()) reserve += in.jobs[list[head[u]]].gpus;
+    }
+    if (reserve == 0) return;
+    Seconds shadow = std::numeric_limits<Seconds>::max();
+    int available = cluster.free_gpus();
+    if (available >= reserve) shadow = in.now;
+    for (std::size_t i = 0; i < in.releases.size() && available < reserve; ++i) {
+        available += in.releases[i].second;
+        if (available >= reserve) shadow = in.releases[i].first;
+    }
+    for (std::size_t u = 0; u < in.tenants.size(); ++u) {
+        if (head[u] == kNoHead) continue;
+        const Candidates list{&queue(in, u, opt, rng)};
+        for (std::size_t k = head[u] + 1; k < list.size(); ++k) {
+            const int j = list[k];
+            const int g = in.jobs[j].gpus;
+            if (g > cluster.free_gpus()) continue;
+            const RunState& r = in.runs[j];
+            const Seconds restore = r.executed_s > 0 ? opt.restore_s : 0;
+            const Seconds remaining = in.jobs[j].duration_s - r.executed_s;
+            const bool leaves_room = cluster.free_gpus() - g >= reserve;
+            const bool gone_by_shadow =
+                remaining <= opt.lease_s - restore && in.now + restore + remaining <= shadow;
+            if (!leaves_room && !gone_by_shadow) continue;
+            std::optional<Placement> placed = placer.place(cluster, g);
+            if (placed) actions.push_back({Action::Kind::Start, j, std::move(*placed)});
+        }
+    }
+}
+
 }  // namespace
 
 void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
@@ -122,7 +166,10 @@ void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& 
     thread_local std::vector<Fill> fill;
     phase1_budgets(in, cluster, opt, rng, fill);
 
-    // Phase 2: place jobs inside each tenant's budget, tenants in tenant order.
+    // Phase 2: place jobs inside each tenant's budget, tenants in tenant order. head[u]: the
+    // first candidate that did not start because the tenant's queue blocked there.
+    thread_local std::vector<std::size_t> head;
+    head.assign(in.tenants.size(), kNoHead);
     for (std::size_t u = 0; u < in.tenants.size(); ++u) {
         const double budget = fill[u].budget;
         {
@@ -130,7 +177,10 @@ void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& 
             // delay jobs): nothing can happen for this tenant.
             const TenantQueue& peek = in.tenants[u];
             const bool may_preempt = opt.quota_mode == QuotaMode::Fair && peek.new_jobs > 0;
-            if (budget - peek.used < peek.min_gpus && !may_preempt) continue;
+            if (budget - peek.used < peek.min_gpus && !may_preempt) {
+                head[u] = 0;
+                continue;
+            }
         }
         TenantQueue& t = queue(in, u, opt, rng);
         int used = t.used;
@@ -153,7 +203,10 @@ void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& 
             }
             const bool blocks = starving_left > 0 || opt.block_scheduling;
             if (!fits_budget(g)) {
-                if (blocks) break;
+                if (blocks) {
+                    head[u] = k;
+                    break;
+                }
                 continue;
             }
             std::optional<Placement> placed;
@@ -161,7 +214,10 @@ void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& 
                 placed = take_if_free(cluster, r.last_placement);
             if (!placed) placed = placer.place(cluster, g);
             if (!placed) {
-                if (blocks) break;
+                if (blocks) {
+                    head[u] = k;
+                    break;
+                }
                 continue;
             }
             if (starving_left > 0) --starving_left;
@@ -169,6 +225,7 @@ void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& 
             actions.push_back({Action::Kind::Start, j, std::move(*placed)});
         }
     }
+    if (opt.backfill) backfill(in, cluster, opt, placer, rng, head, actions);
 }
 
 }  // namespace astraeus

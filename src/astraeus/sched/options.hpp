@@ -51,6 +51,8 @@ struct AstraeaOptions {
     Seconds starvation_s = 4 * 3600; ///< T_starve
     Seconds delay_s = 300;           ///< T_delay: a restart younger than this is a "delay job"
     bool block_scheduling = true;    ///< head-of-line block inside a tenant on a failure
+    bool backfill = false;           ///< default mode: give idle GPUs to jobs behind blocked
+                                     ///< heads when every head's gang still fits
     Seconds tick_s = 10;             ///< compat: round interval (reference: 10 s)
     int window_buckets = 24;         ///< tenant LTGF window, in buckets
     Seconds bucket_s = 3600;         ///< tenant LTGF bucket length

@@ -78,6 +78,9 @@ struct RoundInput {
     /// Fills tenant u's pending, starving and delay lists and brings their jobs' fairness up to
     /// date (called at most once per tenant and round).
     std::function<void(std::size_t u, TenantQueue& q)> prepare;
+    /// --backfill: (time, GPUs) each running job gives back at its completion or lease end,
+    /// sorted by time (filled by the shell only when backfill is on).
+    std::vector<std::pair<Seconds, int>> releases;
 };
 
 struct Action {

@@ -55,6 +55,8 @@ Result<SimResult> simulate(const Workload& workload, const SimConfig& config,
     if (o.lease_s <= 0 || o.bucket_s <= 0 || o.window_buckets < 1 || o.tick_s <= 0)
         return fail("lease, bucket, window and tick must be positive");
     if (o.checkpoint_s < 0 || o.restore_s < 0) return fail("checkpoint and restore costs must be >= 0");
+    if (o.mode == Mode::Compat && o.backfill)
+        return fail("backfill is a default-mode feature (the reference simulator has none)");
     if (o.mode == Mode::Default && o.lease_s <= o.checkpoint_s + o.restore_s)
         return fail("the lease (" + std::to_string(o.lease_s) +
                     " s) must be longer than checkpoint + restore (" +

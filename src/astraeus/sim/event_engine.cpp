@@ -32,6 +32,7 @@ public:
           astraea_(policy_->astraea_lists()) {
         const std::size_t n = w.jobs.size();
         lease_start_.assign(n, 0);
+        release_at_.assign(n, 0);
         e0_.assign(n, 0);
         restore_.assign(n, 0);
         wait_begin_.assign(n, 0);
@@ -72,6 +73,7 @@ public:
             expired_now_ = 0;
             round_in_.now = t;
             fire_timers(t);
+            settle_lease_ends(t);
             admit_arrivals(t);
             if (!arrived_ && expired_now_ > 0 && expired_now_ == pending_.size()) {
                 renew_in_place(t);
@@ -222,9 +224,20 @@ private:
     }
 
     void end_lease(int j, Seconds t) {
+        checkpoint_at_lease_end(j, t);
+        if (!astraea_) {
+            expiring_.push_back(j);  // list moves deferred: see settle_lease_ends
+            return;
+        }
+        release(j);
+        become_pending(j, t);
+        ++expired_now_;
+    }
+
+    /// Job j's lease ends at t: it has written a checkpoint (its counters and ledgers).
+    void checkpoint_at_lease_end(int j, Seconds t) {
         RunState& r = run(j);
         held(j, t);
-        release(j);
         ++version_[j];
         // The lease's last checkpoint_s seconds wrote the checkpoint.
         r.executed_s = e0_[j] + (t - lease_start_[j]) - restore_[j] - opt_.checkpoint_s;
@@ -234,8 +247,39 @@ private:
         ++r.checkpoints;
         r.last_checkpoint_s = t;
         count_resume(r);
-        become_pending(j, t);
-        ++expired_now_;
+    }
+
+    /// Non-ASTRAEA policies: the leases that ended at t. When nobody else waits and nothing
+    /// arrives, every policy renews them on the GPUs they hold (see renew_in_place): renew them
+    /// without moving them through the pending lists (most lease ends of a lightly loaded
+    /// cluster). Otherwise they join the pending lists now, in the order their leases ended.
+    void settle_lease_ends(Seconds t) {
+        if (expiring_.empty()) return;
+        const bool arrival =
+            next_arrival_ < w_.jobs.size() && w_.jobs[next_arrival_].submit_s <= t;
+        if (pending_.empty() && !arrival) {
+            for (int j : expiring_) renew_running(j, t);
+        } else {
+            for (int j : expiring_) {
+                release(j);
+                become_pending(j, t);
+                ++expired_now_;
+            }
+        }
+        expiring_.clear();
+    }
+
+    /// As launch() for a job re-selected at its lease end (no restore, not a resume), on the
+    /// GPUs it still holds.
+    void renew_running(int j, Seconds t) {
+        RunState& r = run(j);
+        restore_[j] = 0;
+        wait_begin_[j] = t;
+        r.waiting_since_start_s = 0;
+        r.lease_run_s = 0;
+        lease_start_[j] = t;
+        e0_[j] = r.executed_s;
+        arm_lease(j, t);
     }
 
     /// Every pending job's lease has just ended and nothing arrived: a round would re-select
@@ -283,6 +327,12 @@ private:
 
     void schedule(Seconds t) {
         now_ = t;
+        if (opt_.backfill) {
+            auto& releases = round_in_.releases;
+            releases.clear();
+            for (int j : running_) releases.push_back({release_at_[j], gpus(j)});
+            std::sort(releases.begin(), releases.end());
+        }
         if (astraea_) {
             prepare_astraea_round(window_sums(t), t);
         } else {
@@ -354,17 +404,26 @@ private:
         lease_start_[j] = t;
         e0_[j] = r.executed_s;
         mark_running(j, std::move(p));
+        arm_lease(j, t);
+    }
+
+    /// The timer of the lease j begins at t: its completion if the lease is long enough, else
+    /// the lease end (the policy decides the lease's length).
+    void arm_lease(int j, Seconds t) {
+        RunState& r = run(j);
         ++version_[j];
         const Seconds remaining = w_.jobs[j].duration_s - r.executed_s;
         const Seconds lease = policy_->lease_s(round_in_, j, restore_[j]);
         completes_[j] = remaining <= lease - restore_[j];
-        push_timer(completes_[j] ? t + restore_[j] + remaining : t + lease, j);
+        release_at_[j] = completes_[j] ? t + restore_[j] + remaining : t + lease;
+        push_timer(release_at_[j], j);
     }
 
     std::unique_ptr<Policy> policy_;
     const bool astraea_;                     ///< the policy uses ASTRAEA's lists
     PolicyLedger ledger_;
     std::vector<int> renew_list_;
+    std::vector<int> expiring_;              ///< non-ASTRAEA lease ends at this instant
     Seconds last_t_ = 0;
     Seconds now_ = 0;                        ///< time of the round being prepared
     bool arrived_ = false;
@@ -374,7 +433,7 @@ private:
     std::vector<int> new_waiters_;
     std::uint64_t seq_ = 0;
     std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
-    std::vector<Seconds> lease_start_, e0_, restore_, wait_begin_;
+    std::vector<Seconds> lease_start_, release_at_, e0_, restore_, wait_begin_;
     std::vector<double> d_base_;
     std::vector<int> gslot_;
     std::vector<std::uint32_t> version_;
