@@ -75,6 +75,9 @@ void add_run_options(CLI::App* sub, RunArgs& a, SweepLists* sweeps) {
                     "default mode: a job whose tenant has no weight is an error, or gets "
                     "default-weight (1)")
         ->capture_default_str();
+    sub->add_flag("--backfill", a.backfill,
+                  "default mode: give GPUs left idle by budgets or blocked queues to jobs "
+                  "behind a blocked head when no head can be delayed (EASY-style; docs/modes.md)");
     sub->add_flag("--no-block", a.no_block,
                   "on a failed job, try the tenant's next job instead of blocking its queue");
     sub->add_option("--seed", a.seed, "random seed (random job order)")->capture_default_str();
@@ -134,6 +137,7 @@ Result<PreparedRun> prepare_run(const RunArgs& a) {
     o.starvation_s = a.starvation_s;
     o.delay_s = a.delay_s;
     o.block_scheduling = !a.no_block;
+    o.backfill = a.backfill;
     o.seed = a.seed;
     o.checkpoint_s = a.checkpoint_s;
     o.restore_s = a.restore_s;

@@ -20,7 +20,7 @@ struct RunArgs {
     Seconds lease_s = 1800, starvation_s = 4 * 3600, delay_s = 300;
     Seconds checkpoint_s = 5, restore_s = 20, bucket_s = 3600;
     int window = 24;
-    bool no_block = false, quiet = false;
+    bool no_block = false, backfill = false, quiet = false;
     std::uint64_t seed = 1;
 };
 
