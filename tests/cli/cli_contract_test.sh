@@ -14,7 +14,7 @@ printf 'job_id,user,num_gpu,submit_time,duration\n1,Brown,2,0,100\n2,Brown,x,5,5
 rc=$?
 check "bad row exits 2 (got $rc)" '[ "$rc" -eq 2 ]'
 check "bad row message names file, line and field" \
-  "grep -q \"bad.csv:3: field 'num_gpu': expected an integer >= 1, got 'x'\" '$tmp/err1'"
+  "grep -q \"bad.csv:3: field 'num_gpu': expected an integer from 1 to 1000000, got 'x'\" '$tmp/err1'"
 check "bad row leaves no output" '[ ! -e "$tmp/out1" ]'
 
 # 2. Unknown option values are errors listing the valid ones.

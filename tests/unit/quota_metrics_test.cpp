@@ -2,6 +2,7 @@
 
 #include "astraeus/sim/engine.hpp"
 #include "astraeus/sim/metrics.hpp"
+#include "astraeus/sim/report.hpp"
 
 namespace astraeus {
 namespace {
@@ -92,7 +93,10 @@ TEST(Metrics, TenantFairnessFiguresOverTenantsWithJobs) {
         run.first_start_s = 0;
         run.end_s = 100;
         run.fairness = 1.0;
+        run.deserved_gpu_s = 100;
     }
+    r.runs[1].deserved_gpu_s = 0;  // deserved nothing: F_j undefined, left out
+    r.runs[1].fairness = 0;
     r.tenant_fairness = {0.9, 1.3, 0.1};
     r.end_s = 100;
     const Summary s = summarize(w, r, 8);
@@ -102,6 +106,39 @@ TEST(Metrics, TenantFairnessFiguresOverTenantsWithJobs) {
     EXPECT_NEAR(s.fu_max_over_min, 1.3 / 0.9, 1e-12);
     EXPECT_NEAR(s.fu_jain, (2.2 * 2.2) / (2 * (0.81 + 1.69)), 1e-12);
     EXPECT_DOUBLE_EQ(s.share_fair, 1.0);
+    EXPECT_EQ(s.jobs_without_fairness, 1u);
+    EXPECT_DOUBLE_EQ(s.fj_min, 1.0);
+}
+
+TEST(Report, CsvFieldsAreQuotedWhenTheyMustBe) {
+    EXPECT_EQ(csv_field("plain"), "plain");
+    EXPECT_EQ(csv_field("A,B"), "\"A,B\"");
+    EXPECT_EQ(csv_field("say \"hi\""), "\"say \"\"hi\"\"\"");
+}
+
+TEST(Options, OutOfRangeValuesAreErrorsNamingTheOption) {
+    AstraeaOptions o;
+    EXPECT_FALSE(check_options(o));
+    o.starvation_s = 0;  // once hung default mode: a zero-delay timer loop
+    ASSERT_TRUE(check_options(o));
+    EXPECT_EQ(check_options(o)->message,
+              "the starvation threshold (s) must be between 1 and 10000000000, got 0");
+    o = {};
+    o.window_buckets = 2000000000;
+    EXPECT_NE(check_options(o)->message.find("fairness window"), std::string::npos);
+    o = {};
+    o.delay_s = -1;
+    EXPECT_NE(check_options(o)->message.find("delay threshold"), std::string::npos);
+    o = {};
+    o.lease_s = 4611686018427387904;
+    EXPECT_NE(check_options(o)->message.find("lease"), std::string::npos);
+}
+
+TEST(Quotas, AbsurdWeightsAreErrors) {
+    auto q = tenant_quotas(tenants_with({1e308, 1}), 8, Mode::Default);
+    ASSERT_FALSE(q);
+    EXPECT_NE(q.error().message.find("tenant 't0': weight must be between 0 and 1e15"),
+              std::string::npos);
 }
 
 }  // namespace

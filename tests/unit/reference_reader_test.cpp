@@ -11,8 +11,10 @@ const std::string kDir = ASTRAEUS_TESTS_DIR "/fixtures/reference/";
 std::string error_of(const Result<Workload>& r) { return r ? "" : r.error().message; }
 
 TEST(ReferenceReader, ReadsSortsAndSkipsZeroGpuRows) {
-    auto w = read_reference_jobs(kDir + "good.csv");
+    SkipCounts skips;
+    auto w = read_reference_jobs(kDir + "good.csv", &skips);
     ASSERT_TRUE(w) << w.error().message;
+    EXPECT_EQ(skips.summary(), "1 (num_gpu = 0: 1)");
     ASSERT_EQ(w->jobs.size(), 3u);  // job 3 asks for 0 GPUs: skipped, as the reference does
     // sorted by submit, ties in file order: 1 (0), 2 (5), 4 (5)
     EXPECT_EQ(w->jobs[0].id, 1);
@@ -26,9 +28,11 @@ TEST(ReferenceReader, ReadsSortsAndSkipsZeroGpuRows) {
 
 TEST(ReferenceReader, BadRowsNameFileLineAndField) {
     EXPECT_EQ(error_of(read_reference_jobs(kDir + "bad_gpus.csv")),
-              kDir + "bad_gpus.csv:3: field 'num_gpu': expected an integer >= 1, got 'two'");
+              kDir + "bad_gpus.csv:3: field 'num_gpu': expected an integer from 1 to 1000000, got 'two'");
     EXPECT_EQ(error_of(read_reference_jobs(kDir + "bad_submit.csv")),
-              kDir + "bad_submit.csv:3: field 'submit_time': expected an integer >= 0, got '-5'");
+              kDir + "bad_submit.csv:3: field 'submit_time': expected an integer from 0 to 10000000000, got '-5'");
+    EXPECT_EQ(error_of(read_reference_jobs(kDir + "huge_gpus.csv")),
+              kDir + "huge_gpus.csv:2: field 'num_gpu': expected an integer from 1 to 1000000, got '9999999999'");
     EXPECT_EQ(error_of(read_reference_jobs(kDir + "dup_id.csv")),
               kDir + "dup_id.csv:3: field 'job_id': duplicate job id 1");
     EXPECT_EQ(error_of(read_reference_jobs(kDir + "short_row.csv")),
@@ -54,7 +58,7 @@ TEST(ReferenceReader, BadShareIsAnError) {
     auto t = read_reference_tenants(kDir + "bad_share.csv", "");
     ASSERT_FALSE(t);
     EXPECT_EQ(t.error().message,
-              kDir + "bad_share.csv:3: field 'share': expected a positive number, got 'zero'");
+              kDir + "bad_share.csv:3: field 'share': expected a positive number up to 1e15, got 'zero'");
 }
 
 TEST(TenantConfig, JsonQuotasMixedKeysAndTheDocumentedExample) {

@@ -37,22 +37,21 @@ int run_simulate(const SimulateArgs& a) {
                                        {"tenants.csv", tenants_csv(p.workload, *result)},
                                        {"summary.json", sj.dump(2) + "\n"},
                                        {"manifest.json", manifest->dump(2) + "\n"}});
-    if (!written) {
-        std::cerr << "astraeus simulate: error: " << written.error().message << "\n";
-        return 1;
-    }
+    if (!written) return usage_error("simulate", written.error());
     if (a.json) {
         std::cout << sj.dump(2) << "\n";
         return 0;
     }
     const AstraeaOptions& o = p.config.options;
     std::cout << fmt::format("{} ({} mode, job order {}, {} quotas, lease {} s) on {} ({}, {} "
-                             "placement), {} tenants:\n",
+                             "placement), {} tenant{}:\n",
                              a.policy, to_string(o.mode), to_string(o.job_order),
                              to_string(o.quota_mode), o.lease_s, a.run.cluster,
                              describe_cluster(p.config.cluster), p.config.placement,
-                             p.workload.tenants.size())
-              << summary_table(p.workload, *result, summary);
+                             p.workload.tenants.size(), p.workload.tenants.size() == 1 ? "" : "s")
+              << summary_table(p.workload, *result, summary)
+              << "  (F_j: a job's GPU-time received / deserved; fair = within 5 % of 1. F_u: the\n"
+                 "   same for a tenant over the run; F_u > 1 means it borrowed idle GPUs.)\n";
     if (p.skipped != "0") std::cout << "  trace rows left out: " << p.skipped << "\n";
     std::cout << fmt::format("  outputs in {}/ (jobs.csv, tenants.csv, summary.json, "
                              "manifest.json)\n", a.out);

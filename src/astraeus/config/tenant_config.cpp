@@ -13,8 +13,12 @@ namespace {
 Result<TenantTable> read_json(const std::string& path) {
     auto text = read_text_file(path);
     if (!text) return std::unexpected(text.error());
-    nlohmann::json doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-    if (doc.is_discarded()) return fail(path + ": not valid JSON");
+    nlohmann::json doc;
+    try {
+        doc = nlohmann::json::parse(*text);
+    } catch (const nlohmann::json::parse_error& e) {
+        return fail(path + ": not valid JSON: " + e.what());  // names the byte offset
+    }
     if (!doc.is_object() || !doc.contains("tenants") || !doc["tenants"].is_array())
         return fail(path + ": expected an object with a \"tenants\" array");
     TenantTable t;
@@ -33,9 +37,10 @@ Result<TenantTable> read_json(const std::string& path) {
         if (first_key != key)
             return fail(where + " ('" + name + "'): use \"weight\" for every tenant or "
                         "\"quota_gpus\" for every tenant, not both");
-        if (!e.contains(key) || !e[key].is_number() || !(e[key].get<double>() >= 0))
-            return fail(where + " ('" + name + "'): expected a number >= 0 in \"weight\" or "
-                        "\"quota_gpus\"");
+        if (!e.contains(key) || !e[key].is_number() || !(e[key].get<double>() >= 0) ||
+            !(e[key].get<double>() <= kMaxWeight))
+            return fail(where + " ('" + name + "'): expected a number from 0 to 1e15 in "
+                        "\"weight\" or \"quota_gpus\"");
         t.share_order.push_back(static_cast<int>(t.tenants.size()));
         t.tenants.push_back({name, e[key].get<double>()});
     }

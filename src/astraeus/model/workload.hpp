@@ -9,6 +9,12 @@
 
 namespace astraeus {
 
+/// Largest gang, trace time (a submit time or a run time, in seconds: about 317 years) and
+/// tenant weight accepted anywhere: bounds that keep GPU-seconds far from integer overflow.
+inline constexpr int kMaxGang = 1'000'000;
+inline constexpr Seconds kMaxTraceTime = 10'000'000'000;
+inline constexpr double kMaxWeight = 1e15;
+
 /// A tenant (virtual cluster, workspace): a name and a weight s_u > 0 (spec/astraea.md section 1).
 struct Tenant {
     std::string name;

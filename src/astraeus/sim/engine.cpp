@@ -16,8 +16,14 @@ Result<std::vector<int>> tenant_quotas(const Workload& w, int total_gpus, Mode m
     const std::size_t n = w.tenants.size();
     std::vector<int> quota(n, 0);
     double sum = 0;
-    for (int u : w.share_order) sum += w.tenants[u].weight;
-    if (!(sum > 0)) return fail("tenant weights must sum to a positive number");
+    for (int u : w.share_order) {
+        const double s = w.tenants[u].weight;
+        if (!(s >= 0 && s <= kMaxWeight))
+            return fail("tenant '" + w.tenants[u].name + "': weight must be between 0 and 1e15, got " +
+                        std::to_string(s));
+        sum += s;
+    }
+    if (!(sum > 0)) return fail("the tenant weights sum to 0: give at least one tenant a positive weight");
     if (mode == Mode::Compat) {
         for (std::size_t u = 0; u < n; ++u) {
             const double ratio = 1.0 * w.tenants[u].weight / sum;
@@ -48,23 +54,45 @@ Result<std::vector<int>> tenant_quotas(const Workload& w, int total_gpus, Mode m
     return quota;
 }
 
+std::optional<Error> check_options(const AstraeaOptions& o) {
+    auto range = [](const char* what, std::int64_t v, std::int64_t lo,
+                    std::int64_t hi) -> std::optional<Error> {
+        if (v >= lo && v <= hi) return std::nullopt;
+        return Error{std::string(what) + " must be between " + std::to_string(lo) + " and " +
+                     std::to_string(hi) + ", got " + std::to_string(v)};
+    };
+    // Bounds keep every product of seconds and GPUs far from overflow, and sizes sane.
+    if (auto e = range("the lease (s)", o.lease_s, 1, 1'000'000'000)) return e;
+    if (auto e = range("the starvation threshold (s)", o.starvation_s, 1, kMaxTraceTime)) return e;
+    if (auto e = range("the delay threshold (s)", o.delay_s, 0, 1'000'000'000)) return e;
+    if (auto e = range("the checkpoint cost (s)", o.checkpoint_s, 0, 1'000'000)) return e;
+    if (auto e = range("the restore cost (s)", o.restore_s, 0, 1'000'000)) return e;
+    if (auto e = range("the fairness window (buckets)", o.window_buckets, 1, 10'000)) return e;
+    if (auto e = range("the fairness bucket (s)", o.bucket_s, 1, 10'000'000)) return e;
+    if (auto e = range("the tick (s)", o.tick_s, 1, 3600)) return e;
+    if (o.mode == Mode::Compat && o.backfill)
+        return Error{"backfill is a default-mode feature (the reference simulator has none)"};
+    if (o.mode == Mode::Default && o.lease_s <= o.checkpoint_s + o.restore_s)
+        return Error{"the lease (" + std::to_string(o.lease_s) +
+                     " s) must be longer than checkpoint + restore (" +
+                     std::to_string(o.checkpoint_s + o.restore_s) + " s), or no job progresses"};
+    return std::nullopt;
+}
+
 Result<SimResult> simulate(const Workload& workload, const SimConfig& config,
                            const ProgressFn& progress) {
     const AstraeaOptions& o = config.options;
     if (config.cluster.total_gpus() <= 0) return fail("the cluster has no GPUs");
-    if (o.lease_s <= 0 || o.bucket_s <= 0 || o.window_buckets < 1 || o.tick_s <= 0)
-        return fail("lease, bucket, window and tick must be positive");
-    if (o.checkpoint_s < 0 || o.restore_s < 0) return fail("checkpoint and restore costs must be >= 0");
-    if (o.mode == Mode::Compat && o.backfill)
-        return fail("backfill is a default-mode feature (the reference simulator has none)");
-    if (o.mode == Mode::Default && o.lease_s <= o.checkpoint_s + o.restore_s)
-        return fail("the lease (" + std::to_string(o.lease_s) +
-                    " s) must be longer than checkpoint + restore (" +
-                    std::to_string(o.checkpoint_s + o.restore_s) + " s), or no job progresses");
-    for (const Job& j : workload.jobs)
-        if (j.gpus <= 0 || j.duration_s < 0 || j.submit_s < 0)
-            return fail("job " + std::to_string(j.id) +
-                        ": needs gpus > 0, duration >= 0 and submit >= 0");
+    if (auto bad = check_options(o)) return std::unexpected(*bad);
+    for (const Job& j : workload.jobs) {
+        if (j.gpus <= 0 || j.gpus > kMaxGang || j.duration_s < 0 || j.duration_s > kMaxTraceTime ||
+            j.submit_s < 0 || j.submit_s > kMaxTraceTime)
+            return fail("job " + std::to_string(j.id) + ": needs 1 <= gpus <= " +
+                        std::to_string(kMaxGang) + " and 0 <= submit, duration <= " +
+                        std::to_string(kMaxTraceTime) + " s (got gpus " + std::to_string(j.gpus) +
+                        ", submit " + std::to_string(j.submit_s) + ", duration " +
+                        std::to_string(j.duration_s) + ")");
+    }
     auto quotas = tenant_quotas(workload, config.cluster.total_gpus(), o.mode);
     if (!quotas) return std::unexpected(quotas.error());
     auto placer = make_placer(config.placement);

@@ -10,6 +10,7 @@
 //    thresholds, with checkpoint/restore costs and the quirks of spec section 6 fixed.
 #pragma once
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,9 @@ using ProgressFn = std::function<void(const Progress&)>;
 /// point (sum in declaration order), an error if any quota is 0 (the reference divides by it);
 /// default: largest-remainder rounding so that the quotas sum to C (zero quotas are legal).
 Result<std::vector<int>> tenant_quotas(const Workload& w, int total_gpus, Mode mode);
+
+/// The first option out of range, with a message naming it and its bounds; none if all fit.
+std::optional<Error> check_options(const AstraeaOptions& o);
 
 /// Simulates `workload` to completion. `progress` (optional) is called every few thousand rounds.
 Result<SimResult> simulate(const Workload& workload, const SimConfig& config,

@@ -65,7 +65,11 @@ Summary summarize(const Workload& w, const SimResult& r, int total_gpus) {
         ++s.jobs_done;
         jct.push_back(static_cast<double>(run.end_s - w.jobs[j].submit_s));
         delay.push_back(static_cast<double>(run.first_start_s - w.jobs[j].submit_s));
-        fj.push_back(run.fairness);
+        if (run.deserved_gpu_s > 0) {
+            fj.push_back(run.fairness);
+        } else {
+            ++s.jobs_without_fairness;
+        }
     }
     s.jct_s = distribution(jct);
     s.queueing_delay_s = distribution(delay);

@@ -18,7 +18,9 @@ struct Summary {
     Seconds makespan_s = 0;          ///< last end - first submit
     double gpu_utilization = 0;      ///< busy GPU-seconds / (C x makespan)
     long preemptions = 0, lease_expiries = 0, checkpoints = 0, resumes = 0;
-    // job-level fairness over admitted, finished jobs
+    // job-level fairness over finished jobs that deserved some GPU-time (D_j > 0: F_j is
+    // undefined for a job of a zero-quota tenant or one that ended the instant it arrived)
+    std::size_t jobs_without_fairness = 0;
     double share_fair = 0, share_loss = 0, share_benefit = 0;  ///< F_j in [0.95, 1/0.95] / below / above
     double fj_min = 0, fj_p5 = 0, fj_median = 0, fj_max = 0, fj_jain = 0;
     // tenant-level fairness: F_u over the whole run, over tenants that had jobs

@@ -47,6 +47,20 @@ std::string tenant_name(const Workload& w, int u) { return u < 0 ? "" : w.tenant
 
 }  // namespace
 
+std::string csv_field(std::string_view v) {
+    if (v.find_first_of(",\"\r\n") == std::string_view::npos) return std::string(v);
+    std::string out = "\"";
+    for (char c : v) {
+        if (c == '"') out += '"';
+        out += c;
+    }
+    return out + "\"";
+}
+
+namespace {
+
+}  // namespace
+
 std::string jobs_csv(const Workload& w, const SimResult& r) {
     std::string out =
         "job_id,tenant,gpus,submit_s,first_start_s,end_s,jct_s,queueing_delay_s,run_time_s,"
@@ -55,15 +69,17 @@ std::string jobs_csv(const Workload& w, const SimResult& r) {
         const Job& job = w.jobs[j];
         const RunState& run = r.runs[j];
         const bool done = run.status == RunStatus::Done;
-        out += fmt::format("{},{},{},{},{},{},{},{},{},{:.4f},{},{},{},{},{}\n", job.id,
-                           tenant_name(w, job.tenant), job.gpus, job.submit_s,
+        out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", job.id,
+                           csv_field(tenant_name(w, job.tenant)), job.gpus, job.submit_s,
                            run.first_start_s >= 0 ? fmt::format("{}", run.first_start_s) : "",
                            done ? fmt::format("{}", run.end_s) : "",
                            done ? fmt::format("{}", run.end_s - job.submit_s) : "",
                            run.first_start_s >= 0
                                ? fmt::format("{}", run.first_start_s - job.submit_s)
                                : "",
-                           job.duration_s, run.fairness, run.preemptions, run.lease_expiries,
+                           job.duration_s,
+                           run.deserved_gpu_s > 0 ? fmt::format("{:.4f}", run.fairness) : "",
+                           run.preemptions, run.lease_expiries,
                            run.checkpoints, run.resumes, status_name(run.status));
     }
     return out;
@@ -72,7 +88,8 @@ std::string jobs_csv(const Workload& w, const SimResult& r) {
 std::string tenants_csv(const Workload& w, const SimResult& r) {
     std::string out = "time_s,tenant,quota_gpus,fairness,index,used_gpus,pending_gpus\n";
     for (const TenantSample& t : r.tenant_series)
-        out += fmt::format("{},{},{},{:.6f},{:.6f},{},{}\n", t.time_s, w.tenants[t.tenant].name,
+        out += fmt::format("{},{},{},{:.6f},{:.6f},{},{}\n", t.time_s,
+                           csv_field(w.tenants[t.tenant].name),
                            r.quotas[t.tenant], t.fairness, t.index, t.used_gpus, t.pending_gpus);
     return out;
 }
@@ -102,7 +119,8 @@ nlohmann::json summary_json(const Workload& w, const SimResult& r, const Summary
         {"checkpoints", s.checkpoints},
         {"resumes", s.resumes},
         {"overhead_gpu_hours", static_cast<double>(r.overhead_gpu_s) / 3600.0},
-        {"job_fairness", {{"share_fair", s.share_fair}, {"share_loss", s.share_loss},
+        {"job_fairness", {{"jobs_without", s.jobs_without_fairness},
+                          {"share_fair", s.share_fair}, {"share_loss", s.share_loss},
                           {"share_benefit", s.share_benefit}, {"min", s.fj_min},
                           {"p5", s.fj_p5}, {"median", s.fj_median}, {"max", s.fj_max},
                           {"jain", s.fj_jain}}},
@@ -171,6 +189,8 @@ std::string summary_table(const Workload& w, const SimResult& r, const Summary& 
     row("F_j min / p5 / median / max", fmt::format("{:.4f} / {:.4f} / {:.4f} / {:.4f}", s.fj_min,
                                                    s.fj_p5, s.fj_median, s.fj_max));
     row("F_j Jain's index", fmt::format("{:.4f}", s.fj_jain));
+    if (s.jobs_without_fairness > 0)
+        row("jobs without F_j (deserved nothing)", fmt::format("{}", s.jobs_without_fairness));
     row("F_u (whole run) max |F_u - 1|", fmt::format("{:.4f}", s.fu_max_dev));
     row("F_u min (worst-served tenant)", fmt::format("{:.4f}", s.fu_min));
     row("F_u max / min", fmt::format("{:.4f}", s.fu_max_over_min));
@@ -188,13 +208,19 @@ Result<void> write_files(const std::string& dir,
     for (const auto& [name, content] : files) {
         const auto path = std::filesystem::path(dir) / name;
         const auto tmp = std::filesystem::path(dir) / ("." + name + ".tmp");
+        bool ok;
         {
             std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
             out << content;
-            if (!out.flush()) return fail(tmp.string() + ": write failed");
+            ok = static_cast<bool>(out.flush());
         }
-        std::filesystem::rename(tmp, path, ec);
-        if (ec) return fail(path.string() + ": cannot rename into place: " + ec.message());
+        if (ok) std::filesystem::rename(tmp, path, ec);
+        if (!ok || ec) {
+            std::error_code ignored;
+            std::filesystem::remove(tmp, ignored);
+            return fail(path.string() + (ok ? ": cannot rename into place: " + ec.message()
+                                            : ": write failed (disk full or file too large?)"));
+        }
     }
     return {};
 }

@@ -19,6 +19,9 @@ struct InputFile {
     std::string path;
 };
 
+/// A CSV field: quoted (RFC 4180) when it holds a comma, a quote or a line break.
+std::string csv_field(std::string_view v);
+
 /// Version string of this build.
 std::string astraeus_version();
 

@@ -18,7 +18,7 @@ using Reader = std::function<Result<Workload>(const std::string&, SkipCounts*)>;
 
 const std::vector<std::pair<std::string, Reader>>& registry() {
     static const std::vector<std::pair<std::string, Reader>> r{
-        {"reference", [](const std::string& p, SkipCounts*) { return read_reference_jobs(p); }},
+        {"reference", [](const std::string& p, SkipCounts* s) { return read_reference_jobs(p, s); }},
         {"philly-joblog",
          [](const std::string& p, SkipCounts* s) { return read_philly_joblog(p, s); }},
         {"helios", [](const std::string& p, SkipCounts* s) { return read_helios(p, s); }},

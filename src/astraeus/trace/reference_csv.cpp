@@ -1,6 +1,7 @@
 #include "astraeus/trace/reference_csv.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <set>
 
@@ -18,8 +19,8 @@ Result<TenantTable> read_reference_tenants(const std::string& share_path,
         std::string name(table->field(r, "name"));
         if (name.empty()) return fail(table->where(r, "name") + ": empty tenant name");
         auto w = parse_double(table->field(r, "share"));
-        if (!w || *w <= 0)
-            return fail(table->where(r, "share") + ": expected a positive number, got '" +
+        if (!w || *w <= 0 || *w > kMaxWeight)
+            return fail(table->where(r, "share") + ": expected a positive number up to 1e15, got '" +
                         std::string(table->field(r, "share")) + "'");
         if (!by_name.emplace(name, declared.size()).second)
             return fail(table->where(r, "name") + ": tenant '" + name + "' declared twice");
@@ -57,26 +58,30 @@ Result<TenantTable> read_reference_tenants(const std::string& share_path,
     return w;
 }
 
-Result<Workload> read_reference_jobs(const std::string& trace_path) {
+Result<Workload> read_reference_jobs(const std::string& trace_path, SkipCounts* skips) {
     Workload w;
     auto table = CsvTable::read(trace_path, {"job_id", "user", "num_gpu", "submit_time", "duration"});
     if (!table) return std::unexpected(table.error());
     std::set<std::int64_t> ids;
-    auto integer = [&](std::size_t r, const std::string& col, std::int64_t min)
-        -> Result<std::int64_t> {
+    auto integer = [&](std::size_t r, const std::string& col, std::int64_t min,
+                       std::int64_t max) -> Result<std::int64_t> {
         auto v = parse_int(table->field(r, col));
-        if (!v || *v < min)
-            return fail(table->where(r, col) + ": expected an integer >= " + std::to_string(min) +
-                        ", got '" + std::string(table->field(r, col)) + "'");
+        if (!v || *v < min || *v > max)
+            return fail(table->where(r, col) + ": expected an integer from " + std::to_string(min) +
+                        " to " + std::to_string(max) + ", got '" +
+                        std::string(table->field(r, col)) + "'");
         return *v;
     };
     for (std::size_t r = 0; r < table->rows(); ++r) {
-        if (table->field(r, "num_gpu") == "0") continue;  // the reference skips these rows
+        if (table->field(r, "num_gpu") == "0") {  // the reference skips these rows
+            if (skips) skips->add("num_gpu = 0");
+            continue;
+        }
         Job job;
-        auto id = integer(r, "job_id", 0);
-        auto g = integer(r, "num_gpu", 1);
-        auto submit = integer(r, "submit_time", 0);
-        auto duration = integer(r, "duration", 0);
+        auto id = integer(r, "job_id", 0, std::numeric_limits<std::int64_t>::max());
+        auto g = integer(r, "num_gpu", 1, kMaxGang);
+        auto submit = integer(r, "submit_time", 0, kMaxTraceTime);
+        auto duration = integer(r, "duration", 0, kMaxTraceTime);
         for (auto* v : {&id, &g, &submit, &duration})
             if (!*v) return std::unexpected(v->error());
         if (!ids.insert(*id).second)

@@ -11,6 +11,7 @@
 
 #include "astraeus/base/error.hpp"
 #include "astraeus/model/workload.hpp"
+#include "astraeus/trace/skips.hpp"
 #include "astraeus/trace/tenants.hpp"
 
 namespace astraeus {
@@ -21,6 +22,7 @@ Result<TenantTable> read_reference_tenants(const std::string& share_path,
 
 /// Reads the jobs CSV; tenants are the `user` values in first-appearance order (weight 1);
 /// jobs sorted by submit time, ties in file order; epoch 0 (times are relative seconds).
-Result<Workload> read_reference_jobs(const std::string& trace_path);
+/// `skips` (optional) counts the rows left out (num_gpu = 0).
+Result<Workload> read_reference_jobs(const std::string& trace_path, SkipCounts* skips = nullptr);
 
 }  // namespace astraeus
