@@ -143,3 +143,30 @@ TEST(Quotas, AbsurdWeightsAreErrors) {
 
 }  // namespace
 }  // namespace astraeus
+
+namespace astraeus {
+namespace {
+
+TEST(Simulate, LongIdleGapsCostNothing) {
+    // Two jobs 9e9 s (285 years) apart: hourly samples only around the work, not for every
+    // idle hour (which would be 2.5 M rows); both jobs still run exactly.
+    Workload w = tenants_with({1});
+    for (Seconds submit : {Seconds{5}, Seconds{9'000'000'000}}) {
+        Job j;
+        j.id = submit;
+        j.tenant = 0;
+        j.submit_s = submit;
+        j.duration_s = 100;
+        w.jobs.push_back(j);
+    }
+    SimConfig c;
+    auto r = simulate(w, c);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->runs[0].end_s, 105);
+    EXPECT_EQ(r->runs[1].end_s, 9'000'000'100);
+    // 24-bucket window: at most the window before the second job plus the first bucket.
+    EXPECT_LE(r->tenant_series.size(), 26u);
+}
+
+}  // namespace
+}  // namespace astraeus

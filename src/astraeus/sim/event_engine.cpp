@@ -108,6 +108,15 @@ private:
     /// deserved-service integrals, busy GPU-time.
     void advance(Seconds t) {
         while (last_t_ < t) {
+            // An idle cluster over a long gap: jump to `window` buckets before t. The buckets
+            // skipped would leave the window before t anyway (and hold only entitlement), so
+            // the window stays exact; they get no samples (costs stay tied to events, not to
+            // the span of time).
+            const Seconds bucket = opt_.bucket_s;
+            if (pending_.empty() && running_.empty() && last_t_ % bucket == 0) {
+                const Seconds whole = (t - last_t_) / bucket;
+                if (whole > opt_.window_buckets) last_t_ += (whole - opt_.window_buckets) * bucket;
+            }
             const Seconds boundary = (last_t_ / opt_.bucket_s + 1) * opt_.bucket_s;
             const Seconds end = std::min(t, boundary);
             const Seconds dt = end - last_t_;
