@@ -58,7 +58,7 @@ TEST(ReferenceReader, BadShareIsAnError) {
     auto t = read_reference_tenants(kDir + "bad_share.csv", "");
     ASSERT_FALSE(t);
     EXPECT_EQ(t.error().message,
-              kDir + "bad_share.csv:3: field 'share': expected a positive number up to 1e15, got 'zero'");
+              kDir + "bad_share.csv:3: field 'share': expected a number from 0 to 1e15, got 'zero'");
 }
 
 TEST(TenantConfig, JsonQuotasMixedKeysAndTheDocumentedExample) {

@@ -6,7 +6,8 @@
 #include "astraeus/sim/report.hpp"
 
 int main(int argc, char** argv) {
-    CLI::App app{"Astraeus: a fair, goodput-aware scheduler for multi-tenant GPU clusters.\n"
+    CLI::App app{"Astraeus: fair scheduling for multi-tenant GPU clusters (ASTRAEA and baselines) in a\n"
+                 "trace-driven simulator.\n"
                  "Run `astraeus SUBCOMMAND --help` for each subcommand."};
     app.set_version_flag("--version", astraeus::astraeus_version());
     app.require_subcommand(1);

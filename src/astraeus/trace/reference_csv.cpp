@@ -19,8 +19,8 @@ Result<TenantTable> read_reference_tenants(const std::string& share_path,
         std::string name(table->field(r, "name"));
         if (name.empty()) return fail(table->where(r, "name") + ": empty tenant name");
         auto w = parse_double(table->field(r, "share"));
-        if (!w || *w <= 0 || *w > kMaxWeight)
-            return fail(table->where(r, "share") + ": expected a positive number up to 1e15, got '" +
+        if (!w || *w < 0 || *w > kMaxWeight)
+            return fail(table->where(r, "share") + ": expected a number from 0 to 1e15, got '" +
                         std::string(table->field(r, "share")) + "'");
         if (!by_name.emplace(name, declared.size()).second)
             return fail(table->where(r, "name") + ": tenant '" + name + "' declared twice");
