@@ -13,9 +13,10 @@ namespace astraeus::policy_detail {
 bool try_start(const RoundInput& in, ClusterState& cluster, const Placer& placer, int j,
                std::vector<Action>& actions);
 
-/// Starts job j, preempting running jobs when the free GPUs do not suffice: `next_victim()`
-/// returns the next running job to give up, or -1 when no more may be taken (it sees its own
-/// earlier answers as taken). Victims are given back one at a time until the gang places; then
+/// Starts job j, which did not fit the free GPUs (try_start failed), by preempting running jobs:
+/// `next_victim()` returns the next running job to give up, or -1 when no more may be taken (it
+/// sees its own earlier answers as taken). Victims are given back one at a time until the gang
+/// places; then
 /// their Preempt actions and j's Start are appended and `taken` lists the victims. If the gang
 /// cannot place, the cluster is restored, nothing is appended and `taken` lists the victims
 /// that were tried (for the caller to undo its own bookkeeping).
@@ -24,7 +25,6 @@ bool start_preempting(const RoundInput& in, ClusterState& cluster, const Placer&
                       NextVictim&& next_victim, std::vector<int>& taken,
                       std::vector<Action>& actions) {
     taken.clear();
-    if (try_start(in, cluster, placer, j, actions)) return true;
     const int g = in.jobs[j].gpus;
     for (int v = next_victim(); v >= 0; v = next_victim()) {
         cluster.give(in.runs[v].placement);

@@ -72,7 +72,8 @@ void DrfPolicy::round(RoundInput& in, ClusterState& cluster, const Placer& place
                 return victim;
             }
         };
-        if (policy_detail::start_preempting(in, cluster, placer, j, next_victim, taken_,
+        if (policy_detail::try_start(in, cluster, placer, j, actions) ||
+            policy_detail::start_preempting(in, cluster, placer, j, next_victim, taken_,
                                             actions)) {
             used_ = tentative_;
             used_[u] += g;

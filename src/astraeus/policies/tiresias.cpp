@@ -51,19 +51,24 @@ void TiresiasPolicy::round(RoundInput& in, ClusterState& cluster, const Placer& 
     ranked_.clear();
     for (int j : in.pending_all)
         ranked_.add({double(pending_queue(in, j)), double(in.jobs[j].submit_s), 0, j, j});
-    // The least-priority running queue: a candidate of a lower (better) queue may preempt.
-    int worst_running = -1;
-    for (int r : in.running_all) worst_running = std::max(worst_running, queue_of(attained(in, r)));
+    // The least-priority running queue (computed the first time a job needs a preemption): a
+    // waiting job of a better queue may preempt jobs of worse ones.
+    constexpr int kUnknown = -2;
+    int worst_running = kUnknown;
     victims_built_ = false;
     std::size_t next_victim_pos = 0;
 
     for (std::size_t k = 0; k < ranked_.size(); ++k) {
-        if (cluster.free_gpus() == 0 && worst_running <= 0) break;
         const int j = ranked_[k];
         const int q = pending_queue(in, j);
+        if (policy_detail::try_start(in, cluster, placer, j, actions)) continue;
+        if (worst_running == kUnknown) {
+            worst_running = -1;
+            for (int r : in.running_all)
+                worst_running = std::max(worst_running, queue_of(attained(in, r)));
+        }
         if (q >= worst_running) {  // nothing it may preempt
             if (cluster.free_gpus() == 0) break;  // nor may any job ranked after it
-            policy_detail::try_start(in, cluster, placer, j, actions);
             continue;
         }
         if (!victims_built_) {

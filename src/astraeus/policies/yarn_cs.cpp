@@ -94,7 +94,8 @@ void YarnCsPolicy::round_elastic(RoundInput& in, ClusterState& cluster, const Pl
                     return victim;
                 }
             };
-            if (policy_detail::start_preempting(in, cluster, placer, j, next_victim, taken_,
+            if (policy_detail::try_start(in, cluster, placer, j, actions) ||
+                policy_detail::start_preempting(in, cluster, placer, j, next_victim, taken_,
                                                 actions)) {
                 used_ = tentative_;
                 used_[u] += g;

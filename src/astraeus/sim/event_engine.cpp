@@ -24,6 +24,50 @@ struct Timer {
     bool operator>(const Timer& o) const { return time != o.time ? time > o.time : seq > o.seq; }
 };
 
+/// Timers in (time, seq) order. Most are pushed in time order (a lease of the same term begun
+/// now ends after every lease begun earlier): those go to a FIFO, the others to a binary heap;
+/// the next timer is the earlier of the two fronts.
+class TimerQueue {
+public:
+    void push(const Timer& t) {
+        if (fifo_head_ == fifo_.size() || fifo_.back().time <= t.time) {
+            if (fifo_head_ == fifo_.size()) {
+                fifo_.clear();
+                fifo_head_ = 0;
+            }
+            fifo_.push_back(t);
+        } else {
+            heap_.push(t);
+        }
+    }
+    Seconds next_time() const {
+        const Seconds a = fifo_head_ < fifo_.size() ? fifo_[fifo_head_].time : kNoTime;
+        const Seconds b = heap_.empty() ? kNoTime : heap_.top().time;
+        return std::min(a, b);
+    }
+    /// Removes and returns the next timer; requires next_time() != kNoTime.
+    Timer pop() {
+        const bool from_fifo =
+            fifo_head_ < fifo_.size() && (heap_.empty() || heap_.top() > fifo_[fifo_head_]);
+        if (!from_fifo) {
+            const Timer t = heap_.top();
+            heap_.pop();
+            return t;
+        }
+        const Timer t = fifo_[fifo_head_++];
+        if (fifo_head_ > 4096 && fifo_head_ * 2 > fifo_.size()) {  // reclaim the consumed part
+            fifo_.erase(fifo_.begin(), fifo_.begin() + static_cast<std::ptrdiff_t>(fifo_head_));
+            fifo_head_ = 0;
+        }
+        return t;
+    }
+
+private:
+    std::vector<Timer> fifo_;
+    std::size_t fifo_head_ = 0;
+    std::priority_queue<Timer, std::vector<Timer>, std::greater<>> heap_;
+};
+
 class EventEngine : EngineBase {
 public:
     EventEngine(const Workload& w, const SimConfig& c, std::vector<int> quotas,
@@ -65,7 +109,7 @@ public:
         while (next_arrival_ < w_.jobs.size() || !pending_.empty() || !running_.empty()) {
             const Seconds arrival =
                 next_arrival_ < w_.jobs.size() ? w_.jobs[next_arrival_].submit_s : kNoTime;
-            const Seconds t = std::min(arrival, timers_.empty() ? kNoTime : timers_.top().time);
+            const Seconds t = std::min(arrival, timers_.next_time());
             if (t == kNoTime)
                 return fail("simulation stalled: " + std::to_string(pending_.size()) +
                             " jobs pending with no event left (a bug; please report)");
@@ -155,9 +199,8 @@ private:
     // --- events ------------------------------------------------------------------------------
 
     void fire_timers(Seconds t) {
-        while (!timers_.empty() && timers_.top().time == t) {
-            const Timer ev = timers_.top();
-            timers_.pop();
+        while (timers_.next_time() == t) {
+            const Timer ev = timers_.pop();
             if (ev.version != version_[ev.job]) continue;
             const RunState& r = run(ev.job);
             if (r.status == RunStatus::Pending) {  // a wake-up: the job's rank rose
@@ -441,7 +484,7 @@ private:
     LazyRanking renewals_;
     std::vector<int> new_waiters_;
     std::uint64_t seq_ = 0;
-    std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+    TimerQueue timers_;
     std::vector<Seconds> lease_start_, release_at_, e0_, restore_, wait_begin_;
     std::vector<double> d_base_;
     std::vector<int> gslot_;
