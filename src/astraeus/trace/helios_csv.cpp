@@ -24,12 +24,7 @@ Result<Workload> read_helios(const std::string& path, SkipCounts* skips) {
         return *v;
     };
 
-    struct Row {
-        Job job;
-        std::int64_t submit_unix;
-        std::string vc;
-    };
-    std::vector<Row> rows;
+    std::vector<DatedJob> rows;
     std::set<std::int64_t> ids;
     for (std::size_t r = 0; r < table->rows(); ++r) {
         auto id = integer(r, "job_id", 0);
@@ -66,7 +61,7 @@ Result<Workload> read_helios(const std::string& path, SkipCounts* skips) {
             skip.add("no duration");
             continue;
         }
-        Row row;
+        DatedJob row;
         row.job.id = *id;
         row.job.gpus = static_cast<int>(*gpus);
         row.job.duration_s = duration;
@@ -75,18 +70,7 @@ Result<Workload> read_helios(const std::string& path, SkipCounts* skips) {
         rows.push_back(std::move(row));
     }
 
-    Workload w;
-    if (!rows.empty())
-        w.epoch_unix_s = std::min_element(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
-                             return a.submit_unix < b.submit_unix;
-                         })->submit_unix;
-    for (Row& r : rows) {
-        r.job.tenant = intern_tenant(w, r.vc);
-        r.job.submit_s = r.submit_unix - w.epoch_unix_s;
-        w.jobs.push_back(std::move(r.job));
-    }
-    sort_by_submit(w);
-    return w;
+    return workload_from_dated(std::move(rows));
 }
 
 }  // namespace astraeus

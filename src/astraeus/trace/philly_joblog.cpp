@@ -151,12 +151,7 @@ Result<Workload> read_joblog_unchecked(const std::string& path, SkipCounts* skip
                     std::string(doc.type_name()));
     const auto lines = element_lines(*text);
 
-    struct Row {
-        Job job;
-        std::int64_t submit_unix;
-        std::string vc;
-    };
-    std::vector<Row> rows;
+    std::vector<DatedJob> rows;
     std::set<std::string> seen;
     std::map<std::int64_t, std::string> id_owner;
     SkipCounts local_skips;
@@ -240,7 +235,7 @@ Result<Workload> read_joblog_unchecked(const std::string& path, SkipCounts* skip
             skip.add("no GPUs in the first attempt");
             continue;
         }
-        Row row;
+        DatedJob row;
         row.job.id = philly_job_id(jobid);
         auto [owner, fresh] = id_owner.emplace(row.job.id, jobid);
         if (!fresh)
@@ -254,18 +249,7 @@ Result<Workload> read_joblog_unchecked(const std::string& path, SkipCounts* skip
         rows.push_back(std::move(row));
     }
 
-    Workload w;
-    if (!rows.empty())
-        w.epoch_unix_s = std::min_element(rows.begin(), rows.end(), [](const Row& a, const Row& b) {
-                             return a.submit_unix < b.submit_unix;
-                         })->submit_unix;
-    for (Row& r : rows) {
-        r.job.tenant = intern_tenant(w, r.vc);
-        r.job.submit_s = r.submit_unix - w.epoch_unix_s;
-        w.jobs.push_back(std::move(r.job));
-    }
-    sort_by_submit(w);
-    return w;
+    return workload_from_dated(std::move(rows));
 }
 
 }  // namespace

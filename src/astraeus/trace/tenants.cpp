@@ -1,5 +1,6 @@
 #include "astraeus/trace/tenants.hpp"
 
+#include <algorithm>
 #include <map>
 
 namespace astraeus {
@@ -10,6 +11,22 @@ int intern_tenant(Workload& w, const std::string& name) {
     w.share_order.push_back(static_cast<int>(w.tenants.size()));
     w.tenants.push_back({name, 1.0});
     return static_cast<int>(w.tenants.size() - 1);
+}
+
+Workload workload_from_dated(std::vector<DatedJob> rows) {
+    Workload w;
+    if (!rows.empty())
+        w.epoch_unix_s = std::min_element(rows.begin(), rows.end(), [](const DatedJob& a,
+                                                                       const DatedJob& b) {
+                             return a.submit_unix < b.submit_unix;
+                         })->submit_unix;
+    for (DatedJob& r : rows) {
+        r.job.tenant = intern_tenant(w, r.vc);
+        r.job.submit_s = r.submit_unix - w.epoch_unix_s;
+        w.jobs.push_back(std::move(r.job));
+    }
+    sort_by_submit(w);
+    return w;
 }
 
 Result<Workload> apply_tenants(Workload w, const TenantTable& table, UnknownTenant unknown,

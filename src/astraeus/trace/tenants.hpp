@@ -26,6 +26,18 @@ enum class UnknownTenant {
 Result<Workload> apply_tenants(Workload w, const TenantTable& table, UnknownTenant unknown,
                                const std::string& source);
 
+/// A job read from a dated trace, before the epoch is known: its submit time in Unix seconds
+/// and its tenant's name.
+struct DatedJob {
+    Job job;
+    std::int64_t submit_unix = 0;
+    std::string vc;
+};
+
+/// The workload of dated jobs: epoch = the earliest submit (UTC), submit times relative to it,
+/// tenants interned in row order (weight 1), jobs sorted by submit.
+Workload workload_from_dated(std::vector<DatedJob> rows);
+
 /// Index of the tenant called `name` in `w`, adding it (weight 1) if absent.
 int intern_tenant(Workload& w, const std::string& name);
 
