@@ -3,11 +3,15 @@
 //   ./build/release/bench/astraeus_bench
 #include <benchmark/benchmark.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <iostream>
+#include <thread>
+#include <vector>
 
 #include "astraeus/config/cluster_config.hpp"
 #include "astraeus/config/tenant_config.hpp"
+#include "astraeus/policies/registry.hpp"
 #include "astraeus/sim/engine.hpp"
 #include "astraeus/trace/read_trace.hpp"
 #include "astraeus/trace/reference_csv.hpp"
@@ -113,6 +117,67 @@ void BM_DefaultPhillyBusiest14Days(benchmark::State& state) {
     run(state, w, philly_experiment(Mode::Default, ClusterSpec::uniform(140, 8)));
 }
 BENCHMARK(BM_DefaultPhillyBusiest14Days)->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// The baselines (docs/policies.md) on the whole Philly workload, as BM_DefaultPhillyFull runs
+// ASTRAEA: Philly inventory, 30-minute leases (themis: its own 300 s), 4-hour starvation.
+SimConfig philly_full_config(const std::string& policy) {
+    SimConfig c = philly_experiment(Mode::Default, must(resolve_cluster("philly")));
+    c.options.lease_s = 1800;
+    c.options.starvation_s = 4 * 3600;
+    c.options = must(policy_options(policy, c.options));
+    return c;
+}
+
+void BM_PolicyPhillyFull(benchmark::State& state, const std::string& policy) {
+    run(state, philly(), philly_full_config(policy));
+}
+BENCHMARK_CAPTURE(BM_PolicyPhillyFull, fifo, std::string("fifo"))
+    ->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_PolicyPhillyFull, yarn_cs, std::string("yarn-cs"))
+    ->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_PolicyPhillyFull, yarn_cs_elastic, std::string("yarn-cs-elastic"))
+    ->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_PolicyPhillyFull, drf, std::string("drf"))
+    ->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_PolicyPhillyFull, tiresias, std::string("tiresias"))
+    ->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_PolicyPhillyFull, themis, std::string("themis"))
+    ->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_PolicyPhillyFull, gandiva_fair, std::string("gandiva-fair"))
+    ->Unit(benchmark::kMillisecond)->Iterations(1);
+BENCHMARK_CAPTURE(BM_PolicyPhillyFull, srtf, std::string("srtf"))
+    ->Unit(benchmark::kMillisecond)->Iterations(1);
+
+// The goal: the eight policies of the comparison on the whole Philly workload within
+// 10 s of wall time on a 2-core machine, two simulations at a time (as `astraeus compare` runs
+// each policy on its own thread). Wall time (UseRealTime); the workload is loaded beforehand.
+void BM_EightPoliciesPhillyFullTwoAtATime(benchmark::State& state) {
+    const std::vector<std::string> policies = {"astraea", "fifo",   "yarn-cs",      "drf",
+                                               "tiresias", "themis", "gandiva-fair", "srtf"};
+    std::vector<SimConfig> configs;
+    for (const auto& p : policies) configs.push_back(philly_full_config(p));
+    const Workload& w = philly();
+    for (auto _ : state) {
+        std::atomic<std::size_t> next{0};
+        std::atomic<bool> failed{false};
+        auto worker = [&] {
+            for (std::size_t i = next++; i < configs.size(); i = next++) {
+                auto r = simulate(w, configs[i]);
+                if (!r) failed = true;
+                benchmark::DoNotOptimize(r);
+            }
+        };
+        std::thread a(worker), b(worker);
+        a.join();
+        b.join();
+        if (failed) state.SkipWithError("a simulation failed");
+    }
+    state.counters["policies"] = static_cast<double>(policies.size());
+}
+BENCHMARK(BM_EightPoliciesPhillyFullTwoAtATime)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1)
+    ->UseRealTime();
 
 }  // namespace
 }  // namespace astraeus

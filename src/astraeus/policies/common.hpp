@@ -1,9 +1,13 @@
 // Helpers the built-in policies share (internal to policies/): ranking pending jobs, starting a
 // gang with or without preempting running jobs. Thread safety: pure, given their arguments.
 #pragma once
+#include <algorithm>
+#include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
+#include "astraeus/sched/job_order.hpp"
 #include "astraeus/sched/policy.hpp"
 
 namespace astraeus::policy_detail {
@@ -46,6 +50,63 @@ bool start_preempting(const RoundInput& in, ClusterState& cluster, const Placer&
 /// job index): the one a preemption costs least. -1 if none.
 int youngest_unmarked(const RoundInput& in, std::span<const int> running,
                       const std::vector<char>& mark);
+
+/// Pending jobs by (group, gang size), each bucket a min-heap on a rank key that does not change
+/// while the job waits (RankKey, pos = job index: e.g. remaining work, attained service, pass,
+/// submit time), kept across rounds so that a round costs what it starts, not the length of the
+/// queue. Jobs that joined the pending lists since the last update are read from the tail of
+/// in.pending_all (join order); jobs that left are dropped when they reach a bucket's top.
+/// Cross-round state is a cache of the snapshot only: it never changes a decision.
+class PendingIndex {
+public:
+    struct Bucket {
+        int gpus;
+        std::vector<std::pair<RankKey, std::uint64_t>> heap;  ///< (key, join sequence)
+    };
+
+    /// Adds the jobs that joined since the last call: `key(j)` their rank, `group(j)` < groups.
+    template <class KeyFn, class GroupFn>
+    void update(const RoundInput& in, std::size_t groups, KeyFn&& key, GroupFn&& group) {
+        if (groups_.size() != groups) groups_.assign(groups, {});
+        if (entries_ > 2 * in.pending_all.size() + 4096) {  // mostly stale: rebuild
+            for (auto& g : groups_) g.clear();
+            entries_ = 0;
+            seen_ = 0;
+        }
+        std::size_t first = in.pending_all.size();
+        while (first > 0 && in.pend_seq[in.pending_all[first - 1]] > seen_) --first;
+        for (std::size_t k = first; k < in.pending_all.size(); ++k) {
+            const int j = in.pending_all[k];
+            push(group(j), in.jobs[j].gpus, key(j), in.pend_seq[j]);
+        }
+        if (!in.pending_all.empty()) seen_ = std::max(seen_, in.pend_seq[in.pending_all.back()]);
+    }
+
+    std::vector<Bucket>& buckets(std::size_t group) { return groups_[group]; }
+
+    /// The job at the top of bucket b of `group` that still waits (dropping stale tops), or -1.
+    int top(const RoundInput& in, std::size_t group, std::size_t b);
+    const RankKey& top_key(std::size_t group, std::size_t b) const {
+        return groups_[group][b].heap.front().first;
+    }
+    /// Removes the top of bucket b (its job has just started).
+    void pop(std::size_t group, std::size_t b);
+
+private:
+    void push(std::size_t group, int gpus, RankKey key, std::uint64_t seq);
+
+    std::vector<std::vector<Bucket>> groups_;
+    std::uint64_t seen_ = 0;
+    std::size_t entries_ = 0;
+};
+
+/// Starts pending jobs in key order from one group of `index` on the free GPUs, never preempting:
+/// the next job is the best top among the buckets whose gang fits the free GPUs; a size that
+/// does not place is not tried again this round (a later gang of that size would not place
+/// either, the free GPUs only shrink). Stops when no bucket fits.
+void start_in_key_order(const RoundInput& in, ClusterState& cluster, const Placer& placer,
+                        PendingIndex& index, std::size_t group, std::vector<char>& failed,
+                        std::vector<Action>& actions);
 
 /// Whole seconds of work for job j to raise its attained service g * E from `attained` to at
 /// least `target` GPU-seconds.

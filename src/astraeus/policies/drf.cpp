@@ -21,21 +21,35 @@ void DrfPolicy::round(RoundInput& in, ClusterState& cluster, const Placer& place
                       std::vector<Action>& actions) {
     actions.clear();
     const std::size_t n = in.quotas.size();
-    ranked_.resize(n);
-    next_.assign(n, 0);
     used_.assign(in.used.begin(), in.used.end());
     mark_.resize(in.jobs.size(), 0);
-    for (std::size_t u = 0; u < n; ++u) {
-        ranked_[u].clear();
-        for (int j : in.tenant_pending[u])
-            ranked_[u].add({static_cast<double>(in.jobs[j].submit_s), 0, 0, j, j});
-    }
+    // Each tenant's waiting jobs in submit order, by gang size (persistent index). cap_[u]: a
+    // job of u that failed this round (no start, no preemption) bars u's gangs that large or
+    // larger for the rest of the round.
+    index_.update(
+        in, n, [&](int j) { return RankKey{double(in.jobs[j].submit_s), 0, 0, j, j}; },
+        [&](int j) { return in.jobs[j].tenant; });
+    cap_.assign(n, std::numeric_limits<int>::max());
     auto weight = [&](std::size_t u) { return in.tenant_info[u].weight; };
+    // Tenant u's next candidate (its bucket in bucket_[u]), or -1.
+    auto candidate = [&](std::size_t u) -> int {
+        const auto& buckets = index_.buckets(u);
+        std::size_t best = buckets.size();
+        for (std::size_t b = 0; b < buckets.size() && buckets[b].gpus < cap_[u]; ++b) {
+            if (index_.top(in, u, b) < 0) continue;
+            if (best == buckets.size() || index_.top_key(u, b) < index_.top_key(u, best)) best = b;
+        }
+        bucket_[u] = best;
+        return best == buckets.size() ? -1 : index_.top_key(u, best).job;
+    };
+    bucket_.assign(n, 0);
+    cand_.assign(n, -1);
+    for (std::size_t u = 0; u < n; ++u) cand_[u] = candidate(u);
 
     while (true) {
         std::size_t u = n;
         for (std::size_t v = 0; v < n; ++v) {
-            if (next_[v] >= ranked_[v].size()) continue;
+            if (cand_[v] < 0) continue;
             if (u == n || share(used_[v], weight(v)) < share(used_[u], weight(u))) u = v;
         }
         if (u == n) break;
@@ -46,7 +60,7 @@ void DrfPolicy::round(RoundInput& in, ClusterState& cluster, const Placer& place
                 if (v != u && share(used_[v], weight(v)) > share(used_[u], weight(u))) above = true;
             if (!above) break;
         }
-        const int j = ranked_[u][next_[u]++];
+        const int j = cand_[u];
         const int g = in.jobs[j].gpus;
         const double after = weight(u) > 0 ? (used_[u] + g) / weight(u) : kInf;
         tentative_ = used_;
@@ -62,7 +76,8 @@ void DrfPolicy::round(RoundInput& in, ClusterState& cluster, const Placer& place
                     if (best < 0 || x > share(tentative_[best], weight(best))) best = int(v);
                 }
                 if (best < 0) return -1;
-                const int victim = policy_detail::youngest_unmarked(in, in.tenant_running[best], mark_);
+                const int victim =
+                    policy_detail::youngest_unmarked(in, in.tenant_running[best], mark_);
                 if (victim < 0) {  // what it holds started in this round
                     spent_[best] = 1;
                     continue;
@@ -77,9 +92,12 @@ void DrfPolicy::round(RoundInput& in, ClusterState& cluster, const Placer& place
                                             actions)) {
             used_ = tentative_;
             used_[u] += g;
+            index_.pop(u, bucket_[u]);
         } else {
             for (int v : taken_) mark_[v] = 0;
+            cap_[u] = g;
         }
+        cand_[u] = candidate(u);
     }
     for (const Action& a : actions) mark_[a.job] = 0;
 }

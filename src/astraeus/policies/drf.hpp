@@ -5,7 +5,8 @@
 //
 // Every round serves the tenant with the least GPUs-in-use / weight (x_u = used_u / s_u; ties:
 // tenant order) its next job (submit order inside a tenant), recomputing x after each start;
-// a job that does not fit is skipped (the tenant's later jobs are still tried). A job of tenant
+// a job that does not fit is skipped (the tenant's later jobs are still tried, except gangs as
+// large or larger, which would fail too, for the rest of the round). A job of tenant
 // u that does not fit the free GPUs preempts running jobs of tenants v whose x_v exceeds u's
 // share after the start, (used_u + g) / s_u, the tenant with the largest x_v first, its youngest
 // lease first, until the gang places (or gives up and takes nothing). That strict inequality
@@ -18,7 +19,7 @@
 #pragma once
 #include <vector>
 
-#include "astraeus/sched/job_order.hpp"
+#include "astraeus/policies/common.hpp"
 #include "astraeus/sched/options.hpp"
 #include "astraeus/sched/policy.hpp"
 
@@ -34,8 +35,9 @@ public:
 
 private:
     AstraeaOptions opt_;
-    std::vector<LazyRanking> ranked_;
-    std::vector<std::size_t> next_;
+    policy_detail::PendingIndex index_;  ///< per tenant, by gang size, submit order
+    std::vector<int> cap_, cand_;
+    std::vector<std::size_t> bucket_;
     std::vector<int> used_, tentative_;
     std::vector<char> mark_, spent_;
     std::vector<int> taken_;

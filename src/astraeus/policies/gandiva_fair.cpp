@@ -24,14 +24,16 @@ void GandivaFairPolicy::round(RoundInput& in, ClusterState& cluster, const Place
                               std::vector<Action>& actions) {
     actions.clear();
     if (cluster.free_gpus() == 0) return;  // descheduling only at quantum ends
-    ranked_.clear();
-    for (int j : in.pending_all) {
-        // Zero tickets (a zero-weight tenant): after every job that has some.
-        const double no_tickets = in.tenant_info[in.jobs[j].tenant].weight > 0 ? 0 : 1;
-        ranked_.add({no_tickets, in.ledger->job[j], double(in.jobs[j].submit_s), j, j});
-    }
-    for (std::size_t k = 0; k < ranked_.size() && cluster.free_gpus() > 0; ++k)
-        policy_detail::try_start(in, cluster, placer, ranked_[k], actions);
+    // The rank (pass, submit) does not change while a job waits: passes move at releases.
+    index_.update(
+        in, 1,
+        [&](int j) {
+            // Zero tickets (a zero-weight tenant): after every job that has some.
+            const double no_tickets = in.tenant_info[in.jobs[j].tenant].weight > 0 ? 0 : 1;
+            return RankKey{no_tickets, in.ledger->job[j], double(in.jobs[j].submit_s), j, j};
+        },
+        [](int) { return 0; });
+    policy_detail::start_in_key_order(in, cluster, placer, index_, 0, failed_, actions);
 }
 
 }  // namespace astraeus

@@ -17,7 +17,7 @@
 // (with the common checkpoint and restore costs); tickets are re-read at each quantum end.
 // Thread safety: see Policy.
 #pragma once
-#include "astraeus/sched/job_order.hpp"
+#include "astraeus/policies/common.hpp"
 #include "astraeus/sched/options.hpp"
 #include "astraeus/sched/policy.hpp"
 
@@ -40,7 +40,8 @@ public:
 
 private:
     AstraeaOptions opt_;
-    LazyRanking ranked_;
+    policy_detail::PendingIndex index_;
+    std::vector<char> failed_;
 };
 
 }  // namespace astraeus

@@ -7,7 +7,7 @@
 // Deviations: no preemption between lease ends (a shorter arrival waits for the next lease end
 // or free GPUs), tenants ignored. Thread safety: see Policy.
 #pragma once
-#include "astraeus/sched/job_order.hpp"
+#include "astraeus/policies/common.hpp"
 #include "astraeus/sched/options.hpp"
 #include "astraeus/sched/policy.hpp"
 
@@ -23,7 +23,8 @@ public:
 
 private:
     AstraeaOptions opt_;
-    LazyRanking ranked_;
+    policy_detail::PendingIndex index_;
+    std::vector<char> failed_;
 };
 
 }  // namespace astraeus

@@ -17,6 +17,16 @@ double ThemisPolicy::rho(const RoundInput& in, int j, int total_gpus) {
     return shared / ideal;
 }
 
+Seconds ThemisPolicy::lease_s(const RoundInput& in, int, Seconds restore_s) const {
+    // Leases end on the auction clock (multiples of the lease term): the first one at least half
+    // a term away (and longer than the checkpoint and restore costs).
+    const Seconds term = opt_.params.themis_lease_s;
+    const Seconds shortest = std::max(term / 2, restore_s + opt_.checkpoint_s + 1);
+    Seconds end = (in.now / term + 1) * term;
+    while (end - in.now < shortest) end += term;
+    return end - in.now;
+}
+
 void ThemisPolicy::round(RoundInput& in, ClusterState& cluster, const Placer& placer, Rng&,
                          std::vector<Action>& actions) {
     actions.clear();

@@ -6,14 +6,18 @@
 // rho_j = T_shared / T_ideal for a waiting job at time t: T_shared = (t - submit_j) + (d_j - E_j),
 // its finish time if it ran from now on (d_j: its run time, known to the simulator); T_ideal =
 // d_j * max(1, g_j * N / C), its run time on a 1/N share of the C GPUs, N the active (pending or
-// running) jobs. At every round (lease ends, arrivals, completions) the pending jobs are ranked
-// by rho, worst (largest) first; the ceil((1 - f) * n) worst of the n pending bid: each in turn
-// gets its gang if it fits (else it is skipped); leftover GPUs then go to the other pending jobs
-// in submit order. Leases are params.themis_lease_s long (default 300 s): a lease end is where
-// the job with the worst rho takes the GPUs (free preemption). No preemption mid-lease.
+// running) jobs. Leases end on an auction clock, at multiples of params.themis_lease_s (default
+// 300 s; a job's first lease runs to the first tick at least half a term away), so each tick is
+// one auction over every GPU whose lease ends then (Themis's arbiter auctions periodically).
+// At every round (auction ticks, arrivals, completions) the pending jobs are ranked by rho,
+// worst (largest) first; the ceil((1 - f) * n) worst of the n pending bid: each in turn gets
+// its gang if it fits (else it is skipped); leftover GPUs then go to the other pending jobs in
+// submit order. No preemption mid-lease: a lease end is where the worst rho takes the GPUs.
 // Deviations: no partial-allocation auction between app agents (the bidders are served in rho
 // order), no placement preferences in the bids, oracle run times instead of estimates, rho per
-// job (not per app of several jobs). Thread safety: see Policy.
+// job (not per app of several jobs), leases aligned to the auction clock (per-job 300-s leases
+// would cost an auction, over every waiting job, at almost every second of an overloaded trace).
+// Thread safety: see Policy.
 #pragma once
 #include <vector>
 
@@ -27,9 +31,7 @@ class ThemisPolicy final : public Policy {
 public:
     explicit ThemisPolicy(const AstraeaOptions& opt) : opt_(opt) {}
     std::string_view name() const override { return "themis"; }
-    Seconds lease_s(const RoundInput&, int, Seconds) const override {
-        return opt_.params.themis_lease_s;
-    }
+    Seconds lease_s(const RoundInput& in, int j, Seconds restore_s) const override;
     void round(RoundInput& in, ClusterState& cluster, const Placer& placer, Rng& rng,
                std::vector<Action>& actions) override;
 

@@ -48,9 +48,42 @@ void TiresiasPolicy::round(RoundInput& in, ClusterState& cluster, const Placer& 
                            std::vector<Action>& actions) {
     actions.clear();
     mark_.resize(in.jobs.size(), 0);
-    ranked_.clear();
-    for (int j : in.pending_all)
-        ranked_.add({double(pending_queue(in, j)), double(in.jobs[j].submit_s), 0, j, j});
+    // Candidates in (queue, submit) order. Without promotion a waiting job's queue does not
+    // change, so they come from the persistent index (a gang size that fails is not tried again
+    // this round); with promotion the queue depends on the time waited: rank them all.
+    const bool promotes = opt_.params.tiresias_promote_knob > 0;
+    std::size_t next_ranked = 0, bucket = 0;
+    if (promotes) {
+        ranked_.clear();
+        for (int j : in.pending_all)
+            ranked_.add({double(pending_queue(in, j)), double(in.jobs[j].submit_s), 0, j, j});
+    } else {
+        index_.update(
+            in, 1,
+            [&](int j) {
+                return RankKey{double(queue_of(attained(in, j))), double(in.jobs[j].submit_s), 0,
+                               j, j};
+            },
+            [](int) { return 0; });
+        failed_.assign(index_.buckets(0).size(), 0);
+    }
+    auto next_candidate = [&]() -> int {
+        if (promotes) return next_ranked < ranked_.size() ? ranked_[next_ranked++] : -1;
+        const auto& buckets = index_.buckets(0);
+        bucket = buckets.size();
+        for (std::size_t b = 0; b < buckets.size(); ++b) {
+            if (failed_[b] || index_.top(in, 0, b) < 0) continue;
+            if (bucket == buckets.size() || index_.top_key(0, b) < index_.top_key(0, bucket))
+                bucket = b;
+        }
+        return bucket == buckets.size() ? -1 : index_.top_key(0, bucket).job;
+    };
+    auto started = [&] {
+        if (!promotes) index_.pop(0, bucket);
+    };
+    auto failed = [&] {
+        if (!promotes) failed_[bucket] = 1;
+    };
     // The least-priority running queue (computed the first time a job needs a preemption): a
     // waiting job of a better queue may preempt jobs of worse ones.
     constexpr int kUnknown = -2;
@@ -58,10 +91,12 @@ void TiresiasPolicy::round(RoundInput& in, ClusterState& cluster, const Placer& 
     victims_built_ = false;
     std::size_t next_victim_pos = 0;
 
-    for (std::size_t k = 0; k < ranked_.size(); ++k) {
-        const int j = ranked_[k];
+    for (int j = next_candidate(); j >= 0; j = next_candidate()) {
         const int q = pending_queue(in, j);
-        if (policy_detail::try_start(in, cluster, placer, j, actions)) continue;
+        if (policy_detail::try_start(in, cluster, placer, j, actions)) {
+            started();
+            continue;
+        }
         if (worst_running == kUnknown) {
             worst_running = -1;
             for (int r : in.running_all)
@@ -69,6 +104,7 @@ void TiresiasPolicy::round(RoundInput& in, ClusterState& cluster, const Placer& 
         }
         if (q >= worst_running) {  // nothing it may preempt
             if (cluster.free_gpus() == 0) break;  // nor may any job ranked after it
+            failed();
             continue;
         }
         if (!victims_built_) {
@@ -96,8 +132,10 @@ void TiresiasPolicy::round(RoundInput& in, ClusterState& cluster, const Placer& 
         if (policy_detail::start_preempting(in, cluster, placer, j, next_victim, taken_,
                                             actions)) {
             next_victim_pos = pos;
+            started();
         } else {
             for (int v : taken_) mark_[v] = 0;
+            failed();
         }
     }
     for (const Action& a : actions) mark_[a.job] = 0;

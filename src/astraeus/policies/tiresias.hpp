@@ -5,7 +5,9 @@
 // A job's attained service is a_j = g_j * E_j GPU-seconds (E_j: work done). Queues are split at
 // thresholds (params.tiresias_thresholds_gpu_s, default one threshold at 3250 GPU-seconds, two
 // queues): queue k holds the jobs with theta_k <= a_j < theta_{k+1}. Lower queues first, FIFO
-// (submit order) inside a queue, a job that does not fit is skipped. A waiting job from a higher
+// (submit order) inside a queue, a job that does not fit is skipped (and, the promotion knob
+// off, so is the rest of its gang size for that round: they rank after it and would fail
+// too, unless a preemption freed more GPUs than it used). A waiting job from a higher
 // queue preempts running jobs of strictly lower queues (the lowest queue first, its youngest
 // lease first) when the free GPUs are not enough. Demotion happens when a running job crosses a
 // threshold: its lease is cut to end right there (a checkpoint), so the round that follows sees
@@ -22,6 +24,7 @@
 #pragma once
 #include <vector>
 
+#include "astraeus/policies/common.hpp"
 #include "astraeus/sched/job_order.hpp"
 #include "astraeus/sched/options.hpp"
 #include "astraeus/sched/policy.hpp"
@@ -48,7 +51,9 @@ private:
     int pending_queue(const RoundInput& in, int j) const;
 
     AstraeaOptions opt_;
-    LazyRanking ranked_;
+    LazyRanking ranked_;                  ///< with promotion: every waiting job, ranked
+    policy_detail::PendingIndex index_;   ///< without: the persistent index
+    std::vector<char> failed_;
     std::vector<int> victims_;  ///< running jobs, least priority first (built when needed)
     bool victims_built_ = false;
     std::vector<char> mark_;

@@ -42,34 +42,37 @@ void YarnCsPolicy::round_static(RoundInput& in, ClusterState& cluster, const Pla
     }
 }
 
-LazyRanking& YarnCsPolicy::ranked(const RoundInput& in, std::size_t u) {
-    if (!built_[u]) {
-        LazyRanking& r = ranked_[u];
-        r.clear();
-        for (int j : in.tenant_pending[u])
-            r.add({static_cast<double>(in.jobs[j].submit_s), 0, 0, j, j});
-        built_[u] = 1;
+int YarnCsPolicy::candidate(const RoundInput& in, std::size_t u, int max_gpus) {
+    const auto& buckets = index_.buckets(u);
+    std::size_t best = buckets.size();
+    for (std::size_t b = 0; b < buckets.size(); ++b) {
+        if (buckets[b].gpus > max_gpus || buckets[b].gpus >= cap_[u]) break;
+        if (index_.top(in, u, b) < 0) continue;
+        if (best == buckets.size() || index_.top_key(u, b) < index_.top_key(u, best)) best = b;
     }
-    return ranked_[u];
+    bucket_[u] = best;
+    return best == buckets.size() ? -1 : index_.top_key(u, best).job;
 }
 
 void YarnCsPolicy::round_elastic(RoundInput& in, ClusterState& cluster, const Placer& placer,
                                  std::vector<Action>& actions) {
     const std::size_t n = in.quotas.size();
-    ranked_.resize(n);
-    built_.assign(n, 0);
     used_.assign(in.used.begin(), in.used.end());
     mark_.resize(in.jobs.size(), 0);
+    bucket_.assign(n, 0);
+    // Each tenant's waiting jobs in submit order, by gang size (persistent index). cap_[u]: a
+    // job of u that failed in a pass bars u's gangs that large or larger for that pass.
+    index_.update(
+        in, n, [&](int j) { return RankKey{double(in.jobs[j].submit_s), 0, 0, j, j}; },
+        [&](int j) { return in.jobs[j].tenant; });
 
     // Phase A: guaranteed capacity, reclaimed from borrowers when needed.
+    cap_.assign(n, std::numeric_limits<int>::max());
     for (std::size_t u = 0; u < n; ++u) {
         const int quota = in.quotas[u];
-        if (used_[u] >= quota || in.tenant_pending[u].empty()) continue;
-        LazyRanking& list = ranked(in, u);
-        for (std::size_t k = 0; k < list.size() && used_[u] < quota; ++k) {
-            const int j = list[k];
+        for (int j = candidate(in, u, quota - used_[u]); j >= 0;
+             j = candidate(in, u, quota - used_[u])) {
             const int g = in.jobs[j].gpus;
-            if (used_[u] + g > quota) continue;
             tentative_ = used_;
             spent_.assign(n, 0);
             auto next_victim = [&]() -> int {
@@ -99,23 +102,25 @@ void YarnCsPolicy::round_elastic(RoundInput& in, ClusterState& cluster, const Pl
                                                 actions)) {
                 used_ = tentative_;
                 used_[u] += g;
-                mark_[j] = 1;
+                index_.pop(u, bucket_[u]);
             } else {
                 for (int v : taken_) mark_[v] = 0;
+                cap_[u] = g;
             }
         }
     }
 
     // Phase B: idle GPUs to tenants below their maximum capacity, least used/quota first.
-    const int cap = max_capacity(in);
-    std::vector<std::size_t>& next = next_scratch_;
-    next.assign(n, 0);
+    const int max_cap = max_capacity(in);
+    cap_.assign(n, std::numeric_limits<int>::max());
+    auto room = [&](std::size_t u) { return std::min(cluster.free_gpus(), max_cap - used_[u]); };
+    cand_.assign(n, -1);
+    for (std::size_t u = 0; u < n; ++u) cand_[u] = candidate(in, u, room(u));
     while (cluster.free_gpus() > 0) {
         std::size_t u = n;
         double best = 0;
         for (std::size_t v = 0; v < n; ++v) {
-            if (in.tenant_pending[v].empty() || next[v] == std::numeric_limits<std::size_t>::max())
-                continue;
+            if (cand_[v] < 0) continue;
             const double ratio = in.quotas[v] > 0 ? double(used_[v]) / in.quotas[v]
                                                   : std::numeric_limits<double>::infinity();
             if (u == n || ratio < best) {
@@ -124,21 +129,16 @@ void YarnCsPolicy::round_elastic(RoundInput& in, ClusterState& cluster, const Pl
             }
         }
         if (u == n) break;
-        LazyRanking& list = ranked(in, u);
-        bool started = false;
-        for (std::size_t& k = next[u]; k < list.size(); ++k) {
-            const int j = list[k];
-            const int g = in.jobs[j].gpus;
-            if (mark_[j] || g > cluster.free_gpus() || used_[u] + g > cap) continue;
-            if (policy_detail::try_start(in, cluster, placer, j, actions)) {
-                used_[u] += g;
-                mark_[j] = 1;
-                ++k;
-                started = true;
-                break;
-            }
+        const int j = cand_[u];
+        if (policy_detail::try_start(in, cluster, placer, j, actions)) {
+            used_[u] += in.jobs[j].gpus;
+            index_.pop(u, bucket_[u]);
+        } else {
+            cap_[u] = in.jobs[j].gpus;
         }
-        if (!started) next[u] = std::numeric_limits<std::size_t>::max();
+        // The free GPUs shrank: every tenant's candidate may no longer fit.
+        for (std::size_t v = 0; v < n; ++v)
+            if (cand_[v] >= 0) cand_[v] = candidate(in, v, room(v));
     }
     for (const Action& a : actions) mark_[a.job] = 0;
 }

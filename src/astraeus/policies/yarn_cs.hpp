@@ -15,7 +15,8 @@
 // only from tenants holding more than their quota (the one most over it first, its youngest
 // lease first, while it is still over). Jobs run under leases of the common term, so a
 // reclaimed job loses at most the work of its current lease; at a lease end a tenant's jobs are
-// re-ranked in submit order.
+// re-ranked in submit order. Within one pass of a round, once a job of a tenant fails (does not
+// start, even by reclaiming), the tenant's gangs as large or larger are not tried again.
 //
 // Deviations from YARN: no containers or reservations (a gang is placed whole or skipped), no
 // user limits inside a queue, reclaim is immediate (no preemption grace period), jobs larger
@@ -23,7 +24,7 @@
 #pragma once
 #include <vector>
 
-#include "astraeus/sched/job_order.hpp"
+#include "astraeus/policies/common.hpp"
 #include "astraeus/sched/options.hpp"
 #include "astraeus/sched/policy.hpp"
 
@@ -46,18 +47,20 @@ private:
                       std::vector<Action>& actions);
     void round_elastic(RoundInput& in, ClusterState& cluster, const Placer& placer,
                        std::vector<Action>& actions);
-    LazyRanking& ranked(const RoundInput& in, std::size_t u);
+    /// Tenant u's next waiting job (submit order) of at most `max_gpus` GPUs and under its
+    /// cap, or -1; its bucket goes to bucket_[u].
+    int candidate(const RoundInput& in, std::size_t u, int max_gpus);
 
     AstraeaOptions opt_;
     bool elastic_;
+    policy_detail::PendingIndex index_;  ///< elastic: per tenant, by gang size, submit order
     // scratch, per round
-    std::vector<LazyRanking> ranked_;
-    std::vector<char> built_;
+    std::vector<int> cap_, cand_;
+    std::vector<std::size_t> bucket_;
     std::vector<int> used_, tentative_;
-    std::vector<char> mark_;  ///< per job: started or preempted this round
+    std::vector<char> mark_;  ///< per job: preempted this round
     std::vector<char> spent_;
     std::vector<int> taken_;
-    std::vector<std::size_t> next_scratch_;
 };
 
 }  // namespace astraeus

@@ -6,6 +6,7 @@
 #pragma once
 #include <functional>
 #include <optional>
+#include <cstdint>
 #include <span>
 #include <utility>
 #include <vector>
@@ -57,7 +58,9 @@ struct RoundInput {
     std::span<const int> active;           ///< admitted, unfinished jobs per tenant (|A_u|)
     std::span<const std::vector<int>> tenant_pending;  ///< per tenant, in the order they began
     std::span<const std::vector<int>> tenant_running;  ///< to wait / run (list order)
-    std::span<const int> pending_all;      ///< every pending job, list order
+    std::span<const int> pending_all;      ///< every pending job, in the order they joined
+    std::span<const std::uint64_t> pend_seq;  ///< per job: when it last joined the pending
+                                              ///< lists (increasing along pending_all)
     std::span<const int> running_all;      ///< every running job, list order
     std::span<const Seconds> lease_start_s;  ///< per job: when its current lease began
     std::span<const Seconds> wait_begin_s;   ///< per job: when it last began to wait

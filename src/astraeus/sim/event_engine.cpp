@@ -100,6 +100,7 @@ public:
         in.tenant_running = t_running_;
         in.lease_start_s = lease_start_;
         in.wait_begin_s = wait_begin_;
+        in.pend_seq = pend_seq_;
         in.ledger = &ledger_;
         in.sticky_renewals = true;
     }
