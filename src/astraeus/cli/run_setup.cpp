@@ -82,6 +82,53 @@ void add_run_options(CLI::App* sub, RunArgs& a, SweepLists* sweeps) {
                   "on a failed job, try the tenant's next job instead of blocking its queue");
     sub->add_option("--seed", a.seed, "random seed (random job order)")->capture_default_str();
     sub->add_flag("--quiet", a.quiet, "no progress output on stderr");
+    const std::string baselines = "Baseline policies (docs/policies.md)";
+    sub->add_option("--tiresias-thresholds", a.tiresias_thresholds,
+                    "tiresias: queue thresholds on attained service g x E, GPU-seconds, "
+                    "comma-separated and ascending")
+        ->capture_default_str()
+        ->group(baselines);
+    sub->add_option("--tiresias-promote", a.tiresias_promote,
+                    "tiresias: starvation knob P; a job that waited >= P x its last run time "
+                    "ranks in the top queue (0 = off)")
+        ->capture_default_str()
+        ->group(baselines);
+    sub->add_option("--themis-f", a.themis_f,
+                    "themis: fairness knob f; the (1 - f) share of waiting jobs with the worst "
+                    "rho bid first")
+        ->capture_default_str()
+        ->group(baselines);
+    sub->add_option("--themis-lease", a.themis_lease_s,
+                    "themis: its lease term (auction clock), seconds")
+        ->capture_default_str()
+        ->group(baselines);
+    sub->add_option("--gandiva-quantum", a.gandiva_quantum_s,
+                    "gandiva-fair: time quantum (its lease term), seconds; 0 = --lease")
+        ->capture_default_str()
+        ->group(baselines);
+    sub->add_option("--yarn-max-share", a.yarn_max_share,
+                    "yarn-cs-elastic: maximum capacity of a tenant, as a share of the cluster")
+        ->capture_default_str()
+        ->group(baselines);
+}
+
+/// "3250,10000" -> {3250, 10000}: positive GPU-seconds in ascending order.
+Result<std::vector<GpuSeconds>> parse_thresholds(const std::string& list) {
+    std::vector<GpuSeconds> out;
+    std::size_t pos = 0;
+    while (pos <= list.size()) {
+        const std::size_t comma = std::min(list.find(',', pos), list.size());
+        const std::string item = list.substr(pos, comma - pos);
+        GpuSeconds v = 0;
+        const auto [end, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+        if (item.empty() || ec != std::errc() || end != item.data() + item.size() || v <= 0 ||
+            (!out.empty() && v <= out.back()))
+            return fail("--tiresias-thresholds: '" + item + "': give positive GPU-seconds in "
+                        "ascending order, comma-separated (e.g. 3250 or 3250,32500)");
+        out.push_back(v);
+        pos = comma + 1;
+    }
+    return out;
 }
 
 const std::vector<SweepOption>& sweep_options() {
@@ -143,6 +190,14 @@ Result<PreparedRun> prepare_run(const RunArgs& a) {
     o.restore_s = a.restore_s;
     o.window_buckets = a.window;
     o.bucket_s = a.bucket_s;
+    auto thresholds = parse_thresholds(a.tiresias_thresholds);
+    if (!thresholds) return std::unexpected(thresholds.error());
+    o.params.tiresias_thresholds_gpu_s = std::move(*thresholds);
+    o.params.tiresias_promote_knob = a.tiresias_promote;
+    o.params.themis_fairness_knob = a.themis_f;
+    o.params.themis_lease_s = a.themis_lease_s;
+    o.params.gandiva_quantum_s = a.gandiva_quantum_s;
+    o.params.yarn_max_share = a.yarn_max_share;
     if (o.mode == Mode::Compat) o.checkpoint_s = o.restore_s = 0;  // quirk 5: not charged
     UnknownTenant unknown = UnknownTenant::Error;
     if (o.mode == Mode::Compat) {

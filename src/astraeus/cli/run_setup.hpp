@@ -22,6 +22,10 @@ struct RunArgs {
     int window = 24;
     bool no_block = false, backfill = false, quiet = false;
     std::uint64_t seed = 1;
+    // Baseline policies' parameters (docs/policies.md).
+    std::string tiresias_thresholds = "3250";
+    double tiresias_promote = 0, themis_f = 0.2, yarn_max_share = 1.0;
+    Seconds themis_lease_s = 300, gandiva_quantum_s = 0;
 };
 
 /// A scheduler option that `compare` can sweep (`--lease 300,900,1800` runs each value).

@@ -155,7 +155,15 @@ Result<nlohmann::json> manifest_json(const SimConfig& c, const std::vector<Input
                      {"block_scheduling", o.block_scheduling}, {"backfill", o.backfill},
                      {"tick_s", o.tick_s},
                      {"window_buckets", o.window_buckets}, {"bucket_s", o.bucket_s},
-                     {"checkpoint_s", o.checkpoint_s}, {"restore_s", o.restore_s}}},
+                     {"checkpoint_s", o.checkpoint_s}, {"restore_s", o.restore_s},
+                     {"round", o.policy},
+                     {"policy_params",
+                      {{"tiresias_thresholds_gpu_s", o.params.tiresias_thresholds_gpu_s},
+                       {"tiresias_promote_knob", o.params.tiresias_promote_knob},
+                       {"themis_fairness_knob", o.params.themis_fairness_knob},
+                       {"themis_lease_s", o.params.themis_lease_s},
+                       {"gandiva_quantum_s", o.params.gandiva_quantum_s},
+                       {"yarn_max_share", o.params.yarn_max_share}}}}},
         {"inputs", files},
     };
 }
