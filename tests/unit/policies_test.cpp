@@ -1,0 +1,171 @@
+// The policy registry and properties every baseline must keep on a real input (the reference
+// simulator's fake_job.csv, 500 jobs, 20 tenants, 320 GPUs, default mode): every admitted job
+// finishes, no job runs before its submit or shorter than its work, the GPUs held never exceed
+// the cluster, the same input gives the same bytes, and each policy's own promises (no leases
+// for the non-preemptive ones, quotas never exceeded by YARN-CS, no mid-lease preemption where
+// there is none). Timelines of each policy's defining behaviour: tests/scenarios/policy_*.scn.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "astraeus/config/tenant_config.hpp"
+#include "astraeus/policies/registry.hpp"
+#include "astraeus/sim/engine.hpp"
+#include "astraeus/sim/metrics.hpp"
+#include "astraeus/sim/report.hpp"
+#include "astraeus/trace/reference_csv.hpp"
+
+namespace astraeus {
+namespace {
+
+const std::vector<std::string> kBaselines = {"fifo", "yarn-cs", "yarn-cs-elastic", "drf",
+                                             "tiresias", "themis", "gandiva-fair", "srtf"};
+
+const Workload& fake_job() {
+    static const Workload w = [] {
+        const std::string dir = ASTRAEUS_DATA_DIR "/astraea-artifact/";
+        auto tenants = read_tenant_config(dir + "share.csv", dir + "name.lst");
+        auto trace = read_reference_jobs(dir + "fake_job.csv");
+        return *apply_tenants(std::move(*trace), *tenants, UnknownTenant::Drop, "fake_job.csv");
+    }();
+    return w;
+}
+
+SimConfig config_for(const std::string& policy) {
+    SimConfig c;  // 40 x 8 GPUs, default mode
+    c.options.lease_s = 900;
+    c.options.starvation_s = 21600;
+    auto o = policy_options(policy, c.options);
+    EXPECT_TRUE(o) << policy;
+    c.options = *o;
+    return c;
+}
+
+TEST(PolicyRegistry, NamesEveryBuiltInAndRefusesOthers) {
+    const std::string names = policy_names();
+    for (const std::string& p : kBaselines) {
+        EXPECT_NE(names.find(p), std::string::npos) << p;
+        auto o = policy_options(p, AstraeaOptions{});
+        ASSERT_TRUE(o) << p;
+        EXPECT_EQ(o->policy, p);
+        auto made = make_policy(*o);
+        ASSERT_TRUE(made) << p;
+        EXPECT_EQ((*made)->name(), p);
+    }
+    // ASTRAEA and the paper's YARN-CS emulation run the ASTRAEA round.
+    EXPECT_EQ(policy_options("astraea", AstraeaOptions{})->policy, "astraea");
+    auto emu = policy_options("yarn-cs-emu", AstraeaOptions{});
+    EXPECT_EQ(emu->policy, "astraea");
+    EXPECT_EQ(emu->quota_mode, QuotaMode::Static);
+    EXPECT_EQ(emu->lease_s, 10'000'000);
+
+    auto bad = policy_options("lottery", AstraeaOptions{});
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message.find("unknown policy 'lottery'; valid: astraea, fifo"),
+              std::string::npos);
+    AstraeaOptions o;
+    o.policy = "lottery";
+    EXPECT_FALSE(make_policy(o));
+}
+
+TEST(PolicyRegistry, BadParametersAreErrors) {
+    auto with = [](const std::string& p, auto change) {
+        AstraeaOptions o = *policy_options(p, AstraeaOptions{});
+        change(o.params);
+        auto made = make_policy(o);
+        return made ? std::string() : made.error().message;
+    };
+    EXPECT_NE(with("tiresias", [](PolicyParams& q) { q.tiresias_thresholds_gpu_s = {500, 100}; })
+                  .find("ascending"),
+              std::string::npos);
+    EXPECT_NE(with("tiresias", [](PolicyParams& q) { q.tiresias_promote_knob = -1; }).find("P"),
+              std::string::npos);
+    EXPECT_NE(with("themis", [](PolicyParams& q) { q.themis_fairness_knob = 1; }).find("f"),
+              std::string::npos);
+    EXPECT_NE(with("themis", [](PolicyParams& q) { q.themis_lease_s = 25; }).find("lease"),
+              std::string::npos);
+    EXPECT_NE(with("gandiva-fair", [](PolicyParams& q) { q.gandiva_quantum_s = 10; })
+                  .find("quantum"),
+              std::string::npos);
+    EXPECT_NE(with("yarn-cs-elastic", [](PolicyParams& q) { q.yarn_max_share = 0; })
+                  .find("maximum capacity"),
+              std::string::npos);
+    // Tiresias without thresholds is plain FIFO-with-leases: legal.
+    EXPECT_EQ(with("tiresias", [](PolicyParams& q) { q.tiresias_thresholds_gpu_s.clear(); }), "");
+}
+
+TEST(PolicyRegistry, BaselinesRunInDefaultModeOnly) {
+    for (const std::string& p : kBaselines) {
+        SimConfig c = config_for(p);
+        c.options.mode = Mode::Compat;
+        c.options.checkpoint_s = c.options.restore_s = 0;
+        auto r = simulate(fake_job(), c);
+        ASSERT_FALSE(r) << p;
+        EXPECT_NE(r.error().message.find("default mode only"), std::string::npos) << p;
+    }
+}
+
+class EveryBaseline : public testing::TestWithParam<std::string> {};
+
+TEST_P(EveryBaseline, KeepsTheSimulatorsInvariants) {
+    const std::string policy = GetParam();
+    const Workload& w = fake_job();
+    const SimConfig c = config_for(policy);
+    auto r = simulate(w, c);
+    ASSERT_TRUE(r) << r.error().message;
+    const int total = c.cluster.total_gpus();
+    GpuSeconds work = 0;
+    std::size_t done = 0;
+    for (std::size_t j = 0; j < w.jobs.size(); ++j) {
+        const Job& job = w.jobs[j];
+        const RunState& run = r->runs[j];
+        if (run.status == RunStatus::Dropped) continue;
+        ASSERT_EQ(run.status, RunStatus::Done) << policy << " job " << job.id;
+        ++done;
+        EXPECT_GE(run.first_start_s, job.submit_s);
+        EXPECT_GE(run.end_s - run.first_start_s, job.duration_s);
+        work += GpuSeconds{job.gpus} * job.duration_s;
+    }
+    EXPECT_GT(done, 400u) << policy;
+    // Held GPU-time covers the work, and never more GPUs than the cluster has.
+    EXPECT_GE(r->busy_gpu_s, work);
+    EXPECT_LE(r->busy_gpu_s, GpuSeconds{total} * r->end_s);
+    for (const TenantSample& s : r->tenant_series) EXPECT_LE(s.used_gpus, total);
+
+    // The same input gives the same bytes.
+    auto again = simulate(w, c);
+    ASSERT_TRUE(again);
+    const Summary s1 = summarize(w, *r, total), s2 = summarize(w, *again, total);
+    EXPECT_EQ(jobs_csv(w, *r), jobs_csv(w, *again));
+    EXPECT_EQ(tenants_csv(w, *r), tenants_csv(w, *again));
+    EXPECT_EQ(summary_json(w, *r, s1).dump(), summary_json(w, *again, s2).dump());
+
+    int preemptions = 0, expiries = 0;
+    for (const RunState& run : r->runs) {
+        preemptions += run.preemptions;
+        expiries += run.lease_expiries;
+    }
+    if (policy == "fifo" || policy == "yarn-cs") {  // no leases, no preemption
+        EXPECT_EQ(expiries, 0) << policy;
+        EXPECT_EQ(r->overhead_gpu_s, 0) << policy;
+    }
+    if (policy == "themis" || policy == "gandiva-fair" || policy == "srtf" || policy == "fifo" ||
+        policy == "yarn-cs") {  // preempt at lease ends only, or never
+        EXPECT_EQ(preemptions, 0) << policy;
+    }
+    if (policy == "yarn-cs") {  // never above its quota, never borrows
+        for (const TenantSample& s : r->tenant_series)
+            EXPECT_LE(s.used_gpus, r->quotas[s.tenant]) << "tenant " << s.tenant << " at "
+                                                        << s.time_s;
+    }
+}
+
+INSTANTIATE_TEST_SUITE_P(Policies, EveryBaseline, testing::ValuesIn(kBaselines),
+                         [](const testing::TestParamInfo<std::string>& p) {
+                             std::string n = p.param;
+                             std::replace(n.begin(), n.end(), '-', '_');
+                             return n;
+                         });
+
+}  // namespace
+}  // namespace astraeus
