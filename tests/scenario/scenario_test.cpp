@@ -5,7 +5,9 @@
 //   policy NAME                      (optional, default astraea: a name of policies/registry.hpp;
 //                                     its preset is applied after the options)
 //   option mode=compat lease=900 ... (mode lease starvation delay block backfill order quota
-//                                     checkpoint restore window bucket)
+//                                     checkpoint restore window bucket; baselines: thresholds
+//                                     (comma-separated) promote themis_f themis_lease quantum
+//                                     max_share, docs/policies.md)
 //   tenant NAME WEIGHT               (tenant order = file order)
 //   job NAME TENANT gpus=G submit=S duration=D
 //   expect JOB key=value ...         (start end jct preemptions lease_expiries checkpoints
@@ -90,6 +92,17 @@ Scenario parse(const std::filesystem::path& path) {
                 else if (k == "restore") o.restore_s = std::stoll(v);
                 else if (k == "window") o.window_buckets = std::stoi(v);
                 else if (k == "bucket") o.bucket_s = std::stoll(v);
+                else if (k == "thresholds") {
+                    o.params.tiresias_thresholds_gpu_s.clear();
+                    std::stringstream list(v);
+                    for (std::string item; std::getline(list, item, ',');)
+                        o.params.tiresias_thresholds_gpu_s.push_back(std::stoll(item));
+                }
+                else if (k == "promote") o.params.tiresias_promote_knob = std::stod(v);
+                else if (k == "themis_f") o.params.themis_fairness_knob = std::stod(v);
+                else if (k == "themis_lease") o.params.themis_lease_s = std::stoll(v);
+                else if (k == "quantum") o.params.gandiva_quantum_s = std::stoll(v);
+                else if (k == "max_share") o.params.yarn_max_share = std::stod(v);
                 else throw std::runtime_error(where() + ": unknown option " + k);
             }
             if (o.mode == Mode::Compat) o.checkpoint_s = o.restore_s = 0;

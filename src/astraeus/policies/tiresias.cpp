@@ -22,7 +22,8 @@ Seconds TiresiasPolicy::lease_s(const RoundInput& in, int j, Seconds restore_s) 
     const auto& th = opt_.params.tiresias_thresholds_gpu_s;
     const GpuSeconds a = attained(in, j);
     const auto next = std::upper_bound(th.begin(), th.end(), a);
-    if (next == th.end()) return opt_.lease_s;
+    if (next == th.end() || (pending_queue(in, j) == 0 && next != th.begin()))
+        return opt_.lease_s;  // on top by promotion: a full lease, then back to its queue
     const Seconds work = policy_detail::seconds_to_reach(a, *next, in.jobs[j].gpus);
     return std::min(opt_.lease_s, restore_s + work + opt_.checkpoint_s);
 }
@@ -41,6 +42,13 @@ Seconds TiresiasPolicy::wake_after_s(const RoundInput& in, int j) const {
 int TiresiasPolicy::pending_queue(const RoundInput& in, int j) const {
     const Seconds after = promote_after(in.runs[j]);
     if (after != kNoWake && in.now - in.wait_begin_s[j] >= after) return 0;
+    return queue_of(attained(in, j));
+}
+
+int TiresiasPolicy::running_queue(const RoundInput& in, int j) const {
+    // While it runs, its wait and last run are still those from before this start.
+    const Seconds after = promote_after(in.runs[j]);
+    if (after != kNoWake && in.lease_start_s[j] - in.wait_begin_s[j] >= after) return 0;
     return queue_of(attained(in, j));
 }
 
@@ -92,7 +100,10 @@ void TiresiasPolicy::round(RoundInput& in, ClusterState& cluster, const Placer& 
     std::size_t next_victim_pos = 0;
 
     for (int j = next_candidate(); j >= 0; j = next_candidate()) {
-        const int q = pending_queue(in, j);
+        // It preempts only below the queue of its service: a promotion moves it up the order,
+        // it gives no right to preempt (else each victim, its last run cut short, would be
+        // promoted in turn and preempt another).
+        const int q = queue_of(attained(in, j));
         if (policy_detail::try_start(in, cluster, placer, j, actions)) {
             started();
             continue;
@@ -100,7 +111,7 @@ void TiresiasPolicy::round(RoundInput& in, ClusterState& cluster, const Placer& 
         if (worst_running == kUnknown) {
             worst_running = -1;
             for (int r : in.running_all)
-                worst_running = std::max(worst_running, queue_of(attained(in, r)));
+                worst_running = std::max(worst_running, running_queue(in, r));
         }
         if (q >= worst_running) {  // nothing it may preempt
             if (cluster.free_gpus() == 0) break;  // nor may any job ranked after it
@@ -112,7 +123,7 @@ void TiresiasPolicy::round(RoundInput& in, ClusterState& cluster, const Placer& 
             // highest job index.
             victims_.assign(in.running_all.begin(), in.running_all.end());
             std::sort(victims_.begin(), victims_.end(), [&](int a, int b) {
-                const int qa = queue_of(attained(in, a)), qb = queue_of(attained(in, b));
+                const int qa = running_queue(in, a), qb = running_queue(in, b);
                 if (qa != qb) return qa > qb;
                 if (in.lease_start_s[a] != in.lease_start_s[b])
                     return in.lease_start_s[a] > in.lease_start_s[b];
@@ -125,7 +136,7 @@ void TiresiasPolicy::round(RoundInput& in, ClusterState& cluster, const Placer& 
             while (pos < victims_.size() && mark_[victims_[pos]]) ++pos;
             if (pos == victims_.size()) return -1;
             const int v = victims_[pos];
-            if (queue_of(attained(in, v)) <= q) return -1;  // only strictly lower queues
+            if (running_queue(in, v) <= q) return -1;  // only strictly lower queues
             mark_[v] = 1;
             return v;
         };

@@ -13,11 +13,15 @@
 // threshold: its lease is cut to end right there (a checkpoint), so the round that follows sees
 // it in its new queue and gives its GPUs to a waiting job of a higher queue, if any. Starvation
 // knob (params.tiresias_promote_knob = P > 0): a job that has waited >= P x the length of its
-// last run ranks in the top queue until it starts again (a wake-up runs a round at that moment).
+// last run ranks in the top queue (a wake-up runs a round at that moment) and stays there for
+// the run it then starts (one full lease, not preempted by top-queue jobs), then returns to the
+// queue of its attained service. A promotion changes the order, not the right to preempt: a
+// job preempts only jobs below the queue of its own service.
 //
-// Deviations: the paper's simulator resets the attained service of a promoted job and measures
-// its wait against the service since the last promotion; here promotion lasts until the job
-// starts, measured against its last run (the spec's form). Placement is the common placer (no
+// Deviations: the paper's simulator resets the attained service of a promoted job (it stays on
+// top until it crosses the first threshold again) and measures its wait against the service
+// since the last promotion; here promotion lasts one run, measured against its last run (the
+// spec's form). Placement is the common placer (no
 // skew-aware consolidation, no profiling). Preemption between two events loses the victim's
 // work since its lease began (the common preemption cost rule, docs/policies.md); crossings
 // and lease ends cost only the usual checkpoint. Thread safety: see Policy.
@@ -49,6 +53,8 @@ private:
     Seconds promote_after(const RunState& r) const;
     /// The queue a pending job ranks in now (0 when promoted).
     int pending_queue(const RoundInput& in, int j) const;
+    /// The queue of a running job (0 for the run a promotion started).
+    int running_queue(const RoundInput& in, int j) const;
 
     AstraeaOptions opt_;
     LazyRanking ranked_;                  ///< with promotion: every waiting job, ranked
