@@ -150,8 +150,8 @@ struct Fixture {
 TEST(HtmlReport, ReportIsSelfContainedEscapedAndComplete) {
     Fixture f;
     Summary fair_summary, unfair_summary;
-    fair_summary.fu_max_dev = 0.25;
-    unfair_summary.fu_max_dev = 0.5;
+    fair_summary.fu_max_shortfall = 0.25;
+    unfair_summary.fu_max_shortfall = 0.5;
     ReportHeader h;
     h.title = "tiny <trace> on 2x4";
     h.details = {{"trace", "/tmp/a&b.csv"}};

@@ -92,22 +92,23 @@ std::string table(const std::vector<Row>& rows, const std::vector<std::string>& 
     out += fmt::format("\n  {:<12}{} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6} | {:>9} {:>8} {:>6} "
                        "{:>9}\n",
                        "policy", sweep_cells(nullptr), "fair", "loss", "benefit", "min F_j",
-                       "p5 F_j", "Jain", "max|F_u-1|", "max/min", "Jain", "spread x");
+                       "p5 F_j", "Jain", "min F_u", "max/min", "Jain", "spread x");
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const Row& r = rows[i];
         const Summary& s = r.summary;
-        const double base = rows[reference_row(rows, i)].summary.fu_max_dev;
+        const double base = rows[reference_row(rows, i)].summary.fu_max_shortfall;
         const std::string ratio =
-            base > 0 ? fmt::format("{:.2f}", s.fu_max_dev / base) : std::string("-");
+            base > 0 ? fmt::format("{:.2f}", s.fu_max_shortfall / base) : std::string("-");
         out += fmt::format("  {:<12}{} {:>6.1f}% {:>6.1f}% {:>6.1f}% {:>7.3f} {:>7.3f} {:>6.3f} | "
                            "{:>10.3f} {:>8.3f} {:>6.3f} {:>9}\n",
                            r.policy, sweep_cells(&r), 100 * s.share_fair, 100 * s.share_loss,
-                           100 * s.share_benefit, s.fj_min, s.fj_p5, s.fj_jain, s.fu_max_dev,
+                           100 * s.share_benefit, s.fj_min, s.fj_p5, s.fj_jain, s.fu_min,
                            s.fu_max_over_min, s.fu_jain, ratio);
     }
     out += fmt::format("  job fairness: share of jobs with F_j in [0.95, 1/0.95] (fair), below "
                        "(loss), above (benefit).\n  tenant fairness: F_u = GPU-time received / "
-                       "deserved over the run; 'spread x' = max|F_u - 1| of the policy / that of "
+                       "deserved over the run (F_u > 1: it borrowed idle GPUs);\n  'spread x' = the worst "
+                       "tenant's shortfall max(0, 1 - min F_u) of the policy / that of "
                        "{}{}.\n",
                        rows.empty() ? "" : rows.front().policy,
                        keys.empty() ? "" : " at the same swept values");

@@ -361,7 +361,7 @@ std::string table_html(const ReportHeader& h, const std::vector<ReportRun>& runs
     out += "<h3>Fairness</h3>\n<div class=\"tw\"><table>\n<thead><tr>" + head +
            "<th>fair</th><th>loss</th><th>benefit</th><th>min F<sub>j</sub></th>"
            "<th>p5 F<sub>j</sub></th><th>Jain (F<sub>j</sub>)</th>"
-           "<th class=\"sep\">max |F<sub>u</sub>&minus;1|</th><th>max / min F<sub>u</sub></th>"
+           "<th class=\"sep\">min F<sub>u</sub></th><th>max / min F<sub>u</sub></th>"
            "<th>Jain (F<sub>u</sub>)</th><th>worst windowed F<sub>u</sub></th>"
            "<th>spread &times;</th></tr></thead>\n<tbody>\n";
     for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -372,14 +372,14 @@ std::string table_html(const ReportHeader& h, const std::vector<ReportRun>& runs
                 ref = k;
                 break;
             }
-        const double base = runs[ref].summary.fu_max_dev;
-        const std::string ratio = base > 0 ? fixed(s.fu_max_dev / base, 2) : "&ndash;";
+        const double base = runs[ref].summary.fu_max_shortfall;
+        const std::string ratio = base > 0 ? fixed(s.fu_max_shortfall / base, 2) : "&ndash;";
         out += fmt::format(
             "<tr{}>{}<td>{}%</td><td>{}%</td><td>{}%</td><td>{}</td><td>{}</td><td>{}</td>"
             "<td class=\"sep\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
             row_class(i), row_head(h, runs[i], views[i]), fixed(100 * s.share_fair, 1),
             fixed(100 * s.share_loss, 1), fixed(100 * s.share_benefit, 1), fixed(s.fj_min, 3),
-            fixed(s.fj_p5, 3), fixed(s.fj_jain, 3), fixed(s.fu_max_dev, 3),
+            fixed(s.fj_p5, 3), fixed(s.fj_jain, 3), fixed(s.fu_min, 3),
             fixed(s.fu_max_over_min, 3), fixed(s.fu_jain, 3), fixed(s.fu_worst_over_time, 3),
             ratio);
     }
@@ -484,7 +484,9 @@ svg text{font-family:"DejaVu Sans",system-ui,sans-serif}
         "<em>benefit</em> above. Tenant fairness F<sub>u</sub> = GPU-time received / deserved "
         "over the whole run, over tenants with jobs; <em>worst windowed</em> = the lowest "
         "windowed F<sub>u</sub> of any tenant at any sample. <strong>Spread compared:</strong> "
-        "max |F<sub>u</sub> &minus; 1| over the whole run; <em>spread &times;</em> divides a "
+        "the worst-served tenant's shortfall max(0, 1 &minus; min F<sub>u</sub>) over the whole "
+        "run (F<sub>u</sub> &gt; 1 is GPU-time no one else asked for, not harm); "
+        "<em>spread &times;</em> divides a "
         "row's spread by that of the first policy ({}) at the same swept values (above 1: "
         "further from fair than it).</p>\n",
         runs.empty() ? std::string() : html_escape(runs.front().policy));
