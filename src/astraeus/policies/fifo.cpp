@@ -1,7 +1,5 @@
 #include "astraeus/policies/fifo.hpp"
 
-#include <cassert>
-
 #include "astraeus/policies/common.hpp"
 
 namespace astraeus {
