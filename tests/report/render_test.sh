@@ -37,7 +37,7 @@ chrome --dump-dom "$page" > "$tmp/dom.html" 2> /dev/null
 check "DOM has 7 charts" "[ \$(grep -o '<svg ' '$tmp/dom.html' | wc -l) -eq 7 ]"
 check "DOM has the two tables" "[ \$(grep -o '<table>' '$tmp/dom.html' | wc -l) -eq 2 ]"
 check "charts have their lines" "[ \$(grep -o '<path class=\"s\"' '$tmp/dom.html' | wc -l) -ge 20 ]"
-check "the worst tenant is named" "grep -q 'worst tenant: ' '$tmp/dom.html'"
+check "the worst-served tenant is named" "grep -q 'worst-served tenant: ' '$tmp/dom.html'"
 check "no script in the page" "! grep -q '<script' '$tmp/dom.html'"
 if [ "$fails" -gt 0 ]; then echo "--- chromium log:"; grep -v -i dbus "$tmp/log" | tail -20; fi
 echo "$passes passed, $fails failed (screenshot: $shot)"

@@ -135,8 +135,8 @@ struct Fixture {
             unfair.runs[j].fairness = fj_unfair[j];
             unfair.runs[j].end_s = end_unfair[j];
         }
-        fair.tenant_fairness = {0.9, 1.05};    // worst: tenant 0 (|0.9 - 1| = 0.1)
-        unfair.tenant_fairness = {0.5, 1.2};   // worst: tenant 0 (0.5)
+        fair.tenant_fairness = {0.9, 1.05};    // worst-served: tenant 0 (0.9)
+        unfair.tenant_fairness = {1.5, 0.7};   // worst-served: tenant 1 (0.7), not the 1.5
         fair.end_s = 300;
         unfair.end_s = 400;
         for (Seconds t : {100, 200, 300})
@@ -173,13 +173,11 @@ TEST(HtmlReport, ReportIsSelfContainedEscapedAndComplete) {
     // Charts: CDF of F_j, CDF of JCT, one tenant panel per run, utilization.
     EXPECT_EQ(count(html, "<svg "), 5u);
     EXPECT_EQ(count(html, "</svg>"), 5u);
-    // The worst tenant of each run is named in its panel, in the run's colour.
-    EXPECT_EQ(count(html, "worst tenant: &lt;script&gt;alert(1)&lt;/script&gt; (F_u over the run "
-                          "0.900)"),
+    // The worst-served tenant (lowest F_u over the run) of each run is named in its panel.
+    EXPECT_EQ(count(html, "worst-served tenant: &lt;script&gt;alert(1)&lt;/script&gt; (F_u over "
+                          "the run 0.900)"),
               1u);
-    EXPECT_EQ(count(html, "worst tenant: &lt;script&gt;alert(1)&lt;/script&gt; (F_u over the run "
-                          "0.500)"),
-              1u);
+    EXPECT_EQ(count(html, "worst-served tenant: plain &amp; simple (F_u over the run 0.700)"), 1u);
     // Policy colours: astraea is the first colour, fifo the second, in every chart's lines.
     EXPECT_GE(count(html, "stroke=\"#4e79a7\""), 4u);
     EXPECT_GE(count(html, "stroke=\"#f28e2b\""), 4u);

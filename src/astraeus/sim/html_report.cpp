@@ -594,24 +594,23 @@ svg text{font-family:"DejaVu Sans",system-ui,sans-serif}
             "<p class=\"note\">One panel per run. Each line is a tenant's F<sub>u</sub> over "
             "the fairness window at each sample (GPU-time received / deserved; 1 = its fair "
             "share, dashed; log scale, values beyond {} .. {} drawn at the edge). The thick "
-            "coloured line is the run's <em>worst tenant</em>: the largest |F<sub>u</sub> "
-            "&minus; 1| over the whole run; grey lines are the other tenants (hover a line for "
-            "its name).</p>\n<div class=\"panels\">\n",
+            "coloured line is the run's <em>worst-served tenant</em>: the lowest F<sub>u</sub> "
+            "over the whole run (the one the spread in the table measures); grey lines are the "
+            "other tenants (hover a line for its name).</p>\n<div class=\"panels\">\n",
             power_of_two_label(klo), power_of_two_label(khi));
         for (std::size_t i = 0; i < runs.size(); ++i) {
             const SimResult& r = *runs[i].result;
             int worst = -1;
             for (std::size_t u = 0; u < w.tenants.size(); ++u) {
                 if (!views[i].has_jobs[u] || u >= r.tenant_fairness.size()) continue;
-                if (worst < 0 || std::abs(r.tenant_fairness[u] - 1) >
-                                     std::abs(r.tenant_fairness[static_cast<std::size_t>(worst)] - 1))
+                if (worst < 0 || r.tenant_fairness[u] < r.tenant_fairness[static_cast<std::size_t>(worst)])
                     worst = static_cast<int>(u);
             }
             Chart c;
             c.aria = "Windowed tenant fairness over time for " + views[i].label;
             c.title = views[i].label;
             if (worst >= 0)
-                c.subtitle = fmt::format("worst tenant: {} (F_u over the run {:.3f})",
+                c.subtitle = fmt::format("worst-served tenant: {} (F_u over the run {:.3f})",
                                          w.tenants[static_cast<std::size_t>(worst)].name,
                                          r.tenant_fairness[static_cast<std::size_t>(worst)]);
             c.subtitle_color = views[i].color;
