@@ -50,6 +50,28 @@ TEST(HtmlReport, SvgPathDropsRepeatedPixelsAndClampsToTheAxes) {
     EXPECT_EQ(svg_path({}, x, y), "");
 }
 
+TEST(HtmlReport, SvgPathOfALargeCdfIsBoundedByThePlotSize) {
+    // 100,000 distinct values: 200,000 staircase vertices. Kept only when 0.75 px or more from
+    // the last kept one, a curve that only goes up and right on a 400 x 300 plot needs at most
+    // (400 + 300) / 0.75 + 1 points, and still starts at (0, 300) and ends at (400, 0).
+    std::vector<double> values;
+    for (int i = 0; i < 100000; ++i) values.push_back(i * i / 1e5);  // dense at the start
+    const std::vector<ChartPoint> cdf = cdf_points(values);
+    const Axis x{0, cdf.back().x, 0, 400, false}, y{0, 1, 300, 0, false};
+    const std::string d = svg_path(cdf, x, y, 0.75);
+    const auto points = static_cast<std::size_t>(std::count(d.begin(), d.end(), 'L')) + 1;
+    EXPECT_LE(points, 935u);
+    EXPECT_GE(points, 400u);  // still a curve, not a few segments
+    EXPECT_EQ(d.rfind("M0.0 300.0L", 0), 0u);
+    EXPECT_EQ(d.substr(d.size() - 10), "L400.0 0.0");
+    // The steep start keeps its shape: values 0 .. 1,000 (the first 10 %, 30 px up) lie within
+    // the first 1 % of the x range (4 px), and still get one point at least every 0.75 px up.
+    std::size_t steep = 0;
+    for (std::size_t at = d.find('L'); at != std::string::npos; at = d.find('L', at + 1))
+        if (std::stod(d.substr(at + 1)) <= 4.0) ++steep;
+    EXPECT_GE(steep, 30u / 0.75 - 1);
+}
+
 TEST(HtmlReport, LogAxisMapsDecadesEvenly) {
     const Axis x{1, 1000, 0, 300, true};
     EXPECT_DOUBLE_EQ(x.to_px(1), 0);

@@ -89,14 +89,22 @@ std::vector<double> nice_ticks(double lo, double hi, int target) {
     return out;
 }
 
-std::string svg_path(const std::vector<ChartPoint>& points, const Axis& x, const Axis& y) {
+std::string svg_path(const std::vector<ChartPoint>& points, const Axis& x, const Axis& y,
+                     double min_step_px) {
     std::string out, last;
-    for (const ChartPoint& p : points) {
-        std::string xy = fmt::format("{:.1f} {:.1f}", x.to_px(p.x), y.to_px(p.y));
+    double last_x = 0, last_y = 0;
+    for (std::size_t i = 0; i < points.size(); ++i) {
+        const double px = x.to_px(points[i].x), py = y.to_px(points[i].y);
+        if (!out.empty() && i + 1 < points.size() && std::abs(px - last_x) < min_step_px &&
+            std::abs(py - last_y) < min_step_px)
+            continue;
+        std::string xy = fmt::format("{:.1f} {:.1f}", px, py);
         if (xy == last) continue;
         out += out.empty() ? 'M' : 'L';
         out += xy;
         last = std::move(xy);
+        last_x = px;
+        last_y = py;
     }
     return out;
 }
@@ -122,6 +130,7 @@ struct Line {
     std::string dash;    // stroke-dasharray, empty for solid
     double width = 1.6;
     std::vector<ChartPoint> points;
+    double min_step_px = 0;  // see svg_path: > 0 for curves that only go up and right (CDFs)
 };
 
 struct Chart {
@@ -172,11 +181,19 @@ std::string render(Chart c) {
     if (!c.title.empty())
         out += fmt::format("<text class=\"pt\" x=\"{}\" y=\"18\">{}</text>\n", num(x0),
                            html_escape(c.title));
-    if (!c.subtitle.empty())
-        out += fmt::format("<text class=\"ps\" x=\"{}\" y=\"{}\" fill=\"{}\">{}</text>\n", num(x0),
-                           c.title.empty() ? "18" : "36",
-                           c.subtitle_color.empty() ? "#444" : c.subtitle_color,
+    if (!c.subtitle.empty()) {
+        // A swatch of the highlighted line, then the text in a readable grey.
+        const double sy = c.title.empty() ? 18 : 36;
+        double tx = x0;
+        if (!c.subtitle_color.empty()) {
+            out += fmt::format("<path class=\"s\" stroke=\"{}\" stroke-width=\"2.2\" "
+                               "d=\"M{} {}L{} {}\"/>",
+                               c.subtitle_color, num(x0), num(sy - 4), num(x0 + 22), num(sy - 4));
+            tx = x0 + 28;
+        }
+        out += fmt::format("<text class=\"ps\" x=\"{}\" y=\"{}\">{}</text>\n", num(tx), num(sy),
                            html_escape(c.subtitle));
+    }
     out += fmt::format("<rect class=\"pa\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\"/>\n",
                        num(x0), num(y1), num(c.plot_w), num(c.plot_h));
     if (c.band) {
@@ -213,7 +230,7 @@ std::string render(Chart c) {
                            num(x0), num(x1), fmt::arg("p", num(py)));
     }
     for (const Line& l : c.lines) {
-        const std::string d = svg_path(l.points, c.x, c.y);
+        const std::string d = svg_path(l.points, c.x, c.y, l.min_step_px);
         if (d.empty()) continue;
         std::string style =
             l.color.empty() ? std::string(" class=\"o\"")
@@ -247,8 +264,12 @@ std::string render(Chart c) {
 // ---- Colours, units, shared data ----
 
 constexpr const char* kPalette[] = {"#4e79a7", "#f28e2b", "#e15759", "#59a14f", "#b07aa1",
-                                    "#76b7b2", "#9c755f", "#ff9da7", "#edc948", "#7f7f7f"};
+                                    "#76b7b2", "#9c755f", "#d37295", "#b6992d", "#7f7f7f"};
 constexpr const char* kDashes[] = {"", "7 4", "2 3", "10 3 2 3", "1 5"};
+/// A CDF keeps a vertex only 0.75 px or more from the one before it: at most about
+/// (plot width + height) / 0.75 points a curve, whatever the number of jobs, and no visible
+/// change (a count-based thinning would cut the steep, tie-rich start of a JCT CDF).
+constexpr double kCdfStepPx = 0.75;
 
 std::string fixed(double v, int decimals) { return fmt::format("{:.{}f}", v, decimals); }
 
@@ -459,7 +480,7 @@ svg{max-width:100%;height:auto;display:block}
 svg text{font-family:"DejaVu Sans",system-ui,sans-serif}
 .pa{fill:#fcfcfc;stroke:none}.g{stroke:#e4e4e4;stroke-width:1}.ax{fill:none;stroke:#555;stroke-width:1}
 .tk{font-size:11px;fill:#555}.at{font-size:12px;fill:#333}.lg{font-size:12px;fill:#222}
-.pt{font-size:13px;font-weight:600;fill:#222}.ps{font-size:12px}
+.pt{font-size:13px;font-weight:600;fill:#222}.ps{font-size:12px;fill:#444}
 .band{fill:#e3f1df}.bl{font-size:11px;fill:#4a7a40}
 .ref{stroke:#555;stroke-width:1;stroke-dasharray:4 3}
 .s{fill:none;stroke-linejoin:round}.o{fill:none;stroke:#c9c9c9;stroke-width:1}
@@ -520,7 +541,7 @@ svg text{font-family:"DejaVu Sans",system-ui,sans-serif}
                 pts.push_back({fj_max, y});
             }
             c.lines.push_back({views[i].label, views[i].color, views[i].dash, 1.8,
-                               downsample(pts, 800)});
+                               std::move(pts), kCdfStepPx});
         }
         out += "<h2>Job fairness: CDF of F<sub>j</sub></h2>\n" + render(std::move(c));
         out += "<p class=\"note\">A curve that rises steeply inside the green band treats jobs "
@@ -555,7 +576,7 @@ svg text{font-family:"DejaVu Sans",system-ui,sans-serif}
         c.ytitle = "share of jobs with JCT \u2264 x";
         for (std::size_t i = 0; i < runs.size(); ++i)
             c.lines.push_back({views[i].label, views[i].color, views[i].dash, 1.8,
-                               downsample(cdf_points(std::move(all[i])), 800)});
+                               cdf_points(std::move(all[i])), kCdfStepPx});
         out += "<h2>Job completion time: CDF</h2>\n" + render(std::move(c));
         out += "<p class=\"note\">Further left and higher is better: more jobs finish "
                "sooner.</p>\n";

@@ -3,8 +3,10 @@
 // options, the comparison table, and charts drawn here as SVG: CDF of job fairness F_j, CDF of
 // JCT (log time axis), per-tenant F_u over time (one panel per run, the worst tenant
 // highlighted) and cluster GPU utilization over time. A policy keeps its colour in every chart;
-// swept values change the dash pattern. Long series are downsampled (a few hundred points a
-// line) so that the file stays small: about 1 MB for eight policies on the full Philly trace.
+// swept values change the dash pattern. Long series are thinned (CDFs to vertices at least
+// 0.75 px apart, time series to a few hundred points a line, keeping each stretch's lowest and
+// highest point) so that the file stays small: about 0.5 MB for eight policies on the full
+// Philly trace.
 //
 // Pure and deterministic: the same inputs give the same bytes (no clock, no locale).
 // Thread safety: pure functions.
@@ -83,7 +85,11 @@ std::vector<ChartPoint> downsample(const std::vector<ChartPoint>& points, std::s
 std::vector<double> nice_ticks(double lo, double hi, int target);
 
 /// SVG path data through `points` mapped by `x` and `y`: "M{x0} {y0}L{x1} {y1}...", one decimal
-/// per coordinate; a point that maps to the same pixel text as the one before it is left out.
-std::string svg_path(const std::vector<ChartPoint>& points, const Axis& x, const Axis& y);
+/// per coordinate; a point that maps to the same pixel text as the one before it is left out,
+/// and so is a point (but never the last) less than `min_step_px` from the last one kept in
+/// both x and y. For a curve that only goes up and right (a CDF) that bounds the points to
+/// about (width + height) / min_step_px, so any number of jobs draws in a small path.
+std::string svg_path(const std::vector<ChartPoint>& points, const Axis& x, const Axis& y,
+                     double min_step_px = 0);
 
 }  // namespace astraeus
