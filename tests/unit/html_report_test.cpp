@@ -55,7 +55,10 @@ TEST(HtmlReport, SvgPathOfALargeCdfIsBoundedByThePlotSize) {
     // the last kept one, a curve that only goes up and right on a 400 x 300 plot needs at most
     // (400 + 300) / 0.75 + 1 points, and still starts at (0, 300) and ends at (400, 0).
     std::vector<double> values;
-    for (int i = 0; i < 100000; ++i) values.push_back(i * i / 1e5);  // dense at the start
+    for (int i = 0; i < 100000; ++i) {
+        const double v = i;
+        values.push_back(v * v / 1e5);  // dense at the start
+    }
     const std::vector<ChartPoint> cdf = cdf_points(values);
     const Axis x{0, cdf.back().x, 0, 400, false}, y{0, 1, 300, 0, false};
     const std::string d = svg_path(cdf, x, y, 0.75);
