@@ -3,6 +3,7 @@
 #pragma once
 #include <algorithm>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -50,6 +51,60 @@ bool start_preempting(const RoundInput& in, ClusterState& cluster, const Placer&
 /// job index): the one a preemption costs least. -1 if none.
 int youngest_unmarked(const RoundInput& in, std::span<const int> running,
                       const std::vector<char>& mark);
+
+/// Reusable buffers of start_reclaiming.
+struct ReclaimScratch {
+    std::vector<int> tentative;  ///< GPUs each tenant would hold after the victims so far
+    std::vector<char> spent;     ///< tenants with nothing left to give this attempt
+    std::vector<int> taken;
+};
+
+/// Starts job j of tenant u, on free GPUs if it fits, else by preempting, one at a time, the
+/// youngest unmarked lease of the tenant that `excess(v, tentative_v)` scores highest (tenants
+/// other than u; std::nullopt: v may not lose GPUs; ties: the lower index). Victims are marked
+/// in `mark`. On success `used` becomes what each tenant holds afterwards, j's gang included;
+/// on failure the victims tried are unmarked and `used` is unchanged. Returns whether j started.
+template <class Excess>
+bool start_reclaiming(const RoundInput& in, ClusterState& cluster, const Placer& placer, int j,
+                      std::size_t u, Excess&& excess, std::vector<int>& used,
+                      std::vector<char>& mark, ReclaimScratch& s, std::vector<Action>& actions) {
+    const std::size_t n = used.size();
+    s.tentative = used;
+    s.spent.assign(n, 0);
+    auto next_victim = [&]() -> int {
+        while (true) {
+            int best = -1;
+            double best_score = 0;
+            for (std::size_t v = 0; v < n; ++v) {
+                if (v == u || s.spent[v]) continue;
+                const std::optional<double> score = excess(v, s.tentative[v]);
+                if (!score) continue;
+                if (best < 0 || *score > best_score) {
+                    best = static_cast<int>(v);
+                    best_score = *score;
+                }
+            }
+            if (best < 0) return -1;
+            const int victim = youngest_unmarked(in, in.tenant_running[best], mark);
+            if (victim < 0) {  // what it holds started in this round
+                s.spent[best] = 1;
+                continue;
+            }
+            mark[victim] = 1;
+            s.tentative[best] -= in.jobs[victim].gpus;
+            return victim;
+        }
+    };
+    if (try_start(in, cluster, placer, j, actions) ||
+        start_preempting(in, cluster, placer, j, next_victim, s.taken, actions)) {
+        used = s.tentative;
+        used[u] += in.jobs[j].gpus;
+        return true;
+    }
+    for (int v : s.taken) mark[v] = 0;
+    return false;
+}
+
 
 /// Pending jobs by (group, gang size), each bucket a min-heap on a rank key that does not change
 /// while the job waits (RankKey, pos = job index: e.g. remaining work, attained service, pass,

@@ -63,38 +63,18 @@ void DrfPolicy::round(RoundInput& in, ClusterState& cluster, const Placer& place
         const int j = cand_[u];
         const int g = in.jobs[j].gpus;
         const double after = weight(u) > 0 ? (used_[u] + g) / weight(u) : kInf;
-        tentative_ = used_;
-        spent_.assign(n, 0);
-        auto next_victim = [&]() -> int {
-            // The tenant with the largest x above u's share after the start, its youngest lease.
-            while (true) {
-                int best = -1;
-                for (std::size_t v = 0; v < n; ++v) {
-                    if (v == u || spent_[v] || tentative_[v] == 0) continue;
-                    const double x = share(tentative_[v], weight(v));
-                    if (!(x > after)) continue;
-                    if (best < 0 || x > share(tentative_[best], weight(best))) best = int(v);
-                }
-                if (best < 0) return -1;
-                const int victim =
-                    policy_detail::youngest_unmarked(in, in.tenant_running[best], mark_);
-                if (victim < 0) {  // what it holds started in this round
-                    spent_[best] = 1;
-                    continue;
-                }
-                mark_[victim] = 1;
-                tentative_[best] -= in.jobs[victim].gpus;
-                return victim;
-            }
+        // Victims: the tenant with the largest x above u's share after the start, its
+        // youngest lease.
+        auto excess = [&](std::size_t v, int held) -> std::optional<double> {
+            if (held == 0) return std::nullopt;
+            const double x = share(held, weight(v));
+            if (!(x > after)) return std::nullopt;
+            return x;
         };
-        if (policy_detail::try_start(in, cluster, placer, j, actions) ||
-            policy_detail::start_preempting(in, cluster, placer, j, next_victim, taken_,
-                                            actions)) {
-            used_ = tentative_;
-            used_[u] += g;
+        if (policy_detail::start_reclaiming(in, cluster, placer, j, u, excess, used_, mark_,
+                                            reclaim_, actions)) {
             index_.pop(u, bucket_[u]);
         } else {
-            for (int v : taken_) mark_[v] = 0;
             cap_[u] = g;
         }
         cand_[u] = candidate(u);

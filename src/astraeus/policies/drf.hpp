@@ -38,9 +38,9 @@ private:
     policy_detail::PendingIndex index_;  ///< per tenant, by gang size, submit order
     std::vector<int> cap_, cand_;
     std::vector<std::size_t> bucket_;
-    std::vector<int> used_, tentative_;
-    std::vector<char> mark_, spent_;
-    std::vector<int> taken_;
+    std::vector<int> used_;
+    std::vector<char> mark_;
+    policy_detail::ReclaimScratch reclaim_;
 };
 
 }  // namespace astraeus

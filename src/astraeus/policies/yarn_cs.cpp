@@ -73,38 +73,15 @@ void YarnCsPolicy::round_elastic(RoundInput& in, ClusterState& cluster, const Pl
         for (int j = candidate(in, u, quota - used_[u]); j >= 0;
              j = candidate(in, u, quota - used_[u])) {
             const int g = in.jobs[j].gpus;
-            tentative_ = used_;
-            spent_.assign(n, 0);
-            auto next_victim = [&]() -> int {
-                // The tenant most over its quota, then its youngest lease.
-                while (true) {
-                    int best = -1;
-                    for (std::size_t v = 0; v < n; ++v) {
-                        if (v == u || spent_[v] || tentative_[v] <= in.quotas[v]) continue;
-                        if (best < 0 || tentative_[v] - in.quotas[v] >
-                                            tentative_[best] - in.quotas[best])
-                            best = static_cast<int>(v);
-                    }
-                    if (best < 0) return -1;
-                    const int victim =
-                        policy_detail::youngest_unmarked(in, in.tenant_running[best], mark_);
-                    if (victim < 0) {  // what it holds started in this round
-                        spent_[best] = 1;
-                        continue;
-                    }
-                    mark_[victim] = 1;
-                    tentative_[best] -= in.jobs[victim].gpus;
-                    return victim;
-                }
+            // Victims: the tenant most over its quota, then its youngest lease.
+            auto excess = [&](std::size_t v, int held) -> std::optional<double> {
+                if (held <= in.quotas[v]) return std::nullopt;
+                return held - in.quotas[v];
             };
-            if (policy_detail::try_start(in, cluster, placer, j, actions) ||
-                policy_detail::start_preempting(in, cluster, placer, j, next_victim, taken_,
-                                                actions)) {
-                used_ = tentative_;
-                used_[u] += g;
+            if (policy_detail::start_reclaiming(in, cluster, placer, j, u, excess, used_, mark_,
+                                                reclaim_, actions)) {
                 index_.pop(u, bucket_[u]);
             } else {
-                for (int v : taken_) mark_[v] = 0;
                 cap_[u] = g;
             }
         }

@@ -57,10 +57,9 @@ private:
     // scratch, per round
     std::vector<int> cap_, cand_;
     std::vector<std::size_t> bucket_;
-    std::vector<int> used_, tentative_;
+    std::vector<int> used_;
     std::vector<char> mark_;  ///< per job: preempted this round
-    std::vector<char> spent_;
-    std::vector<int> taken_;
+    policy_detail::ReclaimScratch reclaim_;
 };
 
 }  // namespace astraeus
