@@ -1,0 +1,120 @@
+#include "astraeus/goodput/ledger.hpp"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <string>
+
+namespace astraeus::goodput {
+
+namespace {
+constexpr std::array<std::string_view, 4> kByNames{"workspace", "run", "machine", "pool"};
+}
+
+Result<By> parse_by(std::string_view name) {
+    for (std::size_t i = 0; i < kByNames.size(); ++i)
+        if (kByNames[i] == name) return static_cast<By>(i);
+    return fail("bad 'by': '" + std::string(name) +
+                "' (expected workspace, run, machine or pool)");
+}
+
+std::string_view to_string(By by) { return kByNames[static_cast<int>(by)]; }
+
+Result<Period> make_period(Seconds start_s, Seconds end_s) {
+    if (start_s > end_s) return fail("the period's start is after its end");
+    if (end_s - start_s > kRetention)
+        return fail("the period is " + std::to_string((end_s - start_s + kDay - 1) / kDay) +
+                    " days long; a period is at most 400 days");
+    return Period{start_s, end_s};
+}
+
+void GoodputLedger::set_run(int run, int workspace, int pool) {
+    if (run >= runs()) runs_.resize(static_cast<std::size_t>(run) + 1);
+    runs_[run].workspace = workspace;
+    runs_[run].pool = pool;
+}
+
+void GoodputLedger::add(const Delta& d) {
+    if (d.run >= runs()) runs_.resize(static_cast<std::size_t>(d.run) + 1);
+    auto& rows = runs_[d.run].rows;
+    // Counts arrive in time order per run: the matching row is among the last few.
+    const std::size_t look = std::min<std::size_t>(rows.size(), 8);
+    for (std::size_t i = rows.size() - look; i < rows.size(); ++i) {
+        Entry& e = rows[i];
+        if (e.hour == d.hour && e.machine == d.machine && e.category == d.category &&
+            e.held == d.held) {
+            e.gpu_s += d.gpu_s;
+            return;
+        }
+    }
+    rows.push_back({d.hour, d.machine, d.category, d.held, d.gpu_s});
+}
+
+int GoodputLedger::key(By by, int run, const Entry& e) const {
+    switch (by) {
+        case By::Workspace: return runs_[run].workspace;
+        case By::Run: return run;
+        case By::Machine: return e.held ? e.machine : -1;
+        case By::Pool: return runs_[run].pool;
+    }
+    return -1;
+}
+
+std::vector<Row> GoodputLedger::query(By by, const Period& p, const RunFilter& visible) const {
+    std::map<int, Counts> acc;
+    const Seconds from = hour_start(p.start_s);
+    for (int r = 0; r < runs(); ++r) {
+        if (visible && !visible(r)) continue;
+        for (const Entry& e : runs_[r].rows) {
+            if (e.hour < from || e.hour >= p.end_s) continue;
+            const int id = key(by, r, e);
+            if (id < 0) continue;
+            acc[id].add(e.category, e.held, e.gpu_s);
+        }
+    }
+    std::vector<Row> out;
+    out.reserve(acc.size());
+    for (auto& [id, c] : acc) out.push_back({id, c});
+    return out;
+}
+
+Result<std::vector<WeekRows>> GoodputLedger::weekly(By by, Seconds now_s, int weeks,
+                                                    const RunFilter& visible) const {
+    if (weeks < 0 || weeks > 56)
+        return fail("weeks must be 0..56 (the last N complete weeks and the current one stay "
+                    "within 400 days), got " + std::to_string(weeks));
+    std::vector<WeekRows> out;
+    const Seconds current = week_start(now_s);
+    for (int k = weeks; k >= 0; --k) {
+        const Seconds ws = current - k * kWeek;
+        out.push_back({ws, query(by, {ws, ws + kWeek}, visible)});
+    }
+    return out;
+}
+
+Counts GoodputLedger::run_total(int run) const {
+    Counts c;
+    if (run < 0 || run >= runs()) return c;
+    for (const Entry& e : runs_[run].rows) c.add(e.category, e.held, e.gpu_s);
+    return c;
+}
+
+Counts GoodputLedger::total() const {
+    Counts c;
+    for (int r = 0; r < runs(); ++r) c += run_total(r);
+    return c;
+}
+
+void GoodputLedger::prune(Seconds now_s) {
+    const Seconds keep_from = hour_start(now_s - kRetention);
+    for (auto& r : runs_)
+        std::erase_if(r.rows, [&](const Entry& e) { return e.hour < keep_from; });
+}
+
+std::size_t GoodputLedger::row_count() const {
+    std::size_t n = 0;
+    for (const auto& r : runs_) n += r.rows.size();
+    return n;
+}
+
+}  // namespace astraeus::goodput

@@ -1,0 +1,36 @@
+// The goodput table of the product page (seeds/goodput-page.txt; spec/goodput.md "CLI"), shared
+// by `astraeus simulate --goodput`, `astraeus goodput replay` and `astra astraeus goodput`.
+// Thread safety: pure functions.
+#pragma once
+#include <array>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "astraeus/goodput/category.hpp"
+
+namespace astraeus::goodput {
+
+struct NamedCounts {
+    std::string name;
+    Counts counts;
+};
+
+/// One row as shown, in tenths of a GPU-hour: held, then the seven held columns (USED IDLE
+/// STALLED START RESTART FAILURE PREEMPT), then WAITING (every not-held part). The held columns
+/// are rounded by largest remainder so that they add up to HELD exactly; goodput_pct is
+/// round(100 x productive / held), -1 when nothing was held.
+struct DisplayRow {
+    std::int64_t held = 0;
+    std::array<std::int64_t, 7> held_columns{};
+    std::int64_t waiting = 0;
+    int goodput_pct = -1;
+};
+DisplayRow display_row(const Counts& c);
+
+/// The table: "GPU-hours", the header (`key_header` is RUN, WORKSPACE, MACHINE or POOL), one
+/// line per row in the given order, TOTAL (the exact sum, rounded), a blank line and the
+/// footer. Columns as on the page: name 29 wide, then 8 9 8 8 8 8 8 8 8 8.
+std::string goodput_table(std::string_view key_header, const std::vector<NamedCounts>& rows);
+
+}  // namespace astraeus::goodput
