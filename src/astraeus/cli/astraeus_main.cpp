@@ -1,4 +1,4 @@
-// `astraeus`: the Astraeus scheduler's command line (simulate, compare, trace).
+// `astraeus`: the Astraeus scheduler's command line (simulate, compare, trace, goodput, serve, admin).
 #include <CLI/CLI.hpp>
 #include <iostream>
 
@@ -14,6 +14,9 @@ int main(int argc, char** argv) {
     auto simulate = astraeus::cli::add_simulate(app);
     auto compare = astraeus::cli::add_compare(app);
     auto trace = astraeus::cli::add_trace(app);
+    auto goodput = astraeus::cli::add_goodput(app);
+    auto serve = astraeus::cli::add_serve(app);
+    auto admin = astraeus::cli::add_admin(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -23,5 +26,8 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("simulate")) return simulate();
     if (app.got_subcommand("compare")) return compare();
     if (app.got_subcommand("trace")) return trace();
+    if (app.got_subcommand("goodput")) return goodput();
+    if (app.got_subcommand("serve")) return serve();
+    if (app.got_subcommand("admin")) return admin();
     return 2;
 }

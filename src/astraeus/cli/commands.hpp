@@ -15,4 +15,13 @@ std::function<int()> add_compare(CLI::App& app);
 /// `astraeus trace stats|slice|assign-tenants|convert`: inspects and prepares traces.
 std::function<int()> add_trace(CLI::App& app);
 
+/// `astraeus goodput replay EVENTS`: accounts a goodput event log and prints the page's table.
+std::function<int()> add_goodput(CLI::App& app);
+
+/// `astraeus serve`: the live service (REST API, scheduler loop, goodput, metrics).
+std::function<int()> add_serve(CLI::App& app);
+
+/// `astraeus admin ...`: bootstraps organisations, clusters, workspaces and API tokens.
+std::function<int()> add_admin(CLI::App& app);
+
 }  // namespace astraeus::cli
