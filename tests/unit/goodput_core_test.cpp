@@ -1,0 +1,169 @@
+// The goodput core as the lead wrote it: the page's table format, display rounding, calendar,
+// RFC 3339, and the counter's basic rules (hand-computed; the scenario tests of the count are in
+// the goodput replay tests).
+#include <gtest/gtest.h>
+
+#include "astraeus/goodput/counter.hpp"
+#include "astraeus/goodput/ledger.hpp"
+#include "astraeus/goodput_io/rfc3339.hpp"
+#include "astraeus/goodput_io/table.hpp"
+
+namespace g = astraeus::goodput;
+using g::Category;
+
+namespace {
+
+constexpr astraeus::GpuSeconds h10(int tenths) { return astraeus::GpuSeconds{tenths} * 360; }
+
+class CountingSink : public g::DeltaSink {
+public:
+    explicit CountingSink(g::GoodputLedger& l) : ledger(l) {}
+    void add(const g::Delta& d) override {
+        ++calls;
+        ledger.add(d);
+    }
+    g::GoodputLedger& ledger;
+    long calls = 0;
+};
+
+}  // namespace
+
+TEST(GoodputTable, PageTotalRowByteForByte) {
+    // The page's TOTAL row: 412.5 + 21.0 + 6.2 + 9.8 + 4.1 + 12.7 + 3.3 = 469.6 held;
+    // 412.5 / 469.6 = 87.8 % -> "88%"; 18.0 waiting.
+    g::Counts c;
+    c.add(Category::Productive, true, h10(4125));
+    c.add(Category::Idle, true, h10(210));
+    c.add(Category::Stalled, true, h10(62));
+    c.add(Category::Starting, true, h10(98));
+    c.add(Category::Restart, true, h10(41));
+    c.add(Category::Failure, true, h10(127));
+    c.add(Category::Preemption, true, h10(33));
+    c.add(Category::Waiting, false, h10(180));
+    const std::string t = g::goodput_table("RUN", {});
+    const std::string expected_head =
+        "GPU-hours\n"
+        "RUN                              HELD     USED GOODPUT    IDLE STALLED   START RESTART "
+        "FAILURE PREEMPT WAITING\n";
+    EXPECT_EQ(t.substr(0, expected_head.size()), expected_head);
+    const std::string table = g::goodput_table("RUN", {{"llm", c}});
+    EXPECT_NE(table.find("TOTAL                           469.6    412.5     88%    21.0     6.2     "
+                         "9.8     4.1    12.7     3.3    18.0\n"),
+              std::string::npos)
+        << table;
+    EXPECT_NE(table.find("\nUSED = productive (running, GPUs busy); GOODPUT = used / held; "
+                         "WAITING = asked for, not yet held\n"),
+              std::string::npos);
+}
+
+TEST(GoodputTable, HeldColumnsAddUpByLargestRemainder) {
+    // Three columns of 0.04 GPU-h each (144 GPU-s): 0.12 h held -> 0.1 shown; plain rounding
+    // would show 0.0 + 0.0 + 0.0. Largest remainder gives the tenth to the first (ties: column order).
+    g::Counts c;
+    c.add(Category::Productive, true, 144);
+    c.add(Category::Idle, true, 144);
+    c.add(Category::Stalled, true, 144);
+    const g::DisplayRow d = g::display_row(c);
+    EXPECT_EQ(d.held, 1);
+    EXPECT_EQ(d.held_columns[0] + d.held_columns[1] + d.held_columns[2], 1);
+    EXPECT_EQ(d.held_columns[0], 1);
+    EXPECT_EQ(d.goodput_pct, 33);  // 144 / 432
+    EXPECT_EQ(g::display_row(g::Counts{}).goodput_pct, -1);
+    EXPECT_NE(g::goodput_table("POOL", {{"a", g::Counts{}}}).find("       -"), std::string::npos);
+}
+
+TEST(GoodputCalendar, WeeksAndRfc3339) {
+    // 2026-11-29 is a Sunday; its ISO week (W48) began Monday 2026-11-23.
+    const auto sun = g::parse_rfc3339("2026-11-29T23:59:00Z");
+    ASSERT_TRUE(sun);
+    EXPECT_EQ(g::format_rfc3339(g::week_start(*sun)), "2026-11-23T00:00:00Z");
+    EXPECT_EQ(g::iso_week_label(*sun), "2026-W48");
+    EXPECT_EQ(g::iso_week_label(*sun + 60), "2026-W49");
+    // 2027-01-01 is a Friday: ISO week 53 of 2026.
+    EXPECT_EQ(g::iso_week_label(*g::parse_rfc3339("2027-01-01T12:00:00Z")), "2026-W53");
+    EXPECT_EQ(*g::parse_rfc3339("2026-10-01T02:00:00+02:00"), *g::parse_rfc3339("2026-10-01T00:00:00Z"));
+    EXPECT_EQ(*g::parse_rfc3339("1970-01-01T00:01:00Z"), 60);
+    EXPECT_FALSE(g::parse_rfc3339("2026-02-30T00:00:00Z"));
+    EXPECT_FALSE(g::parse_rfc3339("2026-10-01"));
+    EXPECT_FALSE(g::parse_rfc3339("2026-10-01T00:00:00"));
+}
+
+TEST(GoodputCounter, WaitStartRunEndByMinute) {
+    // Submit 10:00:30 asking 4 GPUs; placed 10:02:10; started 10:03:40, busy; ends 10:06:20.
+    // Each count is decided by the state just before its boundary:
+    //   [10:00:30,10:02) waiting (count at 10:02)       90 s x 4 = 360 not held
+    //   [10:02,10:03)    starting (placed before 10:03)  60 s x 4 = 240 held
+    //   [10:03,10:06:20) productive (running at 10:04)  200 s x 4 = 800 held
+    const auto t0 = *g::parse_rfc3339("2026-11-02T10:00:30Z");
+    g::GoodputLedger ledger;
+    ledger.set_run(0, 0, 0);
+    g::GoodputCounter c({}, ledger);
+    const int w = c.add_worker(t0, 0, 4);
+    const g::HeldPart part{3, 4};
+    ASSERT_TRUE(c.place(t0 + 100, w, {&part, 1}));
+    ASSERT_TRUE(c.start(t0 + 190, w));
+    ASSERT_TRUE(c.utilization_level(t0 + 190, w, 80));
+    ASSERT_TRUE(c.end(t0 + 350, w));
+    const g::Counts r = ledger.run_total(0);
+    EXPECT_EQ(r.not_held_of(Category::Waiting), 360);
+    EXPECT_EQ(r.held_of(Category::Starting), 240);
+    EXPECT_EQ(r.held_of(Category::Productive), 800);
+    EXPECT_EQ(g::figures(r).allocated + g::figures(r).waiting, 350 * 4);
+    // Machine 3 holds the held time only.
+    const auto rows = ledger.query(g::By::Machine, {t0 - 3600, t0 + 3600});
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].id, 3);
+    EXPECT_EQ(g::figures(rows[0].counts).allocated, 1040);
+    EXPECT_EQ(g::figures(rows[0].counts).waiting, 0);
+}
+
+TEST(GoodputCounter, StallMovesMinutesSinceLastProgress) {
+    // Running from 12:00:00 busy; progress at 12:00:30; no more. Timeout 600 s: detected at
+    // 12:10:30. Minutes starting at or after 12:01 (the first boundary >= the last progress)
+    // move: [12:01,12:10) = 9 min; [12:10,12:11) is counted stalled at 12:11 (stalled then).
+    // End at 12:15:00: [12:00,12:01) productive 60; stalled [12:01,12:15) = 840. 1 GPU.
+    const auto t0 = *g::parse_rfc3339("2026-11-02T12:00:00Z");
+    g::GoodputLedger ledger;
+    g::GoodputCounter c({}, ledger);
+    const int w = c.add_worker(t0, 0, 1);
+    const g::HeldPart part{0, 1};
+    ASSERT_TRUE(c.place(t0, w, {&part, 1}));
+    ASSERT_TRUE(c.start(t0, w));
+    ASSERT_TRUE(c.utilization_level(t0, w, 90));
+    ASSERT_TRUE(c.progress(t0 + 30, w, 1));
+    c.advance(t0 + 610);  // 12:10:10: not yet detected
+    EXPECT_EQ(c.stalled_now(), 0);
+    EXPECT_EQ(ledger.run_total(0).held_of(Category::Productive), 600);
+    c.advance(t0 + 630);  // detected at 12:10:30
+    EXPECT_EQ(c.stalled_now(), 1);
+    EXPECT_EQ(ledger.run_total(0).held_of(Category::Productive), 60);
+    EXPECT_EQ(ledger.run_total(0).held_of(Category::Stalled), 540);
+    ASSERT_TRUE(c.end(t0 + 900, w));
+    EXPECT_EQ(ledger.run_total(0).held_of(Category::Productive), 60);
+    EXPECT_EQ(ledger.run_total(0).held_of(Category::Stalled), 840);
+}
+
+TEST(GoodputCounter, QuietMonthCostsHoursNotMinutes) {
+    // 30 days running: 720 hour rows; a per-minute count would make 43,200 additions.
+    g::GoodputLedger ledger;
+    CountingSink sink(ledger);
+    g::GoodputCounter c({}, sink);
+    const int w = c.add_worker(0, 0, 8);
+    const g::HeldPart part{0, 8};
+    ASSERT_TRUE(c.place(0, w, {&part, 1}));
+    ASSERT_TRUE(c.start(0, w));
+    ASSERT_TRUE(c.utilization_level(0, w, 50));
+    ASSERT_TRUE(c.end(30 * 86400, w));
+    EXPECT_LE(sink.calls, 721);
+    EXPECT_EQ(ledger.run_total(0).held_of(Category::Productive), 30LL * 86400 * 8);
+    EXPECT_EQ(ledger.row_count(), 720u);
+}
+
+TEST(GoodputLedger, PeriodsOver400DaysRejected) {
+    EXPECT_TRUE(g::make_period(0, 400 * 86400));
+    const auto bad = g::make_period(0, 401 * 86400);
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message.find("400 days"), std::string::npos);
+    EXPECT_FALSE(g::make_period(10, 0));
+    EXPECT_FALSE(g::parse_by("team"));
+}
