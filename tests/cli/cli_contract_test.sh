@@ -39,5 +39,21 @@ check "the summary shows the reference's average JCT" "grep -q 'avg 6068.50' '$t
 "$bin" simulate --help > "$tmp/help" 2>&1
 check "--help lists --job-order" "grep -q -- '--job-order' '$tmp/help'"
 
+# 5. Inputs that used to be accepted wrongly: a negative seed, a machine listed twice, an empty
+#    policy entry.
+"$bin" simulate --trace "$d/fake_job.csv" --seed -1 --out "$tmp/out5" > /dev/null 2> "$tmp/err5"
+rc=$?
+check "--seed -1 exits 2 (got $rc)" '[ "$rc" -eq 2 ]'
+check "--seed -1 says what was expected" "grep -q 'expected a non-negative integer' '$tmp/err5'"
+printf 'machineId, number of GPUs\nm0,8\nm1,8\nm0,4\n' > "$tmp/dup.csv"
+"$bin" simulate --trace "$d/fake_job.csv" --cluster "$tmp/dup.csv" --out "$tmp/out6" > /dev/null 2> "$tmp/err6"
+rc=$?
+check "a machine listed twice exits 2 (got $rc)" '[ "$rc" -eq 2 ]'
+check "a machine listed twice names both lines" "grep -q \"dup.csv:4: machine 'm0' is listed twice (first on line 2)\" '$tmp/err6'"
+"$bin" compare --trace "$d/fake_job.csv" --policies astraea,,fifo --out "$tmp/out7" > /dev/null 2> "$tmp/err7"
+rc=$?
+check "an empty --policies entry exits 2 (got $rc)" '[ "$rc" -eq 2 ]'
+check "an empty --policies entry is named" "grep -q 'an empty entry' '$tmp/err7'"
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

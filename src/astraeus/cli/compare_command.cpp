@@ -155,6 +155,9 @@ int run_compare(const CompareArgs& a) {
                                                        "nothing"});
     const std::vector<std::string> policies = split_commas(a.policies);
     if (policies.empty()) return usage_error("compare", {"--policies: give at least one policy"});
+    if (a.policies.front() == ',' || a.policies.back() == ',' ||
+        a.policies.find(",,") != std::string::npos)
+        return usage_error("compare", {"--policies: an empty entry in '" + a.policies + "'"});
 
     // The grid: sweep combinations (first axis outermost), then policies in the order given.
     std::vector<Row> rows;

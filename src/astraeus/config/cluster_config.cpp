@@ -15,18 +15,28 @@ Result<ClusterSpec> read_machine_list(const std::string& path) {
     const auto lines = split_lines(*text);
     if (lines.empty()) return fail(path + ": empty machine list");
     auto header = split_csv(lines[0]);
-    std::size_t col = header.size();
+    std::size_t col = header.size(), id_col = header.size();
     for (std::size_t c = 0; c < header.size(); ++c) {
         std::string h = header[c];
         while (!h.empty() && h.front() == ' ') h.erase(0, 1);
         if (h == "number of GPUs" || h == "gpus") col = c;
+        if (h == "machineId" || h == "machine" || h == "id") id_col = c;
     }
     if (col == header.size())
         return fail(path + ":1: missing column 'number of GPUs' (or 'gpus') in the header");
     ClusterSpec spec;
+    std::map<std::string, std::size_t> seen;  // machine id -> line
     for (std::size_t i = 1; i < lines.size(); ++i) {
         if (lines[i].empty()) continue;
         auto f = split_csv(lines[i]);
+        if (id_col < f.size()) {
+            std::string id = f[id_col];
+            while (!id.empty() && id.front() == ' ') id.erase(0, 1);
+            const auto [it, fresh] = seen.emplace(id, i + 1);
+            if (!fresh)
+                return fail(fmt::format("{}:{}: machine '{}' is listed twice (first on line {})",
+                                        path, i + 1, id, it->second));
+        }
         std::string v = col < f.size() ? f[col] : "";
         while (!v.empty() && v.front() == ' ') v.erase(0, 1);
         auto g = parse_int(v);
