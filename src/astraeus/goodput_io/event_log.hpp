@@ -1,0 +1,181 @@
+// The goodput event log (docs/formats/goodput-events.md): JSON Lines, one event per line, in
+// time order, and its replay through the goodput core: GoodputCounter + GoodputLedger, the
+// straggler detector and the alerts, evaluated at every UTC hour boundary the log crosses.
+// This is how `astraeus goodput replay` accounts a cluster's log and how the count is tested.
+// Owns no files: the caller gives the text or a stream and the name used in messages.
+// Thread safety: a Replayer is not thread-safe; parse_event is a pure function.
+#pragma once
+#include <cstdint>
+#include <istream>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "astraeus/base/error.hpp"
+#include "astraeus/goodput/alerts.hpp"
+#include "astraeus/goodput/counter.hpp"
+#include "astraeus/goodput/ledger.hpp"
+#include "astraeus/goodput/stragglers.hpp"
+
+namespace astraeus::goodput {
+
+enum class EventKind : std::uint8_t {
+    Config, Submit, Place, Start, Stop, Fail, Release, End, Util, Progress
+};
+/// "config", "submit", "place", "start", "stop", "fail", "release", "end", "util", "progress".
+std::string_view to_string(EventKind k);
+
+/// A threshold alert as the log names it (scope by name; resolved by the Replayer).
+struct NamedThreshold {
+    std::string metric;  ///< e.g. "pool_goodput_hour"
+    std::string scope;   ///< a workspace/pool/machine name; empty for the cluster
+    Op op = Op::Less;
+    double value = 0;
+    Seconds for_s = 0;
+};
+
+/// The settings a "config" line may give (absent = the default, or the command line's).
+struct LogConfig {
+    std::optional<Seconds> stall_timeout_s;
+    std::optional<double> busy_pct;
+    std::optional<Seconds> straggler_window_s;
+    std::optional<double> straggler_ratio;
+    std::optional<double> drop_below_pct;      ///< goodput_drop: the hour under this percent
+    std::optional<double> drop_points;         ///< ... at least this many points under the day
+    std::optional<double> drop_min_gpu_hours;  ///< ... with at least this much held
+    std::vector<NamedThreshold> thresholds;
+};
+
+/// One parsed line. Fields not used by `kind` keep their defaults.
+struct Event {
+    EventKind kind = EventKind::Config;
+    Seconds t = 0;                   ///< absent only on a config line (then 0)
+    bool has_t = false;
+    std::string run;
+    std::optional<int> worker;       ///< absent = every worker of the run
+    // submit
+    std::string workspace, pool;
+    int workers = 1;
+    int gpus = 0;
+    // place: parts by machine name; gpus 0 = the run's per-worker GPUs
+    struct Part {
+        std::string machine;
+        int gpus = 0;
+    };
+    std::vector<Part> parts;
+    // stop
+    Cause reason = Cause::Owner;
+    // util: NaN for a null sample
+    std::vector<double> gpus_pct;
+    // progress
+    std::int64_t step = 0;
+    // config
+    LogConfig config;
+};
+
+/// One line of the log parsed and checked on its own (the field set of its kind, types and
+/// ranges); errors say which field and what was expected, without file or line.
+Result<Event> parse_event(std::string_view line);
+
+/// Settings given on the command line: they win over the log's config line.
+struct ReplayOptions {
+    std::optional<Seconds> stall_timeout_s;
+    std::optional<double> busy_pct;
+    /// Account up to this time: events after it are not applied, and runs still going are
+    /// counted up to it. Default: the last event's time.
+    std::optional<Seconds> end_s;
+};
+
+/// A transition of an alert during the replay, with names resolved.
+struct AlertRecord {
+    Seconds at_s;         ///< the evaluation (an hour boundary)
+    std::string alert;    ///< "goodput_drop" or the metric name
+    std::string scope;    ///< "workspace", "pool", "machine" or "cluster"
+    std::string name;     ///< the scope's name ("" for the cluster)
+    std::string state;    ///< "pending", "firing" or "resolved"
+    double value = 0;     ///< the metric's value (drop: the hour's goodput)
+    std::optional<double> previous;   ///< drop: the goodput of the 24 hours before
+    std::optional<std::string> op;    ///< threshold: "<" or ">"
+    std::optional<double> threshold;  ///< threshold: the rule's value
+};
+
+/// Applies events in order. Use: apply() each line's event (with its line number for
+/// messages), then finish(); then read the ledger and the names.
+class Replayer {
+public:
+    explicit Replayer(ReplayOptions options = {});
+    Replayer(const Replayer&) = delete;
+    Replayer& operator=(const Replayer&) = delete;
+
+    /// Applies one event; an error (without file or line) when it is out of time order, names
+    /// an unknown or already-submitted run, a worker outside the gang, or a move the worker's
+    /// state does not allow. Events after options.end_s are skipped (Ok).
+    Result<void> apply(const Event& e);
+    /// Counts everything up to options.end_s or the last event's time, evaluating the alerts at
+    /// the hour boundaries up to it. Call once, after the last apply. Ok on an empty log.
+    Result<void> finish();
+
+    const GoodputLedger& ledger() const { return ledger_; }
+    /// The counter (absent before the first non-config event).
+    const GoodputCounter* counter() const { return counter_.get(); }
+    const StragglerDetector& stragglers() const { return stragglers_; }
+
+    /// Names by id (ids in order of first appearance in the log).
+    const std::vector<std::string>& run_names() const { return runs_; }
+    const std::vector<std::string>& workspace_names() const { return workspaces_; }
+    const std::vector<std::string>& pool_names() const { return pools_; }
+    const std::vector<std::string>& machine_names() const { return machines_; }
+    const std::vector<std::string>& names(By by) const;
+    /// The run's id, or -1.
+    int run_id(std::string_view name) const;
+
+    bool empty() const { return !first_s_.has_value(); }
+    Seconds first_s() const { return first_s_.value_or(0); }  ///< the first event's time
+    Seconds end_s() const { return end_s_; }                   ///< valid after finish()
+
+    const std::vector<AlertRecord>& alert_log() const { return alert_log_; }
+    /// Runs (ids) with a straggler at end_s().
+    std::vector<int> runs_with_straggler() const;
+    /// Their straggling workers (index in the gang), for runs_with_straggler()'s runs.
+    std::vector<int> stragglers_of(int run) const;
+    std::int64_t invalid_samples() const { return counter_ ? counter_->invalid_samples() : 0; }
+    std::int64_t no_sample_minutes() const { return counter_ ? counter_->no_sample_minutes() : 0; }
+
+private:
+    struct RunInfo {
+        int first_worker;  ///< the counter's id of worker 0
+        int workers;
+        int gpus;
+        int workspace;
+        int pool;
+    };
+    Result<void> setup();
+    Result<void> apply_to(const Event& e);
+    Result<void> hours_to(Seconds t);
+    void evaluate(Seconds at);
+    static int intern(std::vector<std::string>& names, const std::string& name);
+
+    ReplayOptions opt_;
+    LogConfig log_config_;
+    bool configured_ = false;
+    GoodputLedger ledger_;
+    std::unique_ptr<GoodputCounter> counter_;
+    StragglerDetector stragglers_;
+    std::unique_ptr<AlertEngine> alerts_;
+    std::vector<std::string> runs_, workspaces_, pools_, machines_;
+    std::vector<RunInfo> info_;
+    std::optional<Seconds> first_s_;
+    Seconds last_t_ = 0;
+    Seconds next_hour_ = 0;  ///< the next hour boundary to evaluate
+    Seconds end_s_ = 0;
+    bool done_ = false;
+    std::vector<AlertRecord> alert_log_;
+};
+
+/// Reads a whole log from `in` (named `file` in messages) into `replayer` and finishes it.
+/// Errors are "FILE:LINE: message". Blank lines are skipped.
+Result<void> replay_stream(std::istream& in, std::string_view file, Replayer& replayer);
+
+}  // namespace astraeus::goodput
