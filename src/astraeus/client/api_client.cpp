@@ -1,0 +1,121 @@
+#include "astraeus/client/api_client.hpp"
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "astraeus/client/http_transport.hpp"
+
+namespace astraeus::client {
+
+Result<ApiLocation> parse_api_url(std::string_view url) {
+    const std::string_view expected =
+        " (expected http[s]://HOST[:PORT][/PATH], e.g. http://127.0.0.1:8080/v1)";
+    std::string_view rest = url;
+    std::string scheme;
+    if (rest.starts_with("http://")) scheme = "http://";
+    else if (rest.starts_with("https://")) scheme = "https://";
+    else
+        return fail("ASTRALYX_API '" + std::string(url) + "' is not an http(s) URL" +
+                    std::string(expected));
+    rest.remove_prefix(scheme.size());
+    const auto slash = rest.find('/');
+    const std::string_view hostport = rest.substr(0, slash);
+    if (hostport.empty() || hostport.find_first_of(" ?#@") != std::string_view::npos)
+        return fail("ASTRALYX_API '" + std::string(url) + "' has no valid host" +
+                    std::string(expected));
+    ApiLocation loc;
+    loc.origin = scheme + std::string(hostport);
+    if (slash != std::string_view::npos) {
+        std::string_view path = rest.substr(slash);
+        if (path.find_first_of("?# ") != std::string_view::npos)
+            return fail("ASTRALYX_API '" + std::string(url) + "' has a query or fragment" +
+                        std::string(expected));
+        while (!path.empty() && path.back() == '/') path.remove_suffix(1);
+        loc.base_path = std::string(path);
+    }
+    return loc;
+}
+
+std::string percent_encode(std::string_view s) {
+    std::string out;
+    for (unsigned char c : s) {
+        const bool unreserved = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+                                (c >= '0' && c <= '9') || c == '-' || c == '.' || c == '_' ||
+                                c == '~';
+        if (unreserved) out += static_cast<char>(c);
+        else out += fmt::format("%{:02X}", c);
+    }
+    return out;
+}
+
+std::expected<ApiClient, CallFailure> ApiClient::from_env(const char* api, const char* token) {
+    if (api == nullptr || *api == '\0')
+        return std::unexpected(CallFailure{
+            kExitUsage, "ASTRALYX_API is not set; set it to the API's base URL, e.g. "
+                        "export ASTRALYX_API=http://127.0.0.1:8080/v1"});
+    if (token == nullptr || *token == '\0')
+        return std::unexpected(CallFailure{
+            kExitUsage, "ASTRALYX_TOKEN is not set; set it to an API token "
+                        "(`astraeus admin` creates one), e.g. export ASTRALYX_TOKEN=astx_..."});
+    auto loc = parse_api_url(api);
+    if (!loc) return std::unexpected(CallFailure{kExitUsage, loc.error().message});
+    return ApiClient(std::move(*loc), token);
+}
+
+ApiClient::ApiClient(ApiLocation location, std::string token)
+    : location_(std::move(location)), token_(std::move(token)) {}
+
+CallResult ApiClient::get(std::string_view path,
+                          const std::map<std::string, std::string>& query) const {
+    return call("GET", path, query, {});
+}
+
+CallResult ApiClient::post(std::string_view path, const std::string& json_body,
+                           const std::map<std::string, std::string>& query) const {
+    return call("POST", path, query, json_body);
+}
+
+CallResult ApiClient::call(std::string method, std::string_view path,
+                           const std::map<std::string, std::string>& query,
+                           std::string body) const {
+    HttpRequest req;
+    req.method = std::move(method);
+    req.origin = location_.origin;
+    req.target = location_.base_path;
+    req.target += path;
+    char sep = '?';
+    for (const auto& [k, v] : query) {
+        req.target += sep;
+        req.target += percent_encode(k);
+        req.target += '=';
+        req.target += percent_encode(v);
+        sep = '&';
+    }
+    req.bearer_token = token_;
+    req.body = std::move(body);
+    auto res = http_send(req);
+    if (!res)
+        return std::unexpected(CallFailure{
+            kExitServer, "cannot reach the API at " + location_.origin + location_.base_path +
+                             " (ASTRALYX_API): " + res.error().message});
+    if (res->status >= 200 && res->status < 300) return std::move(res->body);
+    // The server's message: {"error": "..."}; the raw body (trimmed) otherwise.
+    std::string message;
+    const auto j = nlohmann::json::parse(res->body, nullptr, false);
+    if (!j.is_discarded() && j.is_object() && j.contains("error") && j["error"].is_string())
+        message = j["error"].get<std::string>();
+    else {
+        message = res->body.substr(0, 200);
+        while (!message.empty() && (message.back() == '\n' || message.back() == ' '))
+            message.pop_back();
+        if (message.empty()) message = "no message";
+    }
+    std::string text = "HTTP ";
+    text += std::to_string(res->status);
+    text += ": ";
+    text += message;
+    const int code = res->status >= 400 && res->status < 500 ? kExitUsage : kExitServer;
+    return std::unexpected(CallFailure{code, std::move(text)});
+}
+
+}  // namespace astraeus::client

@@ -1,0 +1,211 @@
+#include "astraeus/client/astra_cli.hpp"
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <ostream>
+
+#include "astraeus/client/api_client.hpp"
+#include "astraeus/client/render.hpp"
+
+namespace astraeus::client {
+
+namespace {
+
+using nlohmann::json;
+
+struct GoodputArgs {
+    std::string by = "workspace";
+    int days = 0;
+    std::string start, end;
+    int weeks = 0;
+    std::string run, workspace;
+    bool as_json = false;
+};
+
+struct SubmitArgs {
+    std::string name, pool = "default", workspace, command, image;
+    int workers = 0, gpus_per_worker = 0;
+    std::int64_t time_limit_s = 0;
+    bool as_json = false;
+};
+
+struct RunArgs {
+    std::string name, workspace, state;
+    bool as_json = false;
+};
+
+// Prints a 2xx body either as is (--json) or through `render`; maps failures to exit codes.
+int answer(const CallResult& res, bool as_json,
+           const std::function<Result<std::string>(const json&)>& render, std::ostream& out,
+           std::ostream& err) {
+    if (!res) {
+        err << "astra: " << res.error().message << '\n';
+        return res.error().exit_code;
+    }
+    if (as_json) {
+        out << *res;
+        if (res->empty() || res->back() != '\n') out << '\n';
+        return kExitOk;
+    }
+    const json doc = json::parse(*res, nullptr, false);
+    if (doc.is_discarded()) {
+        err << "astra: the server's answer is not JSON: " << res->substr(0, 200) << '\n';
+        return kExitServer;
+    }
+    auto text = render(doc);
+    if (!text) {
+        err << "astra: " << text.error().message << '\n';
+        return kExitServer;
+    }
+    out << *text;
+    return kExitOk;
+}
+
+std::map<std::string, std::string> workspace_query(const std::string& ws) {
+    if (ws.empty()) return {};
+    return {{"workspace", ws}};
+}
+
+}  // namespace
+
+int run_astra(int argc, const char* const* argv, const char* api_env, const char* token_env,
+              std::ostream& out, std::ostream& err) {
+    CLI::App app{
+        "astra: the Astraeus service's command line (runs and goodput).\n"
+        "Configured by ASTRALYX_API (the API's base URL, e.g. http://127.0.0.1:8080/v1) and\n"
+        "ASTRALYX_TOKEN (an API token). Exit codes: 0 ok; 2 usage error, missing configuration\n"
+        "or a refusal by the server (4xx: its message is printed); 1 cannot connect, or a\n"
+        "server error (5xx). Run `astra COMMAND --help` for each command.",
+        "astra"};
+    app.require_subcommand(1);
+
+    // astra astraeus goodput
+    auto* astraeus_cmd = app.add_subcommand("astraeus", "Astraeus views (goodput)");
+    astraeus_cmd->require_subcommand(1);
+    GoodputArgs g;
+    auto* goodput_cmd = astraeus_cmd->add_subcommand(
+        "goodput",
+        "Where the GPU time went, in GPU-hours: HELD, USED (productive), GOODPUT = used / held,\n"
+        "then the held part of each category (IDLE STALLED START RESTART FAILURE PREEMPT) and\n"
+        "WAITING (asked for, not held). One row per --by value, then TOTAL.\n"
+        "Default period: the last 7 days. --weeks N: the last N complete ISO weeks plus the\n"
+        "current one, a block per week. --run NAME: that run since it was submitted.");
+    goodput_cmd->add_option("--by", g.by, "rows per run, workspace, machine or pool (default workspace)")
+        ->check(CLI::IsMember({"run", "workspace", "machine", "pool"}));
+    auto* days = goodput_cmd->add_option("--days", g.days, "the last N days (default 7)")
+                     ->check(CLI::Range(1, 400));
+    auto* start = goodput_cmd->add_option("--start", g.start,
+                                          "period start, RFC 3339 (e.g. 2026-10-01T00:00:00Z)");
+    auto* end = goodput_cmd->add_option("--end", g.end, "period end, RFC 3339 (default now)");
+    auto* weeks = goodput_cmd->add_option("--weeks", g.weeks,
+                                          "N complete ISO weeks plus the current one, a block each")
+                      ->check(CLI::Range(1, 57));
+    auto* run = goodput_cmd->add_option("--run", g.run, "one run's goodput since it was submitted");
+    goodput_cmd->add_option("--workspace", g.workspace,
+                            "with --run: the run's workspace (org-admin tokens, when ambiguous)");
+    goodput_cmd->add_flag("--json", g.as_json, "print the server's JSON as is");
+    days->excludes(start)->excludes(end)->excludes(weeks)->excludes(run);
+    weeks->excludes(start)->excludes(end)->excludes(run);
+    run->excludes(start)->excludes(end);
+
+    // astra runs ...
+    auto* runs_cmd = app.add_subcommand("runs", "submit, list, show and stop runs");
+    runs_cmd->require_subcommand(1);
+    SubmitArgs s;
+    auto* submit = runs_cmd->add_subcommand(
+        "submit", "submit a run: a gang of WORKERS workers, each holding GPUS-PER-WORKER GPUs");
+    submit->add_option("name", s.name, "the run's name (unique in its workspace)")->required();
+    submit->add_option("--workers", s.workers, "number of workers (the gang)")
+        ->required()->check(CLI::PositiveNumber);
+    submit->add_option("--gpus-per-worker", s.gpus_per_worker, "GPUs each worker holds")
+        ->required()->check(CLI::NonNegativeNumber);
+    submit->add_option("--pool", s.pool, "the pool to run in (default \"default\")");
+    submit->add_option("--time-limit", s.time_limit_s, "time limit in seconds (default none)")
+        ->check(CLI::PositiveNumber);
+    submit->add_option("--workspace", s.workspace,
+                       "the workspace (required with an org-admin token)");
+    submit->add_option("--command", s.command, "the command to run (opaque to the scheduler)");
+    submit->add_option("--image", s.image, "the container image (opaque to the scheduler)");
+    submit->add_flag("--json", s.as_json, "print the server's JSON as is");
+
+    RunArgs l;
+    auto* list = runs_cmd->add_subcommand("list", "list the runs you can see, newest first");
+    list->add_option("--state", l.state, "only runs in this state")
+        ->check(CLI::IsMember({"pending", "starting", "running", "stopping", "succeeded",
+                               "failed", "stopped"}));
+    list->add_flag("--json", l.as_json, "print the server's JSON as is");
+
+    RunArgs sh;
+    auto* show = runs_cmd->add_subcommand("show", "show one run: state, reason, workers, attempts");
+    show->add_option("name", sh.name, "the run's name")->required();
+    show->add_option("--workspace", sh.workspace, "the run's workspace (org-admin tokens)");
+    show->add_flag("--json", sh.as_json, "print the server's JSON as is");
+
+    RunArgs st;
+    auto* stop = runs_cmd->add_subcommand(
+        "stop", "stop a run (it winds down; the time counts as productive)");
+    stop->add_option("name", st.name, "the run's name")->required();
+    stop->add_option("--workspace", st.workspace, "the run's workspace (org-admin tokens)");
+    stop->add_flag("--json", st.as_json, "print the server's JSON as is");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError& e) {
+        const int rc = app.exit(e, out, err);
+        return rc == 0 ? kExitOk : kExitUsage;
+    }
+
+    auto client = ApiClient::from_env(api_env, token_env);
+    if (!client) {
+        err << "astra: " << client.error().message << '\n';
+        return client.error().exit_code;
+    }
+
+    if (goodput_cmd->parsed()) {
+        if (!g.run.empty())
+            return answer(client->get("/runs/" + percent_encode(g.run) + "/goodput",
+                                      workspace_query(g.workspace)),
+                          g.as_json, run_goodput_text, out, err);
+        if (!g.workspace.empty()) {
+            err << "astra: --workspace goes with --run\n";
+            return kExitUsage;
+        }
+        if (g.weeks > 0)
+            return answer(client->get("/goodput/weekly",
+                                      {{"weeks", std::to_string(g.weeks)}, {"by", g.by}}),
+                          g.as_json, goodput_weekly_text, out, err);
+        std::map<std::string, std::string> q{{"by", g.by}};
+        if (g.days > 0) q["days"] = std::to_string(g.days);
+        if (!g.start.empty()) q["start"] = g.start;
+        if (!g.end.empty()) q["end"] = g.end;
+        return answer(client->get("/goodput", q), g.as_json, goodput_rows_text, out, err);
+    }
+    if (submit->parsed()) {
+        json body{{"name", s.name},
+                  {"pool", s.pool},
+                  {"workers", s.workers},
+                  {"gpus_per_worker", s.gpus_per_worker}};
+        if (s.time_limit_s > 0) body["time_limit_s"] = s.time_limit_s;
+        if (!s.command.empty()) body["command"] = s.command;
+        if (!s.image.empty()) body["image"] = s.image;
+        if (!s.workspace.empty()) body["workspace"] = s.workspace;
+        return answer(client->post("/runs", body.dump()), s.as_json, run_detail_text, out, err);
+    }
+    if (list->parsed()) {
+        std::map<std::string, std::string> q;
+        if (!l.state.empty()) q["state"] = l.state;
+        return answer(client->get("/runs", q), l.as_json, runs_list_text, out, err);
+    }
+    if (show->parsed())
+        return answer(client->get("/runs/" + percent_encode(sh.name), workspace_query(sh.workspace)),
+                      sh.as_json, run_detail_text, out, err);
+    if (stop->parsed())
+        return answer(client->post("/runs/" + percent_encode(st.name) + "/stop", "{}",
+                                   workspace_query(st.workspace)),
+                      st.as_json, run_detail_text, out, err);
+    err << "astra: no command given (see astra --help)\n";
+    return kExitUsage;
+}
+
+}  // namespace astraeus::client
