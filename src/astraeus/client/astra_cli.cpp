@@ -26,7 +26,7 @@ struct GoodputArgs {
 struct SubmitArgs {
     std::string name, pool = "default", workspace, command, image;
     int workers = 0, gpus_per_worker = 0;
-    std::int64_t time_limit_s = 0;
+    std::int64_t time_limit_s = 0, sim_duration_s = 0;
     bool as_json = false;
 };
 
@@ -99,8 +99,9 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
                                           "period start, RFC 3339 (e.g. 2026-10-01T00:00:00Z)");
     auto* end = goodput_cmd->add_option("--end", g.end, "period end, RFC 3339 (default now)");
     auto* weeks = goodput_cmd->add_option("--weeks", g.weeks,
-                                          "N complete ISO weeks plus the current one, a block each")
-                      ->check(CLI::Range(1, 57));
+                                          "N complete ISO weeks (0..56) plus the current one, a "
+                                          "block each")
+                      ->check(CLI::Range(0, 56));
     auto* run = goodput_cmd->add_option("--run", g.run, "one run's goodput since it was submitted");
     goodput_cmd->add_option("--workspace", g.workspace,
                             "with --run: the run's workspace (org-admin tokens, when ambiguous)");
@@ -127,6 +128,10 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
                        "the workspace (required with an org-admin token)");
     submit->add_option("--command", s.command, "the command to run (opaque to the scheduler)");
     submit->add_option("--image", s.image, "the container image (opaque to the scheduler)");
+    submit->add_option("--sim-duration", s.sim_duration_s,
+                       "simulated executor only: seconds of work the run needs before it "
+                       "succeeds (default: its time limit, or until stopped)")
+        ->check(CLI::PositiveNumber);
     submit->add_flag("--json", s.as_json, "print the server's JSON as is");
 
     RunArgs l;
@@ -134,6 +139,7 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
     list->add_option("--state", l.state, "only runs in this state")
         ->check(CLI::IsMember({"pending", "starting", "running", "stopping", "succeeded",
                                "failed", "stopped"}));
+    list->add_option("--workspace", l.workspace, "only runs of this workspace (org-admin tokens)");
     list->add_flag("--json", l.as_json, "print the server's JSON as is");
 
     RunArgs sh;
@@ -171,7 +177,7 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
             err << "astra: --workspace goes with --run\n";
             return kExitUsage;
         }
-        if (g.weeks > 0)
+        if (weeks->count() > 0)
             return answer(client->get("/goodput/weekly",
                                       {{"weeks", std::to_string(g.weeks)}, {"by", g.by}}),
                           g.as_json, goodput_weekly_text, out, err);
@@ -190,11 +196,13 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
         if (!s.command.empty()) body["command"] = s.command;
         if (!s.image.empty()) body["image"] = s.image;
         if (!s.workspace.empty()) body["workspace"] = s.workspace;
+        if (s.sim_duration_s > 0) body["sim_duration_s"] = s.sim_duration_s;
         return answer(client->post("/runs", body.dump()), s.as_json, run_detail_text, out, err);
     }
     if (list->parsed()) {
         std::map<std::string, std::string> q;
         if (!l.state.empty()) q["state"] = l.state;
+        if (!l.workspace.empty()) q["workspace"] = l.workspace;
         return answer(client->get("/runs", q), l.as_json, runs_list_text, out, err);
     }
     if (show->parsed())
