@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# usage: astra_cli_test.sh ASTRAEUS_BINARY ASTRA_BINARY
+# The page's three CLI commands (`astra astraeus goodput --by run --days 7`, `--weeks 8 --by pool`,
+# `--run llm`) and `astra runs submit|list|show|stop` against a live `astraeus serve` on
+# 127.0.0.1: the documented table shapes (rows add up), the exit codes (0 ok, 2 usage or 4xx
+# with the server's message, 1 unreachable) and --json as the server's JSON.
+# Skipped (exit 77) without curl or python3. Bounded: about 10 s.
+set -u
+ASTRAEUS=$1; ASTRA=$2
+for tool in curl python3; do
+  command -v "$tool" > /dev/null || { echo "SKIP: $tool not installed"; exit 77; }
+done
+WORK=$(mktemp -d)
+. "$(dirname "$0")/live_server_lib.sh"
+trap 'stop_all; [ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
+fails=0; passes=0
+check() { if eval "$2"; then passes=$((passes+1)); else echo "FAIL: $1"; fails=$((fails+1)); fi; }
+
+cat > "$WORK/astraeus.json" <<JSON
+{"pools": [{"name": "default", "machines": [{"count": 2, "gpus": 8}]},
+           {"name": "small", "machines": [{"count": 1, "gpus": 4}]}],
+ "time_scale": 60}
+JSON
+start_server "$WORK/astraeus.json" || exit 1
+admin workspace add ml > /dev/null || exit 1
+export ASTRALYX_API=$API
+export ASTRALYX_TOKEN; ASTRALYX_TOKEN=$(new_token --workspace ml)
+
+# Runs: submit two (llm fills the default pool; sweep-7 waits behind it), list, show.
+"$ASTRA" runs submit llm --workers 2 --gpus-per-worker 8 --command "python train.py" > "$WORK/submit.txt"
+check "submit exits 0" '[ $? = 0 ]'
+check "submit prints the run" "grep -q '^Name: *llm\$' '$WORK/submit.txt' && grep -q '^Workers: *2 x 8 GPUs\$' '$WORK/submit.txt'"
+"$ASTRA" runs submit sweep-7 --workers 1 --gpus-per-worker 4 --pool small --time-limit 7200 > /dev/null
+check "second submit exits 0" '[ $? = 0 ]'
+"$ASTRA" runs submit llm --workers 1 --gpus-per-worker 1 > /dev/null 2> "$WORK/dup.err"
+check "duplicate name: exit 2" '[ $? = 2 ]'
+check "duplicate name: the server's message" "grep -q '^astra: HTTP 409: ' '$WORK/dup.err'"
+"$ASTRA" runs submit huge --workers 4 --gpus-per-worker 8 > /dev/null 2> "$WORK/huge.err"
+check "gang larger than the pool: exit 2 with a message" "[ \$? = 2 ] && grep -q 'no placement for 4 x 8 GPUs' '$WORK/huge.err'"
+sleep 4   # four service minutes
+
+"$ASTRA" runs list > "$WORK/list.txt"
+check "runs list exits 0" '[ $? = 0 ]'
+check "runs list header" "head -1 '$WORK/list.txt' | grep -Eq '^NAME +WORKSPACE +POOL +WORKERS +STATE +SUBMITTED +REASON\$'"
+check "runs list: newest first" "[ \"\$(awk 'NR>1 {print \$1}' '$WORK/list.txt' | tr '\n' ' ')\" = 'sweep-7 llm ' ]"
+check "runs list: llm 2 x 8 in ml" "grep -Eq '^llm +ml +default +2 x 8 +(starting|running) ' '$WORK/list.txt'"
+"$ASTRA" runs show llm > "$WORK/show.txt"
+check "runs show: workers table" "grep -Eq '^WORKER +STATE +MACHINE +ATTEMPT\$' '$WORK/show.txt' && [ \$(grep -Ec '^[01] +(starting|running) +default-[12] +1\$' '$WORK/show.txt') = 2 ]"
+"$ASTRA" runs show nope > /dev/null 2> "$WORK/nope.err"
+check "runs show unknown: exit 2, 404 message" "[ \$? = 2 ] && grep -q '^astra: HTTP 404: ' '$WORK/nope.err'"
+"$ASTRA" runs list --json > "$WORK/list.json"
+check "runs list --json is the server's JSON" \
+  "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); sys.exit(0 if [r[\"name\"] for r in d[\"runs\"]]==[\"sweep-7\",\"llm\"] else 1)' '$WORK/list.json'"
+
+# table_ok FILE KEY NROWS: the page's shape: "GPU-hours", the header with KEY, NROWS rows, TOTAL,
+# a blank line, the footer; every row's HELD = USED + the six held columns (in tenths) and
+# GOODPUT = 100 x used / held as shown, to the rounding of the shown tenths ("-" only when
+# HELD is 0).
+table_ok() {
+  python3 - "$1" "$2" "$3" <<'PY'
+import re, sys
+lines = open(sys.argv[1]).read().split("\n")
+key, n = sys.argv[2], int(sys.argv[3])
+head = key.ljust(28) + " " + "    HELD     USED GOODPUT    IDLE STALLED   START RESTART FAILURE PREEMPT WAITING"
+ok = lines[0] == "GPU-hours" and lines[1] == head
+rows = lines[2:2 + n + 1]
+ok = ok and rows[-1].startswith("TOTAL ") and lines[3 + n] == "" and lines[4 + n].startswith("USED = productive")
+ok = ok and lines[5 + n:] == [""]
+for r in rows:
+    f = r[29:].split()
+    if len(r) != 29 + 8 + 9 + 8 * 8 or len(f) != 10: ok = False; break
+    tenths = [round(float(x) * 10) for i, x in enumerate(f) if i != 2]
+    held, used, rest = tenths[0], tenths[1], tenths[2:8]
+    if held != used + sum(rest): ok = False
+    if f[2] == "-": ok = ok and held == 0
+    elif held > 0:  # USED is within 0.1 and HELD within 0.05 GPU-hour of the exact values
+        pct = int(f[2].rstrip("%"))
+        lo = 100 * max(used - 1, 0) / (held + 0.5) - 1
+        hi = 100 * (used + 1) / max(held - 0.5, 0.01) + 1
+        ok = ok and lo <= pct <= hi
+print("ok" if ok else "bad")
+PY
+}
+
+"$ASTRA" astraeus goodput --by run --days 7 > "$WORK/by_run.txt"
+check "goodput --by run --days 7 exits 0" '[ $? = 0 ]'
+check "goodput --by run: the page's table, 2 runs, rows add up" "[ \"\$(table_ok '$WORK/by_run.txt' RUN 2)\" = ok ]"
+check "goodput --by run: llm and sweep-7 rows" "grep -q '^llm ' '$WORK/by_run.txt' && grep -q '^sweep-7 ' '$WORK/by_run.txt'"
+check "goodput --by run: llm held GPU time" "awk '/^llm / { exit !(\$2 > 0) }' '$WORK/by_run.txt'"
+
+"$ASTRA" astraeus goodput --weeks 8 --by pool > "$WORK/weeks.txt"
+check "goodput --weeks 8 exits 0" '[ $? = 0 ]'
+check "--weeks 8: 9 blocks (8 complete weeks + the current one)" \
+  "[ \$(grep -Ec '^Week [0-9]{4}-W[0-9]{2} \\(from [0-9]{4}-[0-9]{2}-[0-9]{2}\\)\$' '$WORK/weeks.txt') = 9 ]"
+check "--weeks 8: the current week is 2026-W48 (from 2026-11-23) or later" \
+  "tail -n +1 '$WORK/weeks.txt' | grep -E '^Week ' | tail -1 | grep -Eq '^Week 20[0-9]{2}-W[0-9]{2} '"
+check "--weeks 8: each block has the POOL header" \
+  "[ \$(grep -Ec '^POOL +HELD +USED GOODPUT' '$WORK/weeks.txt') = 9 ]"
+# The current week's block: the last one, with rows for the two pools.
+awk '/^Week /{n++; buf=""} {if (n==9 && !/^Week /) print}' "$WORK/weeks.txt" > "$WORK/week_now.txt"
+check "--weeks 8: the current week's table, 2 pools, rows add up" "[ \"\$(table_ok '$WORK/week_now.txt' POOL 2)\" = ok ]"
+
+"$ASTRA" astraeus goodput --run llm > "$WORK/run.txt"
+check "goodput --run llm exits 0" '[ $? = 0 ]'
+check "goodput --run llm: one row and TOTAL" "[ \"\$(table_ok '$WORK/run.txt' RUN 1)\" = ok ]"
+check "goodput --run llm: TOTAL equals the row" \
+  "[ \"\$(sed -n 3p '$WORK/run.txt' | cut -c30-)\" = \"\$(sed -n 4p '$WORK/run.txt' | cut -c30-)\" ]"
+
+# --json is the server's JSON as is (same keys as a direct call).
+"$ASTRA" astraeus goodput --run llm --json > "$WORK/run.json"
+curl -sS "$API/runs/llm/goodput" -H "Authorization: Bearer $ASTRALYX_TOKEN" > "$WORK/run.curl.json"
+check "--run --json: the ledger's keys" \
+  "python3 -c 'import json,sys; a=json.load(open(sys.argv[1])); b=json.load(open(sys.argv[2])); sys.exit(0 if a.keys()==b.keys() and a[\"run\"]==\"llm\" and \"held_gpu_hours\" in a else 1)' '$WORK/run.json' '$WORK/run.curl.json'"
+
+# Stop: the run winds down.
+"$ASTRA" runs stop llm > "$WORK/stop.txt"
+check "runs stop exits 0" '[ $? = 0 ]'
+check "runs stop: stopping or stopped" "grep -Eq '^State: +(stopping|stopped)\$' '$WORK/stop.txt'"
+
+# Errors: usage, bad token, unreachable.
+"$ASTRA" astraeus goodput --by team > /dev/null 2>&1
+check "bad --by: exit 2" '[ $? = 2 ]'
+ASTRALYX_TOKEN=astx_not_a_token "$ASTRA" runs list > /dev/null 2> "$WORK/401.err"
+check "bad token: exit 2 with the server's message" "[ \$? = 2 ] && grep -q '^astra: HTTP 401: ' '$WORK/401.err'"
+env -u ASTRALYX_API "$ASTRA" runs list > /dev/null 2> "$WORK/noapi.err"
+check "ASTRALYX_API unset: exit 2" "[ \$? = 2 ] && grep -q 'ASTRALYX_API is not set' '$WORK/noapi.err'"
+stop_all; SERVER_PID=""
+"$ASTRA" runs list > /dev/null 2> "$WORK/down.err"
+check "server down: exit 1, cannot reach" "[ \$? = 1 ] && grep -q '^astra: cannot reach the API at ' '$WORK/down.err'"
+
+echo "astra_cli_test: $passes passed, $fails failed"
+[ $fails = 0 ]

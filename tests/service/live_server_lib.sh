@@ -1,0 +1,51 @@
+# Sourced by the end-to-end tests of tests/service/ (prometheus_scrape_test.sh, astra_cli_test.sh):
+# starts `astraeus serve` on 127.0.0.1 (any free port) with a temp data directory, and makes
+# tokens with `astraeus admin`. Everything it starts is stopped by its own PID on exit.
+# Needs: $ASTRAEUS (the binary), $WORK (a temp dir). Sets: $API, $SERVER_PID, $SERVER_PORT.
+
+SERVER_PID=""
+EXTRA_PIDS=()
+
+stop_all() {
+  local p
+  for p in "${EXTRA_PIDS[@]}" $SERVER_PID; do
+    kill -TERM "$p" 2>/dev/null || true
+  done
+  for p in "${EXTRA_PIDS[@]}" $SERVER_PID; do
+    for _ in $(seq 50); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$p" 2>/dev/null || true
+  done
+}
+
+# admin ARGS...: `astraeus admin ARGS --data-dir $WORK/data`.
+admin() { "$ASTRAEUS" admin "$@" --data-dir "$WORK/data"; }
+
+# start_server CONFIG_JSON_FILE: init the data dir from the config, then serve it.
+start_server() {
+  local cfg=$1
+  admin init --org acme --cluster main --config "$cfg" > "$WORK/init.txt" || return 1
+  "$ASTRAEUS" serve --config "$cfg" --data-dir "$WORK/data" --listen 127.0.0.1:0 \
+      --port-file "$WORK/port" > "$WORK/server.log" 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 200); do
+    [ -s "$WORK/port" ] && break
+    kill -0 "$SERVER_PID" 2>/dev/null || { echo "server exited:"; cat "$WORK/server.log"; return 1; }
+    sleep 0.1
+  done
+  [ -s "$WORK/port" ] || { echo "server did not listen within 20 s"; cat "$WORK/server.log"; return 1; }
+  SERVER_PORT=$(cat "$WORK/port")
+  API="http://127.0.0.1:$SERVER_PORT/v1"
+}
+
+# new_token SCOPE-ARGS...: prints a new token (e.g. new_token --workspace ml).
+new_token() { admin token create "$@" 2>/dev/null; }
+
+# free_port: a TCP port on 127.0.0.1 nobody listens on now.
+free_port() {
+  local p
+  for _ in $(seq 50); do
+    p=$(( 20000 + RANDOM % 40000 ))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then echo "$p"; return 0; fi
+  done
+  return 1
+}
