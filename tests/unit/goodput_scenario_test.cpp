@@ -342,6 +342,19 @@ TEST(GoodputScenario, RunsStillGoingAreCountedToTheEnd) {
     }
 }
 
+TEST(GoodputScenario, AQuietGapOfYearsIsSkippedNotLoopedOver) {
+    // A run at Unix time 0 and one in 2026: 493,000 hour boundaries between them. With nothing
+    // going, the replay jumps to the last one (the test would take minutes otherwise).
+    Log log;
+    log.submit(0, "old", "ws", "p", 1, 1).move(60, "end", "old");
+    log.submit(T0, "new", "ws", "p", 1, 2).place(T0, "new", 0, "m").move(T0, "start", "new", 0);
+    log.move(T0 + kHour, "end", "new");
+    Replayer r;
+    ASSERT_EQ(replay_text(log.text(), r), "");
+    EXPECT_EQ(r.ledger().run_total(0), counts({{Category::Waiting, false, 60}}));
+    EXPECT_EQ(r.ledger().run_total(1), counts({{Category::Idle, true, 2 * kHour}}));
+}
+
 struct BadCase {
     std::string log;
     std::string error;

@@ -446,6 +446,11 @@ void Replayer::evaluate(Seconds at) {
 
 Result<void> Replayer::hours_to(Seconds t) {
     for (; next_hour_ <= t; next_hour_ += kHour) {
+        // With no worker going for over 26 hours, every window an alert looks at is empty and
+        // every evaluation until t gives the same answer: go to the last boundary <= t (a log
+        // with a long quiet gap costs no hour-by-hour loop).
+        if (going_ == 0 && next_hour_ > quiet_since_ + 26 * kHour)
+            next_hour_ = std::max(next_hour_, hour_start(t));
         counter_->advance(next_hour_);
         evaluate(next_hour_);
     }
@@ -492,6 +497,7 @@ Result<void> Replayer::apply_to(const Event& e) {
         info.first_worker = counter_->workers();
         ledger_.set_run(run, info.workspace, info.pool);
         for (int w = 0; w < e.workers; ++w) counter_->add_worker(e.t, run, e.gpus);
+        going_ += e.workers;
         stragglers_.set_gang(run, e.workers);
         info_.push_back(info);
         return {};
@@ -519,6 +525,7 @@ Result<void> Replayer::apply_to(const Event& e) {
             case EventKind::End:
                 if (!e.worker && counter_->status(id).phase == Phase::Ended) continue;
                 r = counter_->end(e.t, id);
+                if (r && --going_ == 0) quiet_since_ = e.t;
                 break;
             case EventKind::Util: r = counter_->utilization(e.t, id, e.gpus_pct); break;
             case EventKind::Progress:

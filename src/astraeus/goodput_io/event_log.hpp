@@ -101,8 +101,11 @@ struct AlertRecord {
     std::optional<double> threshold;  ///< threshold: the rule's value
 };
 
-/// Applies events in order. Use: apply() each line's event (with its line number for
-/// messages), then finish(); then read the ledger and the names.
+/// Applies events in order. Use: apply() each event, then finish(); then read the ledger and
+/// the names. Alerts are evaluated at every UTC hour boundary from the first event to the end
+/// while workers are going and for 26 hours after the last one ended (the windows they look at
+/// are empty after that: a quiet gap is skipped to its last hour boundary). Cost: O(events +
+/// hour boundaries x (workers + ledger rows)).
 class Replayer {
 public:
     explicit Replayer(ReplayOptions options = {});
@@ -169,6 +172,8 @@ private:
     std::optional<Seconds> first_s_;
     Seconds last_t_ = 0;
     Seconds next_hour_ = 0;  ///< the next hour boundary to evaluate
+    int going_ = 0;          ///< workers submitted and not ended
+    Seconds quiet_since_ = 0;  ///< when going_ last became 0
     Seconds end_s_ = 0;
     bool done_ = false;
     std::vector<AlertRecord> alert_log_;
