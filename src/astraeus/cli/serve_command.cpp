@@ -1,16 +1,115 @@
 // `astraeus serve`: the live service: REST API, scheduler, goodput, metrics
+#include <csignal>
+#include <fstream>
 #include <iostream>
+#include <pthread.h>
+#include <thread>
 
+#include "astraeus/api/http_server.hpp"
 #include "astraeus/cli/commands.hpp"
+#include "astraeus/service/config.hpp"
+#include "astraeus/service/log.hpp"
+#include "astraeus/service/service.hpp"
+#include "astraeus/service/sim_executor.hpp"
+#include "astraeus/store/store.hpp"
 
 namespace astraeus::cli {
+namespace {
+
+struct ServeOptions {
+    std::string config;
+    std::string listen;
+    std::string data_dir;
+    std::string port_file;
+    std::string log_level = "info";
+};
+
+Result<std::pair<std::string, int>> split_listen(const std::string& s) {
+    const auto colon = s.rfind(':');
+    if (colon == std::string::npos || colon == 0) return fail("--listen: expected HOST:PORT, got '" + s + "'");
+    try {
+        std::size_t used = 0;
+        const int port = std::stoi(s.substr(colon + 1), &used);
+        if (used != s.size() - colon - 1 || port < 0 || port > 65535) throw std::out_of_range("port");
+        return std::pair{s.substr(0, colon), port};
+    } catch (const std::exception&) {
+        return fail("--listen: bad port in '" + s + "'");
+    }
+}
+
+int run_serve(const ServeOptions& o) {
+    using service::log;
+    using service::LogLevel;
+    service::set_log_level(o.log_level);
+    Result<service::ServiceConfig> cfg = o.config.empty() ? service::ServiceConfig{} : service::load_config(o.config);
+    if (!cfg) {
+        std::cerr << "astraeus serve: " << cfg.error().message << "\n";
+        return 2;
+    }
+    if (!o.listen.empty()) cfg->listen = o.listen;
+    if (!o.data_dir.empty()) cfg->data_dir = o.data_dir;
+    auto hp = split_listen(cfg->listen);
+    if (!hp) {
+        std::cerr << "astraeus serve: " << hp.error().message << "\n";
+        return 2;
+    }
+    // Signals are taken by sigwait below, in this thread only: block them before any thread.
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+    auto st = store::open_sqlite(cfg->data_dir);
+    if (!st) {
+        std::cerr << "astraeus serve: " << st.error().message << "\n";
+        return 1;
+    }
+    auto exec = std::make_unique<service::SimExecutor>(cfg->executor);
+    auto svc = service::Service::open(*cfg, std::move(*st), std::move(exec));
+    if (!svc) {
+        std::cerr << "astraeus serve: " << svc.error().message << "\n";
+        return 1;
+    }
+    api::HttpServer http(**svc, cfg->threads);
+    auto port = http.bind(hp->first, hp->second);
+    if (!port) {
+        std::cerr << "astraeus serve: " << port.error().message << "\n";
+        return 1;
+    }
+    if (!o.port_file.empty()) {
+        std::ofstream pf(o.port_file + ".tmp");
+        pf << *port << "\n";
+        pf.close();
+        std::rename((o.port_file + ".tmp").c_str(), o.port_file.c_str());
+    }
+    log(LogLevel::Info, "http.listening",
+        {{"address", hp->first}, {"port", std::to_string(*port)}, {"data_dir", cfg->data_dir},
+         {"time_scale", std::to_string(cfg->time_scale)}});
+    std::thread sched([&] { (*svc)->loop(); });
+    std::thread web([&] { http.serve(); });
+    int sig = 0;
+    sigwait(&set, &sig);
+    log(LogLevel::Info, "shutdown", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+    http.stop();
+    web.join();
+    (*svc)->stop();
+    sched.join();
+    log(LogLevel::Info, "stopped");
+    return 0;
+}
+
+}  // namespace
 
 std::function<int()> add_serve(CLI::App& app) {
-    app.add_subcommand("serve", "the live service: REST API, scheduler, goodput, metrics");
-    return [] {
-        std::cerr << "astraeus serve: not implemented yet\n";
-        return 1;
-    };
+    auto o = std::make_shared<ServeOptions>();
+    CLI::App* s = app.add_subcommand("serve", "the live service: REST API, scheduler, goodput, metrics");
+    s->add_option("--config", o->config, "service config (JSON); defaults without it");
+    s->add_option("--listen", o->listen, "HOST:PORT to listen on (default 127.0.0.1:8080; port 0: any)");
+    s->add_option("--data-dir", o->data_dir, "directory of the SQLite store (default astraeus-data)");
+    s->add_option("--port-file", o->port_file, "write the bound port to this file once listening");
+    s->add_option("--log-level", o->log_level, "debug, info, warn or error (default info)");
+    return [o] { return run_serve(*o); };
 }
 
 }  // namespace astraeus::cli

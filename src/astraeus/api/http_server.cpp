@@ -1,0 +1,136 @@
+#include "astraeus/api/http_server.hpp"
+
+#include <httplib.h>
+
+#include <chrono>
+
+#include "astraeus/api/prometheus_text.hpp"
+#include "astraeus/service/log.hpp"
+
+namespace astraeus::api {
+
+using service::ApiError;
+using service::ApiResult;
+using service::Caller;
+using service::Params;
+
+struct HttpServer::Impl {
+    service::Service& svc;
+    httplib::Server http;
+    explicit Impl(service::Service& s) : svc(s) {}
+};
+
+namespace {
+
+void send_json(httplib::Response& res, int status, const nlohmann::json& j) {
+    res.status = status;
+    res.set_content(j.dump() + "\n", "application/json");
+}
+
+void send_error(httplib::Response& res, const ApiError& e) {
+    send_json(res, e.status, nlohmann::json{{"error", e.message}});
+}
+
+Params params_of(const httplib::Request& req) {
+    Params p;
+    for (const auto& [k, v] : req.params) p[k] = v;
+    return p;
+}
+
+}  // namespace
+
+HttpServer::HttpServer(service::Service& svc, int threads) : impl_(std::make_unique<Impl>(svc)) {
+    httplib::Server& s = impl_->http;
+    service::Service& sv = svc;
+    const std::size_t n = static_cast<std::size_t>(threads);
+    s.new_task_queue = [n] { return new httplib::ThreadPool(n); };
+    s.set_payload_max_length(1 << 20);
+
+    // Every handler: authenticate, then the call; the result as JSON.
+    using JsonCall = std::function<ApiResult<nlohmann::json>(const Caller&, const httplib::Request&)>;
+    auto route = [&sv](int ok_status, JsonCall call) {
+        return [&sv, ok_status, call](const httplib::Request& req, httplib::Response& res) {
+            auto caller = sv.authenticate(req.get_header_value("Authorization"));
+            if (!caller) return send_error(res, caller.error());
+            auto out = call(*caller, req);
+            if (!out) return send_error(res, out.error());
+            send_json(res, ok_status, *out);
+        };
+    };
+    s.Post("/v1/runs", route(201, [&sv](const Caller& c, const httplib::Request& r) {
+               return sv.submit(c, r.body);
+           }));
+    s.Get("/v1/runs", route(200, [&sv](const Caller& c, const httplib::Request& r) {
+              return sv.list_runs(c, params_of(r));
+          }));
+    s.Get(R"(/v1/runs/([^/]+)/goodput)", route(200, [&sv](const Caller& c, const httplib::Request& r) {
+              return sv.run_goodput(c, r.matches[1].str(), params_of(r));
+          }));
+    s.Post(R"(/v1/runs/([^/]+)/stop)", route(202, [&sv](const Caller& c, const httplib::Request& r) {
+               return sv.stop_run(c, r.matches[1].str(), params_of(r));
+           }));
+    s.Get(R"(/v1/runs/([^/]+))", route(200, [&sv](const Caller& c, const httplib::Request& r) {
+              return sv.show_run(c, r.matches[1].str(), params_of(r));
+          }));
+    s.Get("/v1/goodput", route(200, [&sv](const Caller& c, const httplib::Request& r) {
+              return sv.goodput(c, params_of(r));
+          }));
+    s.Get("/v1/goodput/weekly", route(200, [&sv](const Caller& c, const httplib::Request& r) {
+              return sv.goodput_weekly(c, params_of(r));
+          }));
+    s.Get(R"(/v1/organizations/([^/]+)/clusters/([^/]+)/goodput)",
+          route(200, [&sv](const Caller& c, const httplib::Request& r) {
+              return sv.cluster_goodput(c, r.matches[1].str(), r.matches[2].str(), params_of(r));
+          }));
+    s.Get("/v1/alerts", route(200, [&sv](const Caller& c, const httplib::Request&) {
+              return sv.alerts(c);
+          }));
+    s.Get("/v1/goodput/metrics", [&sv](const httplib::Request& req, httplib::Response& res) {
+        auto caller = sv.authenticate(req.get_header_value("Authorization"));
+        if (!caller) return send_error(res, caller.error());
+        auto text = sv.metrics(*caller);
+        if (!text) return send_error(res, text.error());
+        res.status = 200;
+        res.set_content(*text, std::string(kPrometheusContentType).c_str());
+    });
+    s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+        if (!res.body.empty()) return;
+        if (res.status == 404) return send_error(res, {404, "no such endpoint: " + req.method + " " + req.path});
+        if (res.status == 405) return send_error(res, {405, "method not allowed"});
+        send_error(res, {res.status, "request failed"});
+    });
+    s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "internal error";
+        try {
+            if (ep) std::rethrow_exception(ep);
+        } catch (const std::exception& e) {
+            what = e.what();
+        } catch (...) {
+        }
+        service::log(service::LogLevel::Error, "http.exception", {{"error", what}});
+        send_error(res, {500, "internal error"});
+    });
+    s.set_logger([](const httplib::Request& req, const httplib::Response& res) {
+        service::log(service::LogLevel::Debug, "http.request",
+                     {{"method", req.method}, {"path", req.path}, {"status", std::to_string(res.status)}});
+    });
+}
+
+HttpServer::~HttpServer() = default;
+
+Result<int> HttpServer::bind(const std::string& host, int port) {
+    if (port == 0) {
+        const int p = impl_->http.bind_to_any_port(host);
+        if (p <= 0) return fail("cannot listen on " + host + " (any port)");
+        return p;
+    }
+    if (!impl_->http.bind_to_port(host, port))
+        return fail("cannot listen on " + host + ":" + std::to_string(port) + " (in use, or not a local address)");
+    return port;
+}
+
+void HttpServer::serve() { impl_->http.listen_after_bind(); }
+
+void HttpServer::stop() { impl_->http.stop(); }
+
+}  // namespace astraeus::api

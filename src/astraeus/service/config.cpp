@@ -1,0 +1,140 @@
+#include "astraeus/service/config.hpp"
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+namespace astraeus::service {
+namespace {
+
+using nlohmann::json;
+
+Result<void> only_keys(const json& j, const std::set<std::string>& keys, const std::string& where) {
+    if (!j.is_object()) return fail(where + ": expected an object");
+    for (auto it = j.begin(); it != j.end(); ++it)
+        if (!keys.contains(it.key())) {
+            std::string m = where + ": unknown key '" + it.key() + "' (valid:";
+            for (const auto& k : keys) m += " " + k;
+            return fail(m + ")");
+        }
+    return {};
+}
+
+template <class T>
+Result<void> get(const json& j, const char* key, T& out, const std::string& where) {
+    if (!j.contains(key)) return {};
+    try {
+        out = j.at(key).get<T>();
+    } catch (const std::exception&) {
+        return fail(where + ": key '" + key + "' has the wrong type");
+    }
+    return {};
+}
+
+#define TRY(x)                                                  \
+    do {                                                        \
+        if (auto ok_ = (x); !ok_) return std::unexpected(ok_.error()); \
+    } while (0)
+
+}  // namespace
+
+Result<ServiceConfig> parse_config(const std::string& text, const std::string& where) {
+    json j;
+    try {
+        j = json::parse(text);
+    } catch (const std::exception& e) {
+        return fail(where + ": not valid JSON: " + e.what());
+    }
+    ServiceConfig c;
+    TRY(only_keys(j,
+                  {"organization", "cluster", "pools", "policy", "placer", "lease_s",
+                   "starvation_s", "stall_timeout_s", "busy_pct", "goodput_drop",
+                   "threshold_alerts", "executor", "time_scale", "listen", "data_dir", "threads"},
+                  where));
+    TRY(get(j, "organization", c.organization, where));
+    TRY(get(j, "cluster", c.cluster, where));
+    TRY(get(j, "policy", c.policy, where));
+    TRY(get(j, "placer", c.placer, where));
+    TRY(get(j, "lease_s", c.lease_s, where));
+    TRY(get(j, "starvation_s", c.starvation_s, where));
+    TRY(get(j, "stall_timeout_s", c.stall_timeout_s, where));
+    TRY(get(j, "busy_pct", c.busy_pct, where));
+    TRY(get(j, "time_scale", c.time_scale, where));
+    TRY(get(j, "listen", c.listen, where));
+    TRY(get(j, "data_dir", c.data_dir, where));
+    TRY(get(j, "threads", c.threads, where));
+    if (j.contains("pools")) {
+        if (!j["pools"].is_array() || j["pools"].empty())
+            return fail(where + ": 'pools' must be a non-empty array");
+        c.pools.clear();
+        for (const json& p : j["pools"]) {
+            const std::string w = where + ": pools[" + std::to_string(c.pools.size()) + "]";
+            TRY(only_keys(p, {"name", "machines"}, w));
+            PoolConfig pc;
+            TRY(get(p, "name", pc.name, w));
+            if (pc.name.empty()) return fail(w + ": a pool needs a name");
+            if (!p.contains("machines") || !p["machines"].is_array())
+                return fail(w + ": 'machines' must be an array of {\"count\", \"gpus\"}");
+            for (const json& m : p["machines"]) {
+                TRY(only_keys(m, {"count", "gpus"}, w + ".machines"));
+                MachineGroup g;
+                TRY(get(m, "count", g.count, w));
+                TRY(get(m, "gpus", g.gpus, w));
+                if (g.count < 1 || g.gpus < 1 || g.count > 100000 || g.gpus > 1024)
+                    return fail(w + ": machines need count >= 1 and 1 <= gpus <= 1024");
+                pc.machines.push_back(g);
+            }
+            c.pools.push_back(std::move(pc));
+        }
+    }
+    if (j.contains("goodput_drop")) {
+        const json& d = j["goodput_drop"];
+        TRY(only_keys(d, {"below", "points", "min_held_gpu_hours"}, where + ": goodput_drop"));
+        TRY(get(d, "below", c.drop_below, where));
+        TRY(get(d, "points", c.drop_points, where));
+        TRY(get(d, "min_held_gpu_hours", c.drop_min_held_gpu_hours, where));
+    }
+    if (j.contains("threshold_alerts")) {
+        if (!j["threshold_alerts"].is_array()) return fail(where + ": 'threshold_alerts' must be an array");
+        for (const json& a : j["threshold_alerts"]) {
+            TRY(only_keys(a, {"metric", "scope", "op", "value", "for_s"}, where + ": threshold_alerts"));
+            ThresholdConfig t;
+            TRY(get(a, "metric", t.metric, where));
+            TRY(get(a, "scope", t.scope, where));
+            TRY(get(a, "op", t.op, where));
+            TRY(get(a, "value", t.value, where));
+            TRY(get(a, "for_s", t.for_s, where));
+            c.thresholds.push_back(t);
+        }
+    }
+    if (j.contains("executor")) {
+        const json& e = j["executor"];
+        TRY(only_keys(e, {"startup_s", "stop_s", "failure_hold_s", "utilization_pct",
+                          "failures_per_hour", "seed"},
+                      where + ": executor"));
+        TRY(get(e, "startup_s", c.executor.startup_s, where));
+        TRY(get(e, "stop_s", c.executor.stop_s, where));
+        TRY(get(e, "failure_hold_s", c.executor.failure_hold_s, where));
+        TRY(get(e, "utilization_pct", c.executor.utilization_pct, where));
+        TRY(get(e, "failures_per_hour", c.executor.failures_per_hour, where));
+        TRY(get(e, "seed", c.executor.seed, where));
+    }
+    if (!(c.time_scale > 0 && c.time_scale <= 100000)) return fail(where + ": time_scale must be in (0, 100000]");
+    if (c.lease_s < 60) return fail(where + ": lease_s must be at least 60");
+    if (c.stall_timeout_s < 60) return fail(where + ": stall_timeout_s must be at least 60");
+    if (c.executor.startup_s < 0 || c.executor.stop_s < 0 || c.executor.failure_hold_s < 0)
+        return fail(where + ": executor times must be >= 0");
+    if (c.threads < 1 || c.threads > 256) return fail(where + ": threads must be in 1..256");
+    return c;
+}
+
+Result<ServiceConfig> load_config(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) return fail("cannot read the config file " + path);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return parse_config(ss.str(), path);
+}
+
+}  // namespace astraeus::service

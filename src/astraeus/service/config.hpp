@@ -1,0 +1,67 @@
+// The service's configuration (`astraeus serve --config FILE`, JSON; every key optional):
+//   {"organization": "default", "cluster": "default",
+//    "pools": [{"name": "default", "machines": [{"count": 4, "gpus": 8}]}],
+//    "policy": "astraea", "placer": "consolidate", "lease_s": 1800, "starvation_s": 14400,
+//    "stall_timeout_s": 600, "busy_pct": 5,
+//    "goodput_drop": {"below": 0.5, "points": 0.2, "min_held_gpu_hours": 1},
+//    "threshold_alerts": [{"metric": "pool_goodput_hour", "scope": "default", "op": "<",
+//                          "value": 0.6, "for_s": 600}],
+//    "executor": {"startup_s": 60, "stop_s": 30, "failure_hold_s": 60, "utilization_pct": 90,
+//                 "failures_per_hour": 0, "seed": 1},
+//    "time_scale": 1, "listen": "127.0.0.1:8080", "data_dir": "astraeus-data", "threads": 8}
+// Machines are named <pool>-<k> (k from 1). time_scale > 1 makes the service's clock run that
+// many times faster than the real one (tests). Thread safety: plain values.
+#pragma once
+#include <string>
+#include <vector>
+
+#include "astraeus/base/error.hpp"
+#include "astraeus/base/time.hpp"
+#include "astraeus/service/sim_executor.hpp"
+
+namespace astraeus::service {
+
+struct MachineGroup {
+    int count = 1;
+    int gpus = 8;
+};
+struct PoolConfig {
+    std::string name;
+    std::vector<MachineGroup> machines;
+};
+struct ThresholdConfig {
+    std::string metric;
+    std::string scope;  ///< a workspace, pool or machine name; empty: the cluster
+    std::string op = "<";
+    double value = 0;
+    Seconds for_s = 0;
+};
+
+struct ServiceConfig {
+    std::string organization = "default";
+    std::string cluster = "default";
+    std::vector<PoolConfig> pools{{"default", {{4, 8}}}};
+    std::string policy = "astraea";
+    std::string placer = "consolidate";
+    Seconds lease_s = 1800;
+    Seconds starvation_s = 4 * 3600;
+    Seconds stall_timeout_s = 600;
+    double busy_pct = 5.0;
+    double drop_below = 0.5;
+    double drop_points = 0.2;
+    double drop_min_held_gpu_hours = 1.0;
+    std::vector<ThresholdConfig> thresholds;
+    SimExecutorConfig executor;
+    double time_scale = 1.0;
+    std::string listen = "127.0.0.1:8080";
+    std::string data_dir = "astraeus-data";
+    int threads = 8;
+};
+
+/// The configuration in JSON file `path`, over the defaults; an error naming the file and the
+/// key otherwise (unknown keys are errors).
+Result<ServiceConfig> load_config(const std::string& path);
+/// The same from JSON text (`where` names it in errors).
+Result<ServiceConfig> parse_config(const std::string& text, const std::string& where);
+
+}  // namespace astraeus::service

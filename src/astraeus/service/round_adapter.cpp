@@ -1,0 +1,397 @@
+#include "astraeus/service/round_adapter.hpp"
+
+#include <algorithm>
+#include <limits>
+
+#include "astraeus/accounting/job_fairness.hpp"
+#include "astraeus/placement/registry.hpp"
+#include "astraeus/policies/registry.hpp"
+
+namespace astraeus::service {
+namespace {
+
+void erase_value(std::vector<int>& v, int j) {
+    auto it = std::find(v.begin(), v.end(), j);
+    if (it != v.end()) v.erase(it);
+}
+
+std::string gang_text(int workers, int gpus_per_worker) {
+    std::string s = std::to_string(workers);
+    s += " x ";
+    s += std::to_string(gpus_per_worker);
+    s += " GPUs";
+    return s;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<RoundAdapter>> RoundAdapter::make(ClusterSpec spec, AstraeaOptions options,
+                                                         const std::string& placer) {
+    auto pl = make_placer(placer);
+    if (!pl) return std::unexpected(pl.error());
+    auto po = make_policy(options);
+    if (!po) return std::unexpected(po.error());
+    return std::unique_ptr<RoundAdapter>(
+        new RoundAdapter(std::move(spec), std::move(options), std::move(*po), std::move(*pl)));
+}
+
+RoundAdapter::RoundAdapter(ClusterSpec spec, AstraeaOptions options, std::unique_ptr<Policy> policy,
+                           std::unique_ptr<Placer> placer)
+    : spec_(std::move(spec)), opt_(std::move(options)), policy_(std::move(policy)),
+      placer_(std::move(placer)), astraea_(policy_->astraea_lists()), cluster_(spec_),
+      scratch_(spec_), rng_(opt_.seed) {
+    in_.prepare = [this](std::size_t u, TenantQueue& q) { prepare_tenant(u, q); };
+}
+
+void RoundAdapter::set_tenants(const std::vector<Tenant>& tenants) {
+    for (const Tenant& t : tenants) {
+        const int u = tenant_index(t.name);
+        if (u >= 0) {
+            tenants_[u].weight = t.weight;
+            continue;
+        }
+        tenants_.push_back(t);
+        share_order_.push_back(static_cast<int>(tenants_.size()) - 1);
+        used_.push_back(0);
+        active_.push_back(0);
+        demand_.push_back(0);
+        ledgers_.emplace_back(opt_.window_buckets);
+        t_pending_.emplace_back();
+        t_running_.emplace_back();
+        starving_.emplace_back();
+    }
+    // Quotas: the pool's GPUs split by weight, largest remainder (ties: tenant order).
+    const int total = spec_.total_gpus();
+    double sum = 0;
+    for (const Tenant& t : tenants_) sum += t.weight;
+    quotas_.assign(tenants_.size(), 0);
+    if (sum <= 0) return;
+    std::vector<std::pair<double, int>> rest;
+    int given = 0;
+    for (std::size_t u = 0; u < tenants_.size(); ++u) {
+        const double exact = total * tenants_[u].weight / sum;
+        quotas_[u] = static_cast<int>(exact);
+        given += quotas_[u];
+        rest.push_back({exact - quotas_[u], static_cast<int>(u)});
+    }
+    std::stable_sort(rest.begin(), rest.end(), [](auto& a, auto& b) { return a.first > b.first; });
+    for (std::size_t k = 0; given < total && k < rest.size(); ++k, ++given) ++quotas_[rest[k].second];
+}
+
+int RoundAdapter::tenant_index(const std::string& name) const {
+    for (std::size_t u = 0; u < tenants_.size(); ++u)
+        if (tenants_[u].name == name) return static_cast<int>(u);
+    return -1;
+}
+
+Result<int> RoundAdapter::submit(int u, int gpus, Seconds submit_s, Seconds duration_s) {
+    if (gpus > spec_.total_gpus()) {
+        std::string m = "no placement for ";
+        m += std::to_string(gpus);
+        m += " GPUs: the pool has ";
+        m += std::to_string(spec_.total_gpus());
+        return fail(m);
+    }
+    const int j = static_cast<int>(jobs_.size());
+    Job job;
+    job.id = j;
+    job.tenant = u;
+    job.gpus = gpus;
+    job.submit_s = submit_s;
+    job.duration_s = duration_s > 0 ? duration_s : kMaxTraceTime;
+    jobs_.push_back(job);
+    runs_.emplace_back();
+    pend_seq_.push_back(0);
+    lease_start_.push_back(0);
+    wait_begin_.push_back(submit_s);
+    e0_.push_back(0);
+    themis_rho_.push_back(1.0);
+    ledger_.job.push_back(0.0);
+    fill_input(std::max(now_, submit_s));
+    if (!policy_->admits(in_, j)) {
+        runs_[j].status = RunStatus::Dropped;
+        std::string m = "the gang of ";
+        m += std::to_string(gpus);
+        m += " GPUs is larger than the workspace's quota of ";
+        m += std::to_string(quotas_[u]);
+        m += " GPUs in this pool (policy ";
+        m += opt_.policy;
+        m += ")";
+        return fail(m);
+    }
+    ++active_[u];
+    demand_[u] += gpus;
+    policy_->on_admit(in_, j, ledger_);
+    runs_[j].first_seen_s = submit_s;
+    to_pending(j, submit_s);
+    return j;
+}
+
+void RoundAdapter::restore_running(int j, const Placement& p, Seconds lease_start_s,
+                                   Seconds executed_s) {
+    leave_pending(j);
+    runs_[j].executed_s = executed_s;
+    e0_[j] = executed_s;
+    to_running(j, p, lease_start_s);
+}
+
+void RoundAdapter::to_pending(int j, Seconds t) {
+    RunState& r = runs_[j];
+    r.status = RunStatus::Pending;
+    pending_.push_back(j);
+    t_pending_[jobs_[j].tenant].push_back(j);
+    pend_seq_[j] = ++next_seq_;
+    wait_begin_[j] = t;
+}
+
+void RoundAdapter::leave_pending(int j) {
+    erase_value(pending_, j);
+    erase_value(t_pending_[jobs_[j].tenant], j);
+}
+
+void RoundAdapter::to_running(int j, Placement p, Seconds t) {
+    RunState& r = runs_[j];
+    for (const auto& part : p.parts) cluster_.take(part.machine, part.gpus);
+    r.placement = std::move(p);
+    r.status = RunStatus::Running;
+    if (r.first_start_s < 0) r.first_start_s = t;
+    r.total_pending_s += t - wait_begin_[j];
+    r.waiting_since_start_s = 0;
+    lease_start_[j] = t;
+    e0_[j] = r.executed_s;
+    running_.push_back(j);
+    t_running_[jobs_[j].tenant].push_back(j);
+    used_[jobs_[j].tenant] += jobs_[j].gpus;
+}
+
+void RoundAdapter::leave_running(int j) {
+    RunState& r = runs_[j];
+    policy_->on_release(in_, j, now_ - lease_start_[j], ledger_);
+    r.last_run_s = now_ - lease_start_[j];
+    cluster_.give(r.placement);
+    r.last_placement = std::move(r.placement);
+    r.placement = {};
+    erase_value(running_, j);
+    erase_value(t_running_[jobs_[j].tenant], j);
+    used_[jobs_[j].tenant] -= jobs_[j].gpus;
+}
+
+Seconds RoundAdapter::executed(int j, Seconds now) const {
+    const RunState& r = runs_[j];
+    return r.status == RunStatus::Running ? e0_[j] + (now - lease_start_[j]) : r.executed_s;
+}
+
+void RoundAdapter::advance(Seconds t) {
+    if (clock_s_ < 0) clock_s_ = t;
+    while (clock_s_ < t) {
+        const Seconds boundary = (clock_s_ / opt_.bucket_s + 1) * opt_.bucket_s;
+        const Seconds end = std::min(t, boundary);
+        const Seconds dt = end - clock_s_;
+        for (std::size_t u = 0; u < tenants_.size(); ++u)
+            ledgers_[u].accrue(quotas_[u], demand_[u], used_[u], dt);
+        auto deserve = [&](int j) {
+            const int u = jobs_[j].tenant;
+            const double share = job_fair_share(1.0, active_[u], active_[u], quotas_[u]);
+            accrue_deserved(runs_[j], jobs_[j].gpus, share, dt);
+        };
+        for (int j : pending_) deserve(j);
+        for (int j : running_) deserve(j);
+        clock_s_ = end;
+        if (end == boundary)
+            for (auto& l : ledgers_) l.close_bucket();
+    }
+    now_ = std::max(now_, t);
+}
+
+void RoundAdapter::refresh_fairness_of(int j, Seconds executed_s) {
+    RunState& r = runs_[j];
+    r.utilized_gpu_s = static_cast<double>(GpuSeconds{jobs_[j].gpus} * executed_s);
+    refresh_fairness(r);
+}
+
+void RoundAdapter::fill_input(Seconds now) {
+    RoundInput& in = in_;
+    in.jobs = jobs_;
+    in.runs = runs_;
+    in.tenant_info = tenants_;
+    in.quotas = quotas_;
+    in.used = used_;
+    in.active = active_;
+    in.tenant_pending = t_pending_;
+    in.tenant_running = t_running_;
+    in.pending_all = pending_;
+    in.pend_seq = pend_seq_;
+    in.running_all = running_;
+    in.lease_start_s = lease_start_;
+    in.wait_begin_s = wait_begin_;
+    in.ledger = &ledger_;
+    int active = 0;
+    for (int a : active_) active += a;
+    in.active_jobs = active;
+    in.now = now;
+    in.sticky_renewals = true;
+    in.themis_rho = themis_rho_;
+    in.share_order = share_order_;
+    in.pending_jobs = static_cast<int>(pending_.size());
+    in.eager = false;
+    in.tenants.resize(tenants_.size());
+    if (!astraea_) return;
+    const double frac =
+        static_cast<double>(((now % opt_.bucket_s) + opt_.bucket_s) % opt_.bucket_s) /
+        static_cast<double>(opt_.bucket_s);
+    for (std::size_t u = 0; u < tenants_.size(); ++u) {
+        const TenantServiceSums s = ledgers_[u].window(frac);
+        TenantQueue& q = in.tenants[u];
+        q.quota = quotas_[u];
+        q.used = used_[u];
+        q.index = TenantLedger::scheduling_index(s);
+        q.utilized = s.utilized;
+        q.entitled = s.entitled;
+        int min_g = std::numeric_limits<int>::max(), fresh = 0;
+        for (int j : t_pending_[u]) {
+            min_g = std::min(min_g, jobs_[j].gpus);
+            if (runs_[j].executed_s == 0 && runs_[j].preemptions == 0) ++fresh;
+        }
+        q.min_gpus = min_g;
+        q.new_jobs = fresh;
+        q.prepared = false;
+        // Starving: waited at least T_starve since it last began to wait (by submit time).
+        auto& st = starving_[u];
+        st.clear();
+        for (int j : t_pending_[u])
+            if (now - wait_begin_[j] >= opt_.starvation_s) st.push_back(j);
+        std::stable_sort(st.begin(), st.end(),
+                         [&](int a, int b) { return jobs_[a].submit_s < jobs_[b].submit_s; });
+    }
+}
+
+void RoundAdapter::prepare_tenant(std::size_t u, TenantQueue& q) {
+    const auto& st = starving_[u];
+    q.pending.clear();
+    for (int j : t_pending_[u]) {
+        if (std::find(st.begin(), st.end(), j) == st.end()) q.pending.push_back(j);
+        refresh_fairness_of(j, runs_[j].executed_s);
+        runs_[j].life_s = now_ - jobs_[j].submit_s;
+    }
+    for (int j : st) refresh_fairness_of(j, runs_[j].executed_s);
+    q.starving = st;
+    q.delay.clear();
+    if (q.new_jobs == 0) return;
+    for (int j : t_running_[u]) {
+        const Seconds in_lease = now_ - lease_start_[j];
+        const bool delay = runs_[j].lease_expiries > 0 ? in_lease < opt_.delay_s
+                                                       : in_lease >= 120 && in_lease < opt_.delay_s;
+        if (!delay) continue;
+        refresh_fairness_of(j, e0_[j]);
+        q.delay.push_back(j);
+    }
+}
+
+std::vector<Decision> RoundAdapter::round(Seconds now) {
+    advance(now);
+    fill_input(now);
+    scratch_ = cluster_;
+    policy_->round(in_, scratch_, *placer_, rng_, actions_);
+    std::vector<Decision> out;
+    for (Action& a : actions_) {
+        const int j = a.job;
+        if (a.kind == Action::Kind::Preempt) {
+            RunState& r = runs_[j];
+            leave_running(j);
+            r.executed_s = e0_[j];
+            ++r.preemptions;
+            to_pending(j, now);
+            out.push_back({Decision::Kind::Preempt, j, {}, false, kNoLeaseEnd});
+            continue;
+        }
+        RunState& r = runs_[j];
+        bool renewal = r.last_checkpoint_s == now &&
+                       r.last_placement.parts.size() == a.placement.parts.size();
+        if (renewal)
+            for (std::size_t k = 0; k < a.placement.parts.size(); ++k)
+                renewal = renewal && a.placement.parts[k].machine == r.last_placement.parts[k].machine &&
+                          a.placement.parts[k].gpus == r.last_placement.parts[k].gpus;
+        leave_pending(j);
+        Placement p = a.placement;
+        to_running(j, std::move(a.placement), now);
+        fill_input(now);
+        const Seconds lease = policy_->lease_s(in_, j, 0);
+        const Seconds end = lease >= kNoLeaseEnd ? kNoLeaseEnd : now + lease;
+        out.push_back({Decision::Kind::Start, j, std::move(p), renewal, end});
+    }
+    return out;
+}
+
+void RoundAdapter::lease_end(int j, Seconds t) {
+    advance(t);
+    RunState& r = runs_[j];
+    if (r.status != RunStatus::Running) return;
+    r.executed_s = executed(j, t);
+    fill_input(t);
+    leave_running(j);
+    ++r.lease_expiries;
+    ++r.checkpoints;
+    r.last_checkpoint_s = t;
+    to_pending(j, t);
+}
+
+void RoundAdapter::requeue(int j, Seconds t) {
+    advance(t);
+    RunState& r = runs_[j];
+    if (r.status == RunStatus::Running) {
+        r.executed_s = executed(j, t);
+        fill_input(t);
+        leave_running(j);
+        to_pending(j, t);
+    }
+}
+
+void RoundAdapter::remove(int j, Seconds t) {
+    advance(t);
+    RunState& r = runs_[j];
+    if (r.status == RunStatus::Running) {
+        r.executed_s = executed(j, t);
+        fill_input(t);
+        leave_running(j);
+    } else if (r.status == RunStatus::Pending) {
+        leave_pending(j);
+    } else {
+        return;
+    }
+    const int u = jobs_[j].tenant;
+    --active_[u];
+    demand_[u] -= jobs_[j].gpus;
+    r.status = RunStatus::Done;
+    r.end_s = t;
+}
+
+Seconds RoundAdapter::lease_s(int j) {
+    fill_input(now_);
+    return policy_->lease_s(in_, j, 0);
+}
+
+Seconds RoundAdapter::next_wake_s() {
+    if (pending_.empty()) return kNoWake;
+    fill_input(now_);
+    Seconds best = kNoWake;
+    for (int j : pending_) {
+        const Seconds after = policy_->wake_after_s(in_, j);
+        if (after == kNoWake) continue;
+        const Seconds at = wait_begin_[j] + after;
+        if (at > now_) best = std::min(best, at);
+    }
+    return best;
+}
+
+std::string RoundAdapter::pending_reason(int j, int workers, int gpus_per_worker) const {
+    const int g = jobs_[j].gpus;
+    const int u = jobs_[j].tenant;
+    if (cluster_.free_gpus() >= g) {
+        ClusterState copy = cluster_;
+        if (placer_->place(copy, g)) return "waiting for quota";
+    }
+    if (used_[u] + g > quotas_[u]) return "waiting for quota";
+    return "no placement for " + gang_text(workers, gpus_per_worker);
+}
+
+}  // namespace astraeus::service

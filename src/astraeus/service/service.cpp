@@ -1,0 +1,1232 @@
+#include "astraeus/service/service.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <regex>
+
+#include "astraeus/api/prometheus_text.hpp"
+#include "astraeus/api/token.hpp"
+#include "astraeus/goodput/calendar.hpp"
+#include "astraeus/goodput_io/ledger_json.hpp"
+#include "astraeus/goodput_io/rfc3339.hpp"
+#include "astraeus/policies/registry.hpp"
+#include "astraeus/service/log.hpp"
+
+namespace astraeus::service {
+
+using nlohmann::json;
+namespace gp = goodput;
+
+namespace {
+
+constexpr int kMaxAttempts = 3;
+constexpr int kMaxWorkers = 4096;
+constexpr int kMaxGpusPerWorker = 1024;
+
+ApiError bad(std::string m) { return {400, std::move(m)}; }
+ApiError not_found(std::string m) { return {404, std::move(m)}; }
+
+std::string str(std::int64_t v) { return std::to_string(v); }
+
+bool valid_name(const std::string& s) {
+    static const std::regex re("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
+    return std::regex_match(s, re);
+}
+
+std::string parts_text(const std::vector<gp::HeldPart>& parts) {
+    std::string s;
+    for (const auto& p : parts) {
+        if (!s.empty()) s += ',';
+        s += std::to_string(p.machine);
+        s += ':';
+        s += std::to_string(p.gpus);
+    }
+    return s;
+}
+
+std::vector<gp::HeldPart> parse_parts(const std::string& s) {
+    std::vector<gp::HeldPart> out;
+    std::size_t i = 0;
+    while (i < s.size()) {
+        const std::size_t comma = std::min(s.find(',', i), s.size());
+        const std::string item = s.substr(i, comma - i);
+        const std::size_t colon = item.find(':');
+        if (colon != std::string::npos)
+            out.push_back({std::stoi(item.substr(0, colon)), std::stoi(item.substr(colon + 1))});
+        i = comma + 1;
+    }
+    return out;
+}
+
+}  // namespace
+
+// --- clock -----------------------------------------------------------------------------------
+
+Clock::Clock(Seconds base_s, double scale)
+    : base_s_(base_s), real_base_(std::chrono::steady_clock::now()), scale_(scale) {}
+
+Seconds Clock::now() const {
+    const double real = std::chrono::duration<double>(std::chrono::steady_clock::now() - real_base_).count();
+    return base_s_ + static_cast<Seconds>(real * scale_);
+}
+
+std::chrono::milliseconds Clock::until(Seconds t) const {
+    const double real = std::chrono::duration<double>(std::chrono::steady_clock::now() - real_base_).count();
+    const double target = static_cast<double>(t - base_s_) / scale_;
+    const double ms = (target - real) * 1000.0;
+    if (ms <= 0) return std::chrono::milliseconds(0);
+    return std::chrono::milliseconds(static_cast<std::int64_t>(std::min(ms, 3.6e6)) + 1);
+}
+
+Seconds Clock::real_now() {
+    return std::chrono::duration_cast<std::chrono::seconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+}
+
+// --- state -----------------------------------------------------------------------------------
+
+struct Service::PoolState {
+    store::PoolRec rec;
+    std::vector<store::MachineRec> machines;
+    std::unique_ptr<RoundAdapter> sched;
+    std::map<int, store::Id> job_run;
+    bool dirty = false;
+    int gpus() const {
+        int n = 0;
+        for (const auto& m : machines) n += m.gpus;
+        return n;
+    }
+};
+
+struct Service::RunMem {
+    store::RunRec rec;
+    std::size_t pool = 0;
+    int job = -1;
+    std::vector<int> w;                              ///< counter worker ids
+    std::vector<std::vector<gp::HeldPart>> parts;    ///< per worker, machine ids
+    double level = -1;
+    Seconds lease_ended_at = -1;
+    bool ended() const { return rec.ended_s >= 0; }
+    bool holding() const {
+        return rec.state == "starting" || rec.state == "running" ||
+               (rec.state == "stopping" && rec.stop_cause != "preemption");
+    }
+};
+
+void Service::touch(RunMem& r) { dirty_.insert(r.rec.id); }
+
+class Service::Sink final : public gp::DeltaSink {
+public:
+    Sink(gp::GoodputLedger& l, store::Batch& b) : ledger_(l), batch_(b) {}
+    void add(const gp::Delta& d) override {
+        ledger_.add(d);
+        batch_.goodput.push_back({d.run, d.machine, d.hour, static_cast<int>(d.category), d.held, d.gpu_s});
+    }
+
+private:
+    gp::GoodputLedger& ledger_;
+    store::Batch& batch_;
+};
+
+Service::Service(ServiceConfig config, std::unique_ptr<store::Store> store,
+                 std::unique_ptr<Executor> executor, Seconds clock_base)
+    : cfg_(std::move(config)), store_(std::move(store)), exec_(std::move(executor)),
+      clock_(clock_base, cfg_.time_scale) {
+    sink_ = std::make_unique<Sink>(ledger_, batch_);
+    counter_ = std::make_unique<gp::GoodputCounter>(
+        gp::CounterConfig{cfg_.stall_timeout_s, cfg_.busy_pct}, *sink_);
+}
+
+Service::~Service() = default;
+
+Result<std::unique_ptr<Service>> Service::open(ServiceConfig config,
+                                               std::unique_ptr<store::Store> store,
+                                               std::unique_ptr<Executor> executor) {
+    auto last = store->meta("last_event_s");
+    if (!last) return std::unexpected(last.error());
+    const Seconds base = std::max(Clock::real_now(), last->value_or(0));
+    std::unique_ptr<Service> s(new Service(std::move(config), std::move(store), std::move(executor), base));
+    if (auto ok = s->load(); !ok) return std::unexpected(ok.error());
+    return s;
+}
+
+Result<void> Service::load() {
+    // Tenancy: create what the config names when the store is empty.
+    auto orgs = store_->orgs();
+    if (!orgs) return std::unexpected(orgs.error());
+    if (orgs->empty()) {
+        auto ids = store_->init(cfg_.organization, cfg_.cluster);
+        if (!ids) return std::unexpected(ids.error());
+        orgs = store_->orgs();
+        if (!orgs) return std::unexpected(orgs.error());
+        log(LogLevel::Info, "store.initialised",
+            {{"organization", cfg_.organization}, {"cluster", cfg_.cluster}});
+    }
+    auto clusters = store_->clusters();
+    if (!clusters) return std::unexpected(clusters.error());
+    const store::ClusterRec* found = nullptr;
+    for (const auto& c : *clusters)
+        if (c.name == cfg_.cluster) found = &c;
+    if (!found && clusters->size() == 1) found = &clusters->front();
+    if (!found) return fail("the store has no cluster named '" + cfg_.cluster + "'");
+    cluster_ = *found;
+    for (const auto& o : *orgs)
+        if (o.id == cluster_.org_id) org_ = o;
+    // Pools and machines of the config that the store lacks.
+    for (const PoolConfig& pc : cfg_.pools) {
+        auto pid = store_->add_pool(cluster_.id, pc.name);
+        if (!pid) return std::unexpected(pid.error());
+        auto ms = store_->machines(cluster_.id);
+        if (!ms) return std::unexpected(ms.error());
+        const bool has = std::any_of(ms->begin(), ms->end(), [&](auto& m) { return m.pool_id == *pid; });
+        if (has) continue;
+        int k = 0;
+        for (const MachineGroup& g : pc.machines)
+            for (int i = 0; i < g.count; ++i) {
+                auto mid = store_->add_machine(*pid, pc.name + "-" + std::to_string(++k), g.gpus);
+                if (!mid) return std::unexpected(mid.error());
+            }
+    }
+    auto pools = store_->pools(cluster_.id);
+    if (!pools) return std::unexpected(pools.error());
+    auto machines = store_->machines(cluster_.id);
+    if (!machines) return std::unexpected(machines.error());
+    AstraeaOptions base;
+    base.lease_s = cfg_.lease_s;
+    base.starvation_s = cfg_.starvation_s;
+    auto opt = policy_options(cfg_.policy, base);
+    if (!opt) return std::unexpected(opt.error());
+    for (const auto& p : *pools) {
+        auto ps = std::make_unique<PoolState>();
+        ps->rec = p;
+        for (const auto& m : *machines)
+            if (m.pool_id == p.id) ps->machines.push_back(m);
+        if (ps->machines.empty()) continue;
+        ClusterSpec spec;
+        for (std::size_t k = 0; k < ps->machines.size(); ++k) {
+            spec.machine_gpus.push_back(ps->machines[k].gpus);
+            machine_index_[ps->machines[k].id] = {pools_.size(), static_cast<int>(k)};
+            machine_names_[ps->machines[k].id] = ps->machines[k].name;
+        }
+        auto sched = RoundAdapter::make(spec, *opt, cfg_.placer);
+        if (!sched) return std::unexpected(sched.error());
+        ps->sched = std::move(*sched);
+        pools_.push_back(std::move(ps));
+    }
+    if (pools_.empty()) return fail("the cluster has no pool with machines");
+    refresh_workspaces();
+
+    // Alerts.
+    std::vector<gp::ThresholdRule> rules;
+    for (const ThresholdConfig& t : cfg_.thresholds) {
+        gp::ThresholdRule r;
+        r.metric = t.metric;
+        auto what = gp::parse_metric(t.metric);
+        if (!what) return std::unexpected(what.error());
+        r.what = *what;
+        auto op = gp::parse_op(t.op);
+        if (!op) return std::unexpected(op.error());
+        r.op = *op;
+        r.value = t.value;
+        r.for_s = t.for_s;
+        r.scope_id = -1;
+        if (!t.scope.empty()) {
+            if (r.what.scope == gp::ScopeKind::Workspace)
+                for (const auto& [id, w] : workspaces_)
+                    if (w.name == t.scope) r.scope_id = static_cast<int>(id);
+            if (r.what.scope == gp::ScopeKind::Pool)
+                for (const auto& p : pools_)
+                    if (p->rec.name == t.scope) r.scope_id = static_cast<int>(p->rec.id);
+            if (r.what.scope == gp::ScopeKind::Machine)
+                for (const auto& [id, name] : machine_names_)
+                    if (name == t.scope) r.scope_id = static_cast<int>(id);
+            if (r.scope_id < 0) return fail("threshold alert: no " + std::string(gp::to_string(r.what.scope)) + " named '" + t.scope + "'");
+        }
+        rules.push_back(std::move(r));
+    }
+    alerts_ = std::make_unique<gp::AlertEngine>(
+        gp::DropConfig{cfg_.drop_below, cfg_.drop_points,
+                       static_cast<GpuSeconds>(cfg_.drop_min_held_gpu_hours * 3600.0)},
+        std::move(rules));
+
+    // Runs, ledgers, the count.
+    auto runs = store_->runs();
+    if (!runs) return std::unexpected(runs.error());
+    auto counted = store_->meta("counted_to_s");
+    if (!counted) return std::unexpected(counted.error());
+    auto last = store_->meta("last_event_s");
+    if (!last) return std::unexpected(last.error());
+    const Seconds counted_to = counted->value_or(0);
+    last_event_s_ = last->value_or(0);
+    for (auto& rec : *runs) {
+        next_run_id_ = std::max(next_run_id_, rec.id + 1);
+        auto r = std::make_unique<RunMem>();
+        r->rec = std::move(rec);
+        for (std::size_t p = 0; p < pools_.size(); ++p)
+            if (pools_[p]->rec.id == r->rec.pool_id) r->pool = p;
+        ledger_.set_run(static_cast<int>(r->rec.id), static_cast<int>(r->rec.workspace_id),
+                        static_cast<int>(r->rec.pool_id));
+        if (!r->ended())
+            if (auto ok = restore_run(*r, counted_to); !ok) return ok;
+        runs_[r->rec.id] = std::move(r);
+    }
+    auto rows = store_->goodput_rows();
+    if (!rows) return std::unexpected(rows.error());
+    for (const auto& g : *rows)
+        ledger_.add({static_cast<int>(g.run_id), static_cast<int>(g.machine_id), g.hour,
+                     static_cast<gp::Category>(g.category), g.held, g.gpu_s});
+    auto al = store_->alerts();
+    if (al) log(LogLevel::Info, "alerts.loaded", {{"count", std::to_string(al->size())}});
+    for (auto& p : pools_) p->dirty = true;
+    last_minute_s_ = gp::minute_start(clock_.now());
+    log(LogLevel::Info, "service.loaded",
+        {{"runs", std::to_string(runs_.size())}, {"rows", std::to_string(rows->size())},
+         {"counted_to", gp::format_rfc3339(counted_to)}, {"policy", cfg_.policy}});
+    return {};
+}
+
+Result<void> Service::restore_run(RunMem& r, Seconds counted_to) {
+    PoolState& pool = *pools_[r.pool];
+    const store::RunRec& rec = r.rec;
+    auto ws = workspaces_.find(rec.workspace_id);
+    const int u = ws == workspaces_.end() ? -1 : pool.sched->tenant_index(ws->second.name);
+    if (u < 0) return fail("run " + rec.name + ": unknown workspace");
+    const Seconds duration = rec.sim_duration_s > 0 ? rec.sim_duration_s : rec.time_limit_s;
+    auto j = pool.sched->submit(u, rec.workers * rec.gpus_per_worker, rec.submitted_s, duration);
+    if (!j) return std::unexpected(j.error());
+    r.job = *j;
+    pool.job_run[*j] = rec.id;
+    // The count: each worker from max(submission, counted_to), in its stored state.
+    const Seconds t0 = std::max(rec.submitted_s, counted_to);
+    const std::vector<gp::HeldPart> dummy{{static_cast<int>(pool.machines.front().id), 1}};
+    Placement held;
+    for (const store::WorkerRec& k : rec.worker_list) {
+        const int w = counter_->add_worker(t0, static_cast<int>(rec.id), rec.gpus_per_worker);
+        r.w.push_back(w);
+        auto parts = parse_parts(k.parts);
+        r.parts.push_back(parts);
+        const auto phase = static_cast<gp::Phase>(k.phase);
+        const auto cause = static_cast<gp::Cause>(k.cause);
+        const auto& use = parts.empty() ? dummy : parts;
+        Result<void> ok;
+        const int before = k.attempt - (phase == gp::Phase::Waiting && k.attempt == 0 ? 0 : 1);
+        for (int a = 0; a < before && ok; ++a) {
+            ok = counter_->place(t0, w, dummy);
+            if (ok) ok = counter_->fail(t0, w);
+            if (ok) ok = counter_->release(t0, w);
+        }
+        if (ok && k.attempt > 0) {
+            switch (phase) {
+                case gp::Phase::Waiting:
+                    ok = counter_->place(t0, w, dummy);
+                    if (ok && cause == gp::Cause::Failure) ok = counter_->fail(t0, w);
+                    else if (ok) ok = counter_->stop(t0, w, cause);
+                    if (ok) ok = counter_->release(t0, w);
+                    break;
+                case gp::Phase::Placed: ok = counter_->place(t0, w, use); break;
+                case gp::Phase::Running:
+                    ok = counter_->place(t0, w, use);
+                    if (ok) ok = counter_->start(t0, w);
+                    if (ok && k.level >= 0) ok = counter_->utilization_level(t0, w, k.level);
+                    break;
+                case gp::Phase::Stopping:
+                    ok = counter_->place(t0, w, use);
+                    if (ok) ok = counter_->stop(t0, w, cause);
+                    break;
+                case gp::Phase::Failed:
+                    ok = counter_->place(t0, w, use);
+                    if (ok) ok = counter_->fail(t0, w);
+                    break;
+                case gp::Phase::Ended: break;
+            }
+        }
+        if (!ok) return fail("run " + rec.name + ": cannot restore its count: " + ok.error().message);
+        if (k.level >= 0) r.level = k.level;
+        if (r.holding())
+            for (const auto& p : parts) {
+                auto it = machine_index_.find(p.machine);
+                if (it != machine_index_.end()) held.parts.push_back({it->second.second, p.gpus});
+            }
+    }
+    if (r.holding()) {
+        pool.sched->restore_running(r.job, held, rec.lease_start_s >= 0 ? rec.lease_start_s : rec.phase_since_s,
+                                    rec.executed_s);
+        ExecRun er{rec.id, rec.workers, duration, rec.time_limit_s, rec.attempts, rec.executed_s};
+        ExecPhase ph = ExecPhase::Starting;
+        if (rec.state == "running") ph = ExecPhase::Running;
+        if (rec.state == "stopping") ph = rec.stop_cause == "failure" ? ExecPhase::Failed : ExecPhase::Stopping;
+        exec_->restore(er, ph, rec.phase_since_s, rec.executed_s);
+    } else if (rec.state == "stopping") {  // a preemption winding down: the policy's GPUs are free
+        ExecRun er{rec.id, rec.workers, duration, rec.time_limit_s, rec.attempts, rec.executed_s};
+        exec_->restore(er, ExecPhase::Stopping, rec.phase_since_s, rec.executed_s);
+    }
+    return {};
+}
+
+void Service::refresh_workspaces() {
+    auto ws = store_->workspaces(org_.id, cluster_.id);
+    if (!ws) {
+        log(LogLevel::Error, "store.read_failed", {{"error", ws.error().message}});
+        return;
+    }
+    std::vector<Tenant> tenants;
+    for (const auto& w : *ws) {
+        workspaces_[w.id] = w;
+        tenants.push_back({w.name, w.weight});
+    }
+    for (auto& p : pools_) p->sched->set_tenants(tenants);
+}
+
+// --- transactions ----------------------------------------------------------------------------
+
+void Service::begin(Seconds now) {
+    batch_ = store::Batch{};
+    dirty_.clear();
+    (void)now;
+}
+
+void Service::commit() {
+    const Seconds now = std::max(last_event_s_, clock_.now());
+    for (store::Id id : dirty_) {
+        RunMem& r = *runs_.at(id);
+        r.rec.worker_list.clear();
+        for (std::size_t k = 0; k < r.w.size(); ++k) {
+            const gp::WorkerStatus& s = counter_->status(r.w[k]);
+            r.rec.worker_list.push_back({static_cast<int>(k), static_cast<int>(s.phase),
+                                         static_cast<int>(s.cause), s.attempt,
+                                         gp::holds_gpus(s) ? parts_text(r.parts[k]) : "",
+                                         s.phase == gp::Phase::Running ? r.level : -1});
+        }
+        batch_.runs.push_back(r.rec);
+    }
+    batch_.meta.push_back({"counted_to_s", gp::minute_start(last_event_s_)});
+    batch_.meta.push_back({"last_event_s", last_event_s_});
+    (void)now;
+    if (auto ok = store_->apply(batch_); !ok) {
+        // The memory is ahead of the store: stop here; a restart rebuilds from the store, which
+        // holds everything acknowledged so far.
+        log(LogLevel::Error, "store.write_failed", {{"error", ok.error().message}});
+        std::_Exit(70);
+    }
+    batch_ = store::Batch{};
+    dirty_.clear();
+}
+
+void Service::advance_count(Seconds t) {
+    if (t < last_event_s_) t = last_event_s_;
+    counter_->advance(t);
+    last_event_s_ = t;
+}
+
+Seconds Service::next_timed_event() {
+    Seconds t = exec_->next_event_s();
+    for (const auto& [id, r] : runs_)
+        if (!r->ended() && (r->rec.state == "starting" || r->rec.state == "running") &&
+            r->rec.lease_end_s >= 0)
+            t = std::min(t, r->rec.lease_end_s);
+    for (auto& p : pools_) {
+        const Seconds w = p->sched->next_wake_s();
+        if (w != kNoWake) t = std::min(t, w);
+    }
+    return t;
+}
+
+void Service::catch_up(Seconds now) {
+    now = std::max(now, last_event_s_);
+    for (int guard = 0; guard < 100000; ++guard) {
+        const Seconds t = next_timed_event();
+        if (t > now) break;
+        const Seconds at = std::max(t, last_event_s_);
+        advance_count(at);
+        ExecEvent e;
+        while (exec_->pop_due(t, e)) {
+            e.t = std::max(e.t, last_event_s_);
+            on_exec(e);
+        }
+        for (auto& [id, r] : runs_) {
+            if (r->ended() || !(r->rec.state == "starting" || r->rec.state == "running")) continue;
+            if (r->rec.lease_end_s < 0 || r->rec.lease_end_s > t) continue;
+            PoolState& p = *pools_[r->pool];
+            p.sched->lease_end(r->job, at);
+            r->lease_ended_at = at;
+            r->rec.lease_end_s = -1;
+            p.dirty = true;
+        }
+        for (auto& p : pools_) {
+            const Seconds w = p->sched->next_wake_s();
+            if (w != kNoWake && w <= t) p->dirty = true;
+        }
+        for (std::size_t p = 0; p < pools_.size(); ++p)
+            if (pools_[p]->dirty) schedule(p, at);
+    }
+    advance_count(now);
+    for (std::size_t p = 0; p < pools_.size(); ++p)
+        if (pools_[p]->dirty) schedule(p, now);
+}
+
+void Service::schedule(std::size_t pi, Seconds t) {
+    PoolState& pool = *pools_[pi];
+    pool.dirty = false;
+    const std::vector<Decision> ds = pool.sched->round(t);
+    for (const Decision& d : ds) {
+        auto it = pool.job_run.find(d.job);
+        if (it == pool.job_run.end()) continue;
+        RunMem& r = *runs_.at(it->second);
+        if (d.kind == Decision::Kind::Start) apply_start(r, d, t);
+        else preempt(r, t);
+    }
+    for (auto& [id, r] : runs_) {
+        if (r->pool != pi || r->ended()) continue;
+        if (r->lease_ended_at == t && pool.sched->is_pending(r->job) && r->holding()) preempt(*r, t);
+        r->lease_ended_at = -1;
+        if (r->rec.state == "pending" && pool.sched->is_pending(r->job)) {
+            std::string why = pool.sched->pending_reason(r->job, r->rec.workers, r->rec.gpus_per_worker);
+            if (why != r->rec.reason) {
+                r->rec.reason = std::move(why);
+                touch(*r);
+            }
+        }
+    }
+}
+
+void Service::apply_start(RunMem& r, const Decision& d, Seconds t) {
+    PoolState& pool = *pools_[r.pool];
+    const Seconds lease_end = d.lease_end_s >= kNoLeaseEnd ? -1 : d.lease_end_s;
+    touch(r);
+    if (r.rec.stop_cause == "owner" || r.rec.stop_cause == "limit") return;  // winding down
+    if (d.renewal && r.holding()) {
+        r.rec.lease_start_s = t;
+        r.rec.lease_end_s = lease_end;
+        return;
+    }
+    if (r.rec.state == "running") r.rec.executed_s += t - r.rec.phase_since_s;
+    for (int w : r.w) {
+        const gp::Phase ph = counter_->status(w).phase;
+        if (ph == gp::Phase::Placed || ph == gp::Phase::Running) (void)counter_->stop(t, w, gp::Cause::Preemption);
+        if (counter_->status(w).phase != gp::Phase::Waiting) (void)counter_->release(t, w);
+    }
+    if (!r.rec.attempt_list.empty() && r.rec.attempt_list.back().ended_s < 0) {
+        r.rec.attempt_list.back().ended_s = t;
+        r.rec.attempt_list.back().outcome = "preempted";
+    }
+    exec_->forget(r.rec.id);
+    // Workers take gpus_per_worker GPUs each from the placement's parts, in order.
+    std::vector<std::pair<int, int>> left;  // (machine id, gpus)
+    for (const auto& p : d.placement.parts) left.push_back({static_cast<int>(pool.machines[p.machine].id), p.gpus});
+    std::size_t cur = 0;
+    for (std::size_t k = 0; k < r.w.size(); ++k) {
+        int need = r.rec.gpus_per_worker;
+        std::vector<gp::HeldPart> mine;
+        while (need > 0 && cur < left.size()) {
+            const int take = std::min(need, left[cur].second);
+            mine.push_back({left[cur].first, take});
+            left[cur].second -= take;
+            need -= take;
+            if (left[cur].second == 0) ++cur;
+        }
+        r.parts[k] = mine;
+        if (auto ok = counter_->place(t, r.w[k], mine); !ok)
+            log(LogLevel::Error, "count.bug", {{"run", r.rec.name}, {"error", ok.error().message}});
+    }
+    ++r.rec.attempts;
+    r.rec.attempt_list.push_back({r.rec.attempts, t, -1, ""});
+    r.rec.state = "starting";
+    r.rec.reason.clear();
+    r.rec.stop_cause.clear();
+    r.rec.phase_since_s = t;
+    r.rec.lease_start_s = t;
+    r.rec.lease_end_s = lease_end;
+    const Seconds duration = r.rec.sim_duration_s > 0 ? r.rec.sim_duration_s : r.rec.time_limit_s;
+    exec_->launch(t, {r.rec.id, r.rec.workers, duration, r.rec.time_limit_s, r.rec.attempts, r.rec.executed_s});
+    log(LogLevel::Info, "run.placed", {{"run", r.rec.name}, {"attempt", std::to_string(r.rec.attempts)}});
+}
+
+void Service::preempt(RunMem& r, Seconds t) {
+    touch(r);
+    if (r.rec.state == "running") r.rec.executed_s += t - r.rec.phase_since_s;
+    if (r.rec.state == "stopping" && r.rec.stop_cause == "failure") {
+        for (int w : r.w) (void)counter_->release(t, w);
+        exec_->forget(r.rec.id);
+        r.rec.state = "pending";
+        r.rec.stop_cause.clear();
+        r.rec.phase_since_s = t;
+        return;
+    }
+    for (int w : r.w) {
+        const gp::Phase ph = counter_->status(w).phase;
+        if (ph == gp::Phase::Placed || ph == gp::Phase::Running) (void)counter_->stop(t, w, gp::Cause::Preemption);
+    }
+    if (!r.rec.attempt_list.empty() && r.rec.attempt_list.back().ended_s < 0) {
+        r.rec.attempt_list.back().ended_s = t;
+        r.rec.attempt_list.back().outcome = "preempted";
+    }
+    exec_->stop(t, r.rec.id);
+    r.rec.state = "stopping";
+    r.rec.stop_cause = "preemption";
+    r.rec.phase_since_s = t;
+    r.rec.lease_end_s = -1;
+    log(LogLevel::Info, "run.preempted", {{"run", r.rec.name}});
+}
+
+void Service::end_run(RunMem& r, Seconds t, const std::string& state, const std::string& outcome) {
+    PoolState& pool = *pools_[r.pool];
+    for (int w : r.w) (void)counter_->end(t, w);
+    pool.sched->remove(r.job, t);
+    pool.dirty = true;
+    exec_->forget(r.rec.id);
+    if (!r.rec.attempt_list.empty() && r.rec.attempt_list.back().ended_s < 0) {
+        r.rec.attempt_list.back().ended_s = t;
+        r.rec.attempt_list.back().outcome = outcome.empty() ? state : outcome;
+    }
+    r.rec.state = state;
+    r.rec.reason.clear();
+    r.rec.ended_s = t;
+    r.rec.phase_since_s = t;
+    r.rec.lease_end_s = -1;
+    touch(r);
+    log(LogLevel::Info, "run.ended", {{"run", r.rec.name}, {"state", state}});
+}
+
+void Service::on_exec(const ExecEvent& e) {
+    auto it = runs_.find(e.run);
+    if (it == runs_.end() || it->second->ended()) return;
+    RunMem& r = *it->second;
+    PoolState& pool = *pools_[r.pool];
+    const Seconds t = e.t;
+    touch(r);
+    using K = ExecEvent::Kind;
+    switch (e.kind) {
+        case K::Started:
+            for (int w : r.w) {
+                (void)counter_->start(t, w);
+                (void)counter_->utilization_level(t, w, e.level);
+            }
+            r.level = e.level;
+            r.rec.state = "running";
+            r.rec.phase_since_s = t;
+            if (r.rec.started_s < 0) r.rec.started_s = t;
+            break;
+        case K::Finished:
+            r.rec.executed_s += t - r.rec.phase_since_s;
+            end_run(r, t, "succeeded", "succeeded");
+            break;
+        case K::TimeLimit:
+            r.rec.executed_s += t - r.rec.phase_since_s;
+            for (int w : r.w) (void)counter_->stop(t, w, gp::Cause::Owner);
+            r.rec.state = "stopping";
+            r.rec.stop_cause = "limit";
+            r.rec.phase_since_s = t;
+            r.rec.lease_end_s = -1;
+            break;
+        case K::StopDone:
+            if (r.rec.stop_cause == "preemption") {
+                for (int w : r.w) (void)counter_->release(t, w);
+                r.rec.state = "pending";
+                r.rec.stop_cause.clear();
+                r.rec.phase_since_s = t;
+                pool.dirty = true;
+            } else {
+                end_run(r, t, "stopped", "stopped");
+            }
+            break;
+        case K::Failed:
+            if (r.rec.state == "running") r.rec.executed_s += t - r.rec.phase_since_s;
+            for (int w : r.w) (void)counter_->fail(t, w);
+            if (!r.rec.attempt_list.empty() && r.rec.attempt_list.back().ended_s < 0) {
+                r.rec.attempt_list.back().ended_s = t;
+                r.rec.attempt_list.back().outcome = "failed";
+            }
+            r.rec.state = "stopping";
+            r.rec.stop_cause = "failure";
+            r.rec.phase_since_s = t;
+            r.rec.lease_end_s = -1;
+            log(LogLevel::Warn, "run.failed", {{"run", r.rec.name}, {"attempt", std::to_string(r.rec.attempts)}});
+            break;
+        case K::Released:
+            if (r.rec.attempts >= kMaxAttempts) {
+                end_run(r, t, "failed", "failed");
+            } else {
+                for (int w : r.w) (void)counter_->release(t, w);
+                pool.sched->requeue(r.job, t);
+                r.rec.state = "pending";
+                r.rec.stop_cause.clear();
+                r.rec.phase_since_s = t;
+                pool.dirty = true;
+            }
+            break;
+        default: break;
+    }
+}
+
+void Service::minute_work(Seconds now) {
+    const Seconds minute = gp::minute_start(now);
+    if (minute <= last_minute_s_) return;
+    last_minute_s_ = minute;
+    gp::LiveCounts live;
+    std::int64_t max_ws = 0;
+    for (const auto& [id, w] : workspaces_) max_ws = std::max(max_ws, id);
+    live.stalled_workers.assign(static_cast<std::size_t>(max_ws) + 1, 0);
+    live.runs_with_straggler.assign(static_cast<std::size_t>(max_ws) + 1, 0);
+    for (const auto& [id, r] : runs_) {
+        if (r->ended()) continue;
+        for (int w : r->w)
+            if (counter_->status(w).phase == gp::Phase::Running && counter_->status(w).stalled)
+                ++live.stalled_workers[static_cast<std::size_t>(r->rec.workspace_id)];
+    }
+    const auto changes = alerts_->evaluate(now, ledger_, live);
+    for (const auto& a : changes)
+        log(LogLevel::Warn, "alert", {{"name", std::string(alerts_->name_of(a))},
+                                      {"state", std::string(gp::to_string(a.state))},
+                                      {"target", by_name(a.scope == gp::ScopeKind::Workspace ? gp::By::Workspace
+                                                         : a.scope == gp::ScopeKind::Pool ? gp::By::Pool
+                                                                                          : gp::By::Machine,
+                                                         a.scope_id)}});
+    if (!changes.empty()) {
+        std::vector<store::AlertRec> recs;
+        for (const auto& a : alerts_->alerts()) {
+            const gp::By by = a.scope == gp::ScopeKind::Workspace ? gp::By::Workspace
+                              : a.scope == gp::ScopeKind::Pool    ? gp::By::Pool
+                                                                  : gp::By::Machine;
+            recs.push_back({std::string(alerts_->name_of(a)), std::string(gp::to_string(a.scope)),
+                            a.scope == gp::ScopeKind::Cluster ? cluster_.name : by_name(by, a.scope_id),
+                            std::string(gp::to_string(a.state)), a.since, a.value});
+        }
+        batch_.alerts = std::move(recs);
+    }
+    if (now - last_prune_s_ >= 3600) {
+        last_prune_s_ = now;
+        ledger_.prune(now);
+        batch_.prune_before_hour = now - gp::kRetention;
+    }
+}
+
+void Service::tick() {
+    std::unique_lock lk(mu_);
+    const Seconds now = clock_.now();
+    begin(now);
+    catch_up(now);
+    minute_work(now);
+    commit();
+}
+
+void Service::loop() {
+    log(LogLevel::Info, "scheduler.started", {{"policy", cfg_.policy}});
+    std::unique_lock lk(mu_);
+    while (!stopping_) {
+        const Seconds now = clock_.now();
+        begin(now);
+        catch_up(now);
+        minute_work(now);
+        commit();
+        const Seconds next = std::min(next_timed_event(), gp::minute_start(std::max(now, last_event_s_)) + 60);
+        cv_.wait_for(lk, clock_.until(next), [&] { return stopping_ || wake_; });
+        wake_ = false;
+    }
+    log(LogLevel::Info, "scheduler.stopped");
+}
+
+void Service::stop() {
+    {
+        std::lock_guard lk(mu_);
+        stopping_ = true;
+    }
+    cv_.notify_all();
+}
+
+// --- auth and visibility ---------------------------------------------------------------------
+
+ApiResult<Caller> Service::authenticate(std::string_view authorization) {
+    constexpr std::string_view kBearer = "Bearer ";
+    if (authorization.substr(0, kBearer.size()) != kBearer)
+        return std::unexpected(ApiError{401, "missing bearer token (Authorization: Bearer <token>)"});
+    const std::string token(authorization.substr(kBearer.size()));
+    const std::string hash = api::sha256_hex(token);
+    std::lock_guard lk(mu_);
+    auto t = store_->token_by_hash(hash);
+    if (!t) return std::unexpected(ApiError{500, t.error().message});
+    if (!*t) return std::unexpected(ApiError{401, "invalid token"});
+    if ((*t)->revoked) return std::unexpected(ApiError{401, "the token was revoked"});
+    if ((*t)->org_id != org_.id) return std::unexpected(ApiError{401, "the token is not for this organisation"});
+    if ((*t)->scope == store::Scope::Workspace && !workspaces_.contains((*t)->workspace_id)) refresh_workspaces();
+    return Caller{**t};
+}
+
+bool Service::visible(const Caller& c, const RunMem& r) const {
+    if (c.token.scope == store::Scope::Workspace) return r.rec.workspace_id == c.token.workspace_id;
+    return true;  // org admins and the cluster's operators: the whole organisation
+}
+
+gp::RunFilter Service::filter_for(const Caller& c) const {
+    if (c.token.scope != store::Scope::Workspace) return {};
+    const int ws = static_cast<int>(c.token.workspace_id);
+    return [this, ws](int run) { return ledger_.workspace_of(run) == ws; };
+}
+
+ApiResult<Service::RunMem*> Service::find_run(const Caller& c, const std::string& name, const Params& q) {
+    std::vector<RunMem*> hits;
+    auto ws = q.find("workspace");
+    for (auto& [id, r] : runs_) {
+        if (r->rec.name != name || !visible(c, *r)) continue;
+        if (ws != q.end()) {
+            auto w = workspaces_.find(r->rec.workspace_id);
+            if (w == workspaces_.end() || w->second.name != ws->second) continue;
+        }
+        hits.push_back(r.get());
+    }
+    if (hits.empty()) return std::unexpected(not_found("no run named '" + name + "'"));
+    if (hits.size() > 1)
+        return std::unexpected(bad("run name '" + name + "' is in several workspaces: add ?workspace=NAME"));
+    return hits.front();
+}
+
+std::string Service::by_name(gp::By by, int id) const {
+    switch (by) {
+        case gp::By::Workspace: {
+            auto it = workspaces_.find(id);
+            return it == workspaces_.end() ? "workspace-" + std::to_string(id) : it->second.name;
+        }
+        case gp::By::Run: {
+            auto it = runs_.find(id);
+            return it == runs_.end() ? "run-" + std::to_string(id) : it->second->rec.name;
+        }
+        case gp::By::Machine: {
+            auto it = machine_names_.find(id);
+            return it == machine_names_.end() ? "machine-" + std::to_string(id) : it->second;
+        }
+        case gp::By::Pool:
+            for (const auto& p : pools_)
+                if (p->rec.id == id) return p->rec.name;
+            return "pool-" + std::to_string(id);
+    }
+    return "";
+}
+
+// --- runs --------------------------------------------------------------------------------------
+
+json Service::run_json(const RunMem& r) const {
+    json j;
+    j["name"] = r.rec.name;
+    auto ws = workspaces_.find(r.rec.workspace_id);
+    j["workspace"] = ws == workspaces_.end() ? "" : ws->second.name;
+    j["pool"] = pools_[r.pool]->rec.name;
+    j["workers"] = r.rec.workers;
+    j["gpus_per_worker"] = r.rec.gpus_per_worker;
+    j["state"] = r.rec.state;
+    if (r.rec.state == "pending" && !r.rec.reason.empty()) j["reason"] = r.rec.reason;
+    j["submitted_at"] = gp::format_rfc3339(r.rec.submitted_s);
+    if (r.rec.started_s >= 0) j["started_at"] = gp::format_rfc3339(r.rec.started_s);
+    if (r.rec.ended_s >= 0) j["ended_at"] = gp::format_rfc3339(r.rec.ended_s);
+    if (r.rec.time_limit_s > 0) j["time_limit_s"] = r.rec.time_limit_s;
+    j["command"] = r.rec.command;
+    j["image"] = r.rec.image;
+    j["attempts"] = r.rec.attempts;
+    json workers = json::array();
+    for (std::size_t k = 0; k < r.w.size() || k < static_cast<std::size_t>(r.rec.workers); ++k) {
+        json w;
+        w["index"] = k;
+        if (k < r.w.size()) {
+            const gp::WorkerStatus& s = counter_->status(r.w[k]);
+            static constexpr const char* kNames[] = {"pending", "starting", "running", "stopping", "failed", ""};
+            std::string st = kNames[static_cast<int>(s.phase)];
+            if (st.empty()) st = r.rec.state;
+            w["state"] = st;
+            if (gp::holds_gpus(s) && !r.parts[k].empty()) w["machine"] = by_name(gp::By::Machine, r.parts[k].front().machine);
+            w["attempt"] = s.attempt;
+        } else {
+            w["state"] = r.rec.state;
+            w["attempt"] = r.rec.attempts;
+        }
+        workers.push_back(std::move(w));
+    }
+    j["worker_list"] = std::move(workers);
+    return j;
+}
+
+ApiResult<json> Service::submit(const Caller& c, std::string_view body) {
+    if (c.token.scope == store::Scope::Operator)
+        return std::unexpected(ApiError{403, "cluster-operator tokens cannot submit runs"});
+    json b;
+    try {
+        b = json::parse(body);
+    } catch (const std::exception& e) {
+        return std::unexpected(bad(std::string("malformed JSON: ") + e.what()));
+    }
+    if (!b.is_object()) return std::unexpected(bad("the body must be a JSON object"));
+    static const std::set<std::string> kKeys{"name", "pool", "workers", "gpus_per_worker", "time_limit_s",
+                                             "command", "image", "workspace", "sim_duration_s"};
+    for (auto it = b.begin(); it != b.end(); ++it)
+        if (!kKeys.contains(it.key())) return std::unexpected(bad("unknown field '" + it.key() + "'"));
+    auto get_str = [&](const char* k, std::string& out) -> std::optional<ApiError> {
+        if (!b.contains(k) || b[k].is_null()) return std::nullopt;
+        if (!b[k].is_string()) return bad(std::string("'") + k + "' must be a string");
+        out = b[k].get<std::string>();
+        return std::nullopt;
+    };
+    auto get_int = [&](const char* k, std::int64_t& out, std::int64_t lo, std::int64_t hi) -> std::optional<ApiError> {
+        if (!b.contains(k) || b[k].is_null()) return std::nullopt;
+        if (!b[k].is_number_integer()) return bad(std::string("'") + k + "' must be an integer");
+        out = b[k].get<std::int64_t>();
+        if (out < lo || out > hi)
+            return bad(std::string("'") + k + "' must be in " + str(lo) + ".." + str(hi));
+        return std::nullopt;
+    };
+    std::string name, pool_name, command, image, ws_name;
+    std::int64_t workers = 1, gpw = 1, limit = 0, sim = 0;
+    for (auto e : {get_str("name", name), get_str("pool", pool_name), get_str("command", command),
+                   get_str("image", image), get_str("workspace", ws_name),
+                   get_int("workers", workers, 1, kMaxWorkers),
+                   get_int("gpus_per_worker", gpw, 1, kMaxGpusPerWorker),
+                   get_int("time_limit_s", limit, 1, 10LL * 365 * 86400),
+                   get_int("sim_duration_s", sim, 1, 10LL * 365 * 86400)})
+        if (e) return std::unexpected(*e);
+    if (name.empty()) return std::unexpected(bad("'name' is required"));
+    if (!valid_name(name))
+        return std::unexpected(bad("bad run name '" + name + "': 1-63 of A-Z a-z 0-9 . _ -, starting with a letter or digit"));
+    if (command.size() > 65536 || image.size() > 4096) return std::unexpected(bad("'command' or 'image' is too long"));
+
+    std::unique_lock lk(mu_);
+    // The workspace.
+    store::Id ws_id = 0;
+    if (c.token.scope == store::Scope::Workspace) {
+        ws_id = c.token.workspace_id;
+        if (!ws_name.empty() && (!workspaces_.contains(ws_id) || workspaces_.at(ws_id).name != ws_name))
+            return std::unexpected(bad("'workspace' must be your token's workspace"));
+    } else {
+        if (ws_name.empty()) return std::unexpected(bad("'workspace' is required with an org-admin token"));
+        for (int pass = 0; pass < 2 && ws_id == 0; ++pass) {
+            for (const auto& [id, w] : workspaces_)
+                if (w.name == ws_name) ws_id = id;
+            if (ws_id == 0 && pass == 0) refresh_workspaces();
+        }
+        if (ws_id == 0) return std::unexpected(bad("no workspace named '" + ws_name + "'"));
+    }
+    if (!workspaces_.contains(ws_id)) refresh_workspaces();
+    if (!workspaces_.contains(ws_id)) return std::unexpected(bad("the token's workspace no longer exists"));
+    // The pool.
+    std::size_t pi = pools_.size();
+    if (pool_name.empty()) pi = 0;
+    for (std::size_t p = 0; p < pools_.size(); ++p)
+        if (pools_[p]->rec.name == pool_name) pi = p;
+    if (pi == pools_.size()) {
+        std::string m = "no pool named '" + pool_name + "' (pools:";
+        for (const auto& p : pools_) m += " " + p->rec.name;
+        return std::unexpected(bad(m + ")"));
+    }
+    PoolState& pool = *pools_[pi];
+    for (const auto& [id, r] : runs_)
+        if (r->rec.workspace_id == ws_id && r->rec.name == name)
+            return std::unexpected(ApiError{409, "a run named '" + name + "' already exists in workspace " + workspaces_.at(ws_id).name});
+    const int gpus = static_cast<int>(workers * gpw);
+    if (gpus > pool.gpus()) {
+        std::string m = "no placement for " + str(workers) + " x " + str(gpw) + " GPUs: pool " + pool.rec.name +
+                        " has " + str(pool.gpus()) + " GPUs";
+        return std::unexpected(bad(m));
+    }
+    const int u = pool.sched->tenant_index(workspaces_.at(ws_id).name);
+    if (u < 0) return std::unexpected(ApiError{500, "workspace not known to the scheduler"});
+
+    const Seconds now0 = clock_.now();
+    begin(now0);
+    catch_up(now0);
+    const Seconds now = last_event_s_;
+    const Seconds duration = sim > 0 ? sim : limit;
+    auto j = pool.sched->submit(u, gpus, now, duration);
+    if (!j) {
+        commit();
+        return std::unexpected(bad(j.error().message));
+    }
+    auto r = std::make_unique<RunMem>();
+    r->rec.id = next_run_id_++;
+    r->rec.workspace_id = ws_id;
+    r->rec.pool_id = pool.rec.id;
+    r->rec.name = name;
+    r->rec.workers = static_cast<int>(workers);
+    r->rec.gpus_per_worker = static_cast<int>(gpw);
+    r->rec.time_limit_s = limit;
+    r->rec.sim_duration_s = sim;
+    r->rec.command = command;
+    r->rec.image = image;
+    r->rec.state = "pending";
+    r->rec.submitted_s = now;
+    r->rec.phase_since_s = now;
+    r->pool = pi;
+    r->job = *j;
+    pool.job_run[*j] = r->rec.id;
+    ledger_.set_run(static_cast<int>(r->rec.id), static_cast<int>(ws_id), static_cast<int>(pool.rec.id));
+    for (int k = 0; k < workers; ++k) {
+        r->w.push_back(counter_->add_worker(now, static_cast<int>(r->rec.id), static_cast<int>(gpw)));
+        r->parts.emplace_back();
+    }
+    const store::Id id = r->rec.id;
+    runs_[id] = std::move(r);
+    touch(*runs_[id]);
+    pool.dirty = true;
+    schedule(pi, now);
+    commit();
+    log(LogLevel::Info, "run.submitted", {{"run", name}, {"workspace", workspaces_.at(ws_id).name},
+                                          {"gpus", std::to_string(gpus)}});
+    json out = run_json(*runs_[id]);
+    wake_ = true;
+    lk.unlock();
+    cv_.notify_all();
+    return out;
+}
+
+ApiResult<json> Service::list_runs(const Caller& c, const Params& q) {
+    static const std::set<std::string> kStates{"pending", "starting", "running", "stopping",
+                                               "succeeded", "failed", "stopped"};
+    auto st = q.find("state");
+    if (st != q.end() && !kStates.contains(st->second))
+        return std::unexpected(bad("bad state '" + st->second + "' (pending, starting, running, stopping, succeeded, failed, stopped)"));
+    std::lock_guard lk(mu_);
+    auto ws = q.find("workspace");
+    std::vector<const RunMem*> out;
+    for (const auto& [id, r] : runs_) {
+        if (!visible(c, *r)) continue;
+        if (st != q.end() && r->rec.state != st->second) continue;
+        if (ws != q.end()) {
+            auto w = workspaces_.find(r->rec.workspace_id);
+            if (w == workspaces_.end() || w->second.name != ws->second) continue;
+        }
+        out.push_back(r.get());
+    }
+    std::sort(out.begin(), out.end(), [](const RunMem* a, const RunMem* b) {
+        return a->rec.submitted_s != b->rec.submitted_s ? a->rec.submitted_s > b->rec.submitted_s : a->rec.id > b->rec.id;
+    });
+    json arr = json::array();
+    for (const RunMem* r : out) arr.push_back(run_json(*r));
+    return json{{"runs", std::move(arr)}};
+}
+
+ApiResult<json> Service::show_run(const Caller& c, const std::string& name, const Params& q) {
+    std::lock_guard lk(mu_);
+    auto r = find_run(c, name, q);
+    if (!r) return std::unexpected(r.error());
+    return run_json(**r);
+}
+
+ApiResult<json> Service::stop_run(const Caller& c, const std::string& name, const Params& q) {
+    std::unique_lock lk(mu_);
+    auto found = find_run(c, name, q);
+    if (!found) return std::unexpected(found.error());
+    if (c.token.scope == store::Scope::Operator)
+        return std::unexpected(ApiError{403, "cluster-operator tokens cannot stop runs"});
+    const store::Id id = (*found)->rec.id;
+    const Seconds now0 = clock_.now();
+    begin(now0);
+    catch_up(now0);
+    const Seconds t = last_event_s_;
+    RunMem& r = *runs_.at(id);
+    if (!r.ended()) {
+        if (r.rec.state == "pending") {
+            end_run(r, t, "stopped", "stopped");
+        } else if (r.rec.state == "starting" || r.rec.state == "running") {
+            if (r.rec.state == "running") r.rec.executed_s += t - r.rec.phase_since_s;
+            for (int w : r.w) (void)counter_->stop(t, w, gp::Cause::Owner);
+            exec_->stop(t, r.rec.id);
+            r.rec.state = "stopping";
+            r.rec.stop_cause = "owner";
+            r.rec.phase_since_s = t;
+            r.rec.lease_end_s = -1;
+            touch(r);
+        } else if (r.rec.state == "stopping" && r.rec.stop_cause == "preemption") {
+            r.rec.stop_cause = "owner";
+            touch(r);
+        } else if (r.rec.state == "stopping" && r.rec.stop_cause == "failure") {
+            end_run(r, t, "stopped", "failed");
+        }
+        log(LogLevel::Info, "run.stop", {{"run", r.rec.name}});
+    }
+    commit();
+    json out = run_json(r);
+    wake_ = true;
+    lk.unlock();
+    cv_.notify_all();
+    return out;
+}
+
+// --- goodput -------------------------------------------------------------------------------------
+
+namespace {
+
+struct Window {
+    gp::By by = gp::By::Workspace;
+    Seconds start = 0, end = 0;
+};
+
+ApiResult<Window> parse_window(const Params& q, Seconds now) {
+    Window w;
+    if (auto it = q.find("by"); it != q.end()) {
+        auto by = gp::parse_by(it->second);
+        if (!by) return std::unexpected(bad(by.error().message));
+        w.by = *by;
+    }
+    w.end = now;
+    if (auto it = q.find("end"); it != q.end()) {
+        auto t = gp::parse_rfc3339(it->second);
+        if (!t) return std::unexpected(bad("bad 'end': " + t.error().message));
+        w.end = *t;
+    }
+    w.start = w.end - 7 * gp::kDay;
+    const bool has_start = q.contains("start"), has_days = q.contains("days");
+    if (has_start && has_days) return std::unexpected(bad("give 'start' or 'days', not both"));
+    if (has_start) {
+        auto t = gp::parse_rfc3339(q.at("start"));
+        if (!t) return std::unexpected(bad("bad 'start': " + t.error().message));
+        w.start = *t;
+    }
+    if (has_days) {
+        const std::string& d = q.at("days");
+        static const std::regex re("[0-9]{1,6}");
+        if (!std::regex_match(d, re)) return std::unexpected(bad("bad 'days': '" + d + "' (a whole number of days)"));
+        const Seconds n = std::stoll(d);
+        if (n < 1) return std::unexpected(bad("'days' must be at least 1"));
+        w.start = w.end - n * gp::kDay;
+    }
+    auto p = gp::make_period(w.start, w.end);
+    if (!p) return std::unexpected(bad(p.error().message));
+    return w;
+}
+
+}  // namespace
+
+ApiResult<json> Service::goodput_for(const Caller& c, const Params& q, const gp::RunFilter& f) {
+    (void)c;
+    for (const auto& [k, v] : q)
+        if (k != "by" && k != "start" && k != "end" && k != "days")
+            return std::unexpected(bad("unknown parameter '" + k + "' (by, start, end, days)"));
+    auto w = parse_window(q, clock_.now());
+    if (!w) return std::unexpected(w.error());
+    std::lock_guard lk(mu_);
+    const auto rows = ledger_.query(w->by, gp::Period{w->start, w->end}, f);
+    std::vector<gp::NamedCounts> named;
+    for (const auto& r : rows) named.push_back({by_name(w->by, r.id), r.counts});
+    return gp::rows_json(gp::to_string(w->by), w->start, w->end, named);
+}
+
+ApiResult<json> Service::goodput(const Caller& c, const Params& q) {
+    return goodput_for(c, q, filter_for(c));
+}
+
+ApiResult<json> Service::cluster_goodput(const Caller& c, const std::string& org,
+                                         const std::string& cluster, const Params& q) {
+    if (!c.admin()) return std::unexpected(ApiError{403, "organisation admins only"});
+    if (org != org_.name || cluster != cluster_.name)
+        return std::unexpected(not_found("no cluster '" + cluster + "' in organisation '" + org + "'"));
+    return goodput_for(c, q, {});
+}
+
+ApiResult<json> Service::goodput_weekly(const Caller& c, const Params& q) {
+    for (const auto& [k, v] : q)
+        if (k != "by" && k != "weeks") return std::unexpected(bad("unknown parameter '" + k + "' (by, weeks)"));
+    gp::By by = gp::By::Workspace;
+    if (auto it = q.find("by"); it != q.end()) {
+        auto b = gp::parse_by(it->second);
+        if (!b) return std::unexpected(bad(b.error().message));
+        by = *b;
+    }
+    int weeks = 8;
+    if (auto it = q.find("weeks"); it != q.end()) {
+        static const std::regex re("[0-9]{1,3}");
+        if (!std::regex_match(it->second, re) || std::stoi(it->second) > 56)
+            return std::unexpected(bad("bad 'weeks': '" + it->second + "' (0..56; 57 weeks fit in 400 days)"));
+        weeks = std::stoi(it->second);
+    }
+    std::lock_guard lk(mu_);
+    const Seconds now = clock_.now();
+    auto res = ledger_.weekly(by, now, weeks, filter_for(c));
+    if (!res) return std::unexpected(bad(res.error().message));
+    json arr = json::array();
+    for (const auto& wk : *res) {
+        std::vector<gp::NamedCounts> named;
+        for (const auto& r : wk.rows) named.push_back({by_name(by, r.id), r.counts});
+        json one = gp::rows_json(gp::to_string(by), wk.week_start_s, wk.week_start_s + gp::kWeek, named);
+        one.erase("by");
+        json entry;
+        entry["week"] = gp::iso_week_label(wk.week_start_s);
+        entry.update(one);
+        arr.push_back(std::move(entry));
+    }
+    return json{{"by", std::string(gp::to_string(by))}, {"weeks", std::move(arr)}};
+}
+
+ApiResult<json> Service::run_goodput(const Caller& c, const std::string& name, const Params& q) {
+    std::lock_guard lk(mu_);
+    auto r = find_run(c, name, q);
+    if (!r) return std::unexpected(r.error());
+    json out;
+    out["run"] = (*r)->rec.name;
+    out["workspace"] = by_name(gp::By::Workspace, static_cast<int>((*r)->rec.workspace_id));
+    out.update(gp::ledger_json(ledger_.run_total(static_cast<int>((*r)->rec.id))));
+    return out;
+}
+
+ApiResult<std::string> Service::metrics(const Caller& c) {
+    std::lock_guard lk(mu_);
+    const Seconds now = clock_.now();
+    const auto f = filter_for(c);
+    api::MetricsSnapshot s;
+    s.is_operator = c.operator_();
+    const std::pair<api::MetricWindow, gp::Period> windows[] = {
+        {api::MetricWindow::Hour, {gp::hour_start(now), now + 1}},
+        {api::MetricWindow::Day, {now - gp::kDay, now + 1}}};
+    for (const auto& [win, period] : windows) {
+        const std::pair<api::MetricScope, gp::By> scopes[] = {
+            {api::MetricScope::Workspace, gp::By::Workspace},
+            {api::MetricScope::Machine, gp::By::Machine},
+            {api::MetricScope::Pool, gp::By::Pool}};
+        gp::Counts cluster_total;
+        for (const auto& [scope, by] : scopes)
+            for (const auto& row : ledger_.query(by, period, f)) {
+                s.goodput.push_back({scope, by_name(by, row.id), win, row.counts});
+                if (by == gp::By::Workspace) cluster_total += row.counts;
+            }
+        s.goodput.push_back({api::MetricScope::Cluster, cluster_.name, win, cluster_total});
+    }
+    std::map<store::Id, std::int64_t> stalled;
+    for (const auto& [id, w] : workspaces_)
+        if (c.token.scope != store::Scope::Workspace || id == c.token.workspace_id) stalled[id] = 0;
+    for (const auto& [id, r] : runs_) {
+        if (r->ended() || !visible(c, *r)) continue;
+        const std::string ns = by_name(gp::By::Workspace, static_cast<int>(r->rec.workspace_id));
+        s.runs.push_back({ns, r->rec.name, ledger_.run_total(static_cast<int>(id))});
+        for (int w : r->w)
+            if (counter_->status(w).phase == gp::Phase::Running && counter_->status(w).stalled)
+                ++stalled[r->rec.workspace_id];
+    }
+    for (const auto& [id, n] : stalled) {
+        const std::string ns = by_name(gp::By::Workspace, static_cast<int>(id));
+        s.workers_stalled.push_back({ns, n});
+        s.runs_with_straggler.push_back({ns, 0});
+    }
+    if (s.is_operator)
+        for (const auto& [metric, n] : alerts_->firing_by_metric()) s.threshold_alerts_firing.push_back({metric, n});
+    return api::prometheus_text(s);
+}
+
+ApiResult<json> Service::alerts(const Caller& c) {
+    std::lock_guard lk(mu_);
+    json arr = json::array();
+    for (const auto& a : alerts_->alerts()) {
+        const bool threshold = a.rule >= 0;
+        if (threshold && !c.operator_()) continue;
+        if (c.token.scope == store::Scope::Workspace &&
+            !(a.scope == gp::ScopeKind::Workspace && a.scope_id == static_cast<int>(c.token.workspace_id)))
+            continue;
+        const gp::By by = a.scope == gp::ScopeKind::Workspace ? gp::By::Workspace
+                          : a.scope == gp::ScopeKind::Pool    ? gp::By::Pool
+                                                              : gp::By::Machine;
+        json j;
+        j["name"] = std::string(alerts_->name_of(a));
+        j["scope"] = std::string(gp::to_string(a.scope));
+        j["target"] = a.scope == gp::ScopeKind::Cluster ? cluster_.name : by_name(by, a.scope_id);
+        j["state"] = std::string(gp::to_string(a.state));
+        j["since"] = gp::format_rfc3339(a.since);
+        j["value"] = a.value;
+        arr.push_back(std::move(j));
+    }
+    return json{{"alerts", std::move(arr)}};
+}
+
+}  // namespace astraeus::service

@@ -1,0 +1,176 @@
+// The live service (issue 6): runs, workers and attempts of the workspaces of one cluster,
+// scheduled by a Policy per pool (service/round_adapter.hpp) on the service's clock, executed by
+// an Executor (service/executor.hpp), the goodput minute count (goodput/counter.hpp) into the
+// hourly ledgers, alerts, and the REST API's operations (service contract,
+// /work/notes/service-contract.md) as JSON values, with the visibility rules of
+// spec/goodput.md "Who sees what". The HTTP adapter (api/http_server.hpp) only parses requests
+// and writes answers.
+//
+// Durability: every operation that changes state runs under one lock and ends with one store
+// transaction (runs, workers, attempts, goodput rows, the count's clock) before it returns, so a
+// reply is sent only for what is on disk. The count's clock: before any change at time t, every
+// live worker is counted through the minute boundaries <= t, and `counted_to` (that boundary)
+// is written in the same transaction; after a restart each live worker is counted again from
+// max(its submission, counted_to) in the state stored for it, so no GPU-second is lost or
+// counted twice.
+// Thread safety: every public function is thread-safe (one mutex).
+#pragma once
+#include <chrono>
+#include <condition_variable>
+#include <expected>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "astraeus/goodput/alerts.hpp"
+#include "astraeus/goodput/counter.hpp"
+#include "astraeus/goodput/ledger.hpp"
+#include "astraeus/service/config.hpp"
+#include "astraeus/service/executor.hpp"
+#include "astraeus/service/round_adapter.hpp"
+#include "astraeus/store/store.hpp"
+
+namespace astraeus::service {
+
+/// An API failure: the HTTP status and a message ({"error": message}).
+struct ApiError {
+    int status = 400;
+    std::string message;
+};
+template <class T>
+using ApiResult = std::expected<T, ApiError>;
+
+/// Query parameters of a request.
+using Params = std::map<std::string, std::string>;
+
+/// The service's clock: Unix seconds, running `scale` times faster than the real clock from
+/// `base_s` at construction (scale 1: the real clock when base_s is the real time).
+class Clock {
+public:
+    Clock(Seconds base_s, double scale);
+    Seconds now() const;
+    /// Real time until the service's clock reaches t (zero when it has).
+    std::chrono::milliseconds until(Seconds t) const;
+    double scale() const { return scale_; }
+    /// The real clock's Unix seconds.
+    static Seconds real_now();
+
+private:
+    Seconds base_s_;
+    std::chrono::steady_clock::time_point real_base_;
+    double scale_;
+};
+
+/// The caller of a request, from its bearer token.
+struct Caller {
+    store::TokenRec token;
+    bool admin() const { return token.scope == store::Scope::OrgAdmin; }
+    bool operator_() const { return token.scope == store::Scope::Operator; }
+};
+
+class Service {
+public:
+    /// Opens the service over `store`: creates the organisation, cluster, pools and machines
+    /// of `config` when the store is empty, then rebuilds every run, worker and ledger row.
+    static Result<std::unique_ptr<Service>> open(ServiceConfig config,
+                                                 std::unique_ptr<store::Store> store,
+                                                 std::unique_ptr<Executor> executor);
+    ~Service();
+
+    /// The caller of an `Authorization` header value ("Bearer astx_..."); 401 otherwise.
+    ApiResult<Caller> authenticate(std::string_view authorization);
+
+    // --- runs (contract "Runs") ---------------------------------------------------------------
+    ApiResult<nlohmann::json> submit(const Caller& c, std::string_view body);
+    ApiResult<nlohmann::json> list_runs(const Caller& c, const Params& q);
+    ApiResult<nlohmann::json> show_run(const Caller& c, const std::string& name, const Params& q);
+    ApiResult<nlohmann::json> stop_run(const Caller& c, const std::string& name, const Params& q);
+
+    // --- goodput (contract "Goodput") ---------------------------------------------------------
+    ApiResult<nlohmann::json> goodput(const Caller& c, const Params& q);
+    ApiResult<nlohmann::json> goodput_weekly(const Caller& c, const Params& q);
+    ApiResult<nlohmann::json> run_goodput(const Caller& c, const std::string& name, const Params& q);
+    ApiResult<nlohmann::json> cluster_goodput(const Caller& c, const std::string& org,
+                                              const std::string& cluster, const Params& q);
+    ApiResult<std::string> metrics(const Caller& c);
+    ApiResult<nlohmann::json> alerts(const Caller& c);
+
+    /// The scheduler loop: wakes at executor events, lease ends and minute boundaries (the
+    /// goodput count, alerts, pruning) until stop() is called.
+    void loop();
+    /// Asks loop() to return (from a signal-handling thread).
+    void stop();
+    /// Runs the due work now (tests; the loop does it by itself).
+    void tick();
+    Seconds now() const { return clock_.now(); }
+    const ServiceConfig& config() const { return cfg_; }
+
+private:
+    struct PoolState;
+    struct RunMem;
+    class Sink;
+
+    Service(ServiceConfig config, std::unique_ptr<store::Store> store,
+            std::unique_ptr<Executor> executor, Seconds clock_base);
+    Result<void> load();
+    Result<void> restore_run(RunMem& r, Seconds counted_to);
+
+    // Under mu_:
+    void begin(Seconds now);
+    void commit();
+    void catch_up(Seconds now);
+    void advance_count(Seconds t);
+    void schedule(std::size_t pool, Seconds t);
+    void apply_start(RunMem& r, const Decision& d, Seconds t);
+    void preempt(RunMem& r, Seconds t);
+    void on_exec(const ExecEvent& e);
+    void end_run(RunMem& r, Seconds t, const std::string& state, const std::string& outcome);
+    void minute_work(Seconds now);
+    void refresh_workspaces();
+    void touch(RunMem& r);
+    Seconds next_timed_event() ;
+
+    ApiResult<RunMem*> find_run(const Caller& c, const std::string& name, const Params& q);
+    bool visible(const Caller& c, const RunMem& r) const;
+    goodput::RunFilter filter_for(const Caller& c) const;
+    nlohmann::json run_json(const RunMem& r) const;
+    std::string by_name(goodput::By by, int id) const;
+    ApiResult<nlohmann::json> goodput_for(const Caller& c, const Params& q,
+                                          const goodput::RunFilter& f);
+
+    ServiceConfig cfg_;
+    std::unique_ptr<store::Store> store_;
+    std::unique_ptr<Executor> exec_;
+    Clock clock_;
+
+    mutable std::mutex mu_;
+    std::condition_variable cv_;
+    bool stopping_ = false;
+    bool wake_ = false;
+
+    store::OrgRec org_;
+    store::ClusterRec cluster_;
+    std::vector<std::unique_ptr<PoolState>> pools_;
+    std::map<store::Id, std::pair<std::size_t, int>> machine_index_;  ///< id -> (pool, index)
+    std::map<store::Id, std::string> machine_names_;
+    std::map<store::Id, store::WorkspaceRec> workspaces_;
+    std::map<store::Id, std::unique_ptr<RunMem>> runs_;
+    store::Id next_run_id_ = 1;
+
+    std::unique_ptr<Sink> sink_;
+    goodput::GoodputLedger ledger_;
+    std::unique_ptr<goodput::GoodputCounter> counter_;
+    std::unique_ptr<goodput::AlertEngine> alerts_;
+    std::vector<goodput::Alert> alert_list_;
+
+    store::Batch batch_;
+    std::set<store::Id> dirty_;
+    Seconds last_event_s_ = 0;
+    Seconds last_minute_s_ = 0;
+    Seconds last_prune_s_ = 0;
+};
+
+}  // namespace astraeus::service

@@ -1,0 +1,52 @@
+// The simulated executor: machines and workers advancing on the service's clock, so that the
+// whole service runs and is tested without GPUs. A launched run starts up for `startup_s`, then
+// runs with its GPUs busy at `utilization_pct`, until its work (`duration_s`) is done (Finished)
+// or its time limit is reached (TimeLimit), unless it fails first: failures come at a constant
+// rate per running hour (exponential times, drawn from a generator seeded by (seed, run,
+// attempt), so that a restart of the service draws the same times). A stop winds down for
+// `stop_s`; a failed run holds its GPUs for `failure_hold_s` before they are released.
+// Thread safety: not thread-safe.
+#pragma once
+#include <map>
+
+#include "astraeus/service/executor.hpp"
+
+namespace astraeus::service {
+
+struct SimExecutorConfig {
+    Seconds startup_s = 60;
+    Seconds stop_s = 30;
+    Seconds failure_hold_s = 60;
+    double utilization_pct = 90;
+    double failures_per_hour = 0;  ///< per running run
+    std::uint64_t seed = 1;
+};
+
+class SimExecutor final : public Executor {
+public:
+    explicit SimExecutor(SimExecutorConfig c) : c_(c) {}
+    void launch(Seconds t, const ExecRun& r) override;
+    void stop(Seconds t, std::int64_t run) override;
+    void forget(std::int64_t run) override { runs_.erase(run); }
+    void restore(const ExecRun& r, ExecPhase phase, Seconds since_s, Seconds executed_s) override;
+    Seconds next_event_s() const override;
+    bool pop_due(Seconds now, ExecEvent& out) override;
+    Seconds executed_s(std::int64_t run, Seconds t) const override;
+
+private:
+    struct State {
+        ExecRun r;
+        ExecPhase phase = ExecPhase::Starting;
+        Seconds since = 0;
+        Seconds executed = 0;  ///< before `since` (Running)
+        bool limit_sent = false;
+    };
+    /// The next event of one run, and its kind.
+    std::pair<Seconds, ExecEvent::Kind> next_of(const State& s) const;
+    Seconds failure_after(const State& s) const;
+
+    SimExecutorConfig c_;
+    std::map<std::int64_t, State> runs_;
+};
+
+}  // namespace astraeus::service

@@ -1,0 +1,580 @@
+// The SQLite store (SQLiteCpp): the only place that uses SQLite. WAL journal, synchronous=FULL
+// (a commit is on disk when apply() returns: nothing acknowledged is lost after kill -9 or a
+// power cut), foreign keys on, a busy timeout so that `astraeus admin` can write while the
+// server runs. Schema migrations: `schema_version` holds the version; each migration runs once
+// in its own transaction.
+#include <SQLiteCpp/SQLiteCpp.h>
+
+#include <filesystem>
+#include <functional>
+
+#include "astraeus/store/store.hpp"
+
+namespace astraeus::store {
+
+const char* to_string(Scope s) {
+    switch (s) {
+        case Scope::Workspace: return "workspace";
+        case Scope::OrgAdmin: return "org-admin";
+        case Scope::Operator: return "operator";
+    }
+    return "workspace";
+}
+
+namespace {
+
+/// Schema migrations in order; version k = the first k applied.
+const char* const kMigrations[] = {
+    // 1: tenancy, tokens, runs, workers, attempts, goodput, alerts, meta
+    R"sql(
+CREATE TABLE organizations (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
+CREATE TABLE clusters (id INTEGER PRIMARY KEY, org_id INTEGER NOT NULL REFERENCES organizations(id),
+  name TEXT NOT NULL, UNIQUE (org_id, name));
+CREATE TABLE pools (id INTEGER PRIMARY KEY, cluster_id INTEGER NOT NULL REFERENCES clusters(id),
+  name TEXT NOT NULL, UNIQUE (cluster_id, name));
+CREATE TABLE machines (id INTEGER PRIMARY KEY, pool_id INTEGER NOT NULL REFERENCES pools(id),
+  name TEXT NOT NULL UNIQUE, gpus INTEGER NOT NULL CHECK (gpus > 0), up INTEGER NOT NULL DEFAULT 1);
+CREATE TABLE workspaces (id INTEGER PRIMARY KEY, org_id INTEGER NOT NULL REFERENCES organizations(id),
+  name TEXT NOT NULL, UNIQUE (org_id, name));
+CREATE TABLE workspace_weights (workspace_id INTEGER NOT NULL REFERENCES workspaces(id),
+  cluster_id INTEGER NOT NULL REFERENCES clusters(id), weight REAL NOT NULL CHECK (weight >= 0),
+  PRIMARY KEY (workspace_id, cluster_id));
+CREATE TABLE tokens (id INTEGER PRIMARY KEY, name TEXT NOT NULL, scope TEXT NOT NULL,
+  org_id INTEGER NOT NULL REFERENCES organizations(id), workspace_id INTEGER, cluster_id INTEGER,
+  hash TEXT NOT NULL UNIQUE, created_s INTEGER NOT NULL, revoked INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE runs (id INTEGER PRIMARY KEY, workspace_id INTEGER NOT NULL REFERENCES workspaces(id),
+  pool_id INTEGER NOT NULL REFERENCES pools(id), name TEXT NOT NULL, workers INTEGER NOT NULL,
+  gpus_per_worker INTEGER NOT NULL, time_limit_s INTEGER NOT NULL, sim_duration_s INTEGER NOT NULL,
+  command TEXT NOT NULL, image TEXT NOT NULL, state TEXT NOT NULL, reason TEXT NOT NULL,
+  stop_cause TEXT NOT NULL, submitted_s INTEGER NOT NULL, started_s INTEGER NOT NULL,
+  ended_s INTEGER NOT NULL, phase_since_s INTEGER NOT NULL, executed_s INTEGER NOT NULL,
+  lease_start_s INTEGER NOT NULL, lease_end_s INTEGER NOT NULL, attempts INTEGER NOT NULL,
+  UNIQUE (workspace_id, name));
+CREATE TABLE workers (run_id INTEGER NOT NULL REFERENCES runs(id), idx INTEGER NOT NULL,
+  phase INTEGER NOT NULL, cause INTEGER NOT NULL, attempt INTEGER NOT NULL, parts TEXT NOT NULL,
+  level REAL NOT NULL, PRIMARY KEY (run_id, idx));
+CREATE TABLE attempts (run_id INTEGER NOT NULL REFERENCES runs(id), number INTEGER NOT NULL,
+  started_s INTEGER NOT NULL, ended_s INTEGER NOT NULL, outcome TEXT NOT NULL,
+  PRIMARY KEY (run_id, number));
+CREATE TABLE goodput_hourly (run_id INTEGER NOT NULL, machine_id INTEGER NOT NULL,
+  hour INTEGER NOT NULL, category INTEGER NOT NULL, held INTEGER NOT NULL, gpu_s INTEGER NOT NULL,
+  PRIMARY KEY (run_id, machine_id, hour, category, held));
+CREATE INDEX goodput_hourly_hour ON goodput_hourly(hour);
+CREATE TABLE alerts (name TEXT NOT NULL, scope TEXT NOT NULL, target TEXT NOT NULL,
+  state TEXT NOT NULL, since INTEGER NOT NULL, value REAL NOT NULL,
+  PRIMARY KEY (name, scope, target));
+CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+)sql",
+};
+constexpr int kVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
+
+template <class F>
+auto guarded(const char* what, F&& f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const std::exception& e) {
+        return fail(std::string("store: ") + what + ": " + e.what());
+    }
+}
+
+class SqliteStore final : public Store {
+public:
+    explicit SqliteStore(const std::string& path)
+        : db_(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE) {
+        db_.setBusyTimeout(10000);
+        db_.exec("PRAGMA journal_mode=WAL");
+        db_.exec("PRAGMA synchronous=FULL");
+        db_.exec("PRAGMA foreign_keys=ON");
+    }
+
+    Result<void> migrate() {
+        return guarded("migrate", [&]() -> Result<void> {
+            db_.exec("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)");
+            int v = current_version();
+            if (v > kVersion)
+                return fail("the data directory's schema version " + std::to_string(v) +
+                            " is newer than this program's (" + std::to_string(kVersion) + ")");
+            for (; v < kVersion; ++v) {
+                SQLite::Transaction tx(db_);
+                db_.exec(kMigrations[v]);
+                db_.exec("DELETE FROM schema_version");
+                SQLite::Statement q(db_, "INSERT INTO schema_version (version) VALUES (?)");
+                q.bind(1, v + 1);
+                q.exec();
+                tx.commit();
+            }
+            return {};
+        });
+    }
+
+    int schema_version() override {
+        try {
+            return current_version();
+        } catch (const std::exception&) {
+            return 0;
+        }
+    }
+
+    Result<std::pair<Id, Id>> init(const std::string& org, const std::string& cluster) override {
+        return guarded("init", [&]() -> Result<std::pair<Id, Id>> {
+            SQLite::Transaction tx(db_);
+            SQLite::Statement count(db_, "SELECT COUNT(*) FROM organizations");
+            count.executeStep();
+            if (count.getColumn(0).getInt64() > 0)
+                return fail("the data directory is already initialised");
+            SQLite::Statement a(db_, "INSERT INTO organizations (name) VALUES (?)");
+            a.bind(1, org);
+            a.exec();
+            const Id org_id = db_.getLastInsertRowid();
+            SQLite::Statement b(db_, "INSERT INTO clusters (org_id, name) VALUES (?, ?)");
+            b.bind(1, org_id);
+            b.bind(2, cluster);
+            b.exec();
+            const Id cluster_id = db_.getLastInsertRowid();
+            tx.commit();
+            return std::pair{org_id, cluster_id};
+        });
+    }
+
+    Result<Id> add_pool(Id cluster_id, const std::string& name) override {
+        return guarded("add pool", [&]() -> Result<Id> {
+            SQLite::Statement q(db_, "SELECT id FROM pools WHERE cluster_id = ? AND name = ?");
+            q.bind(1, cluster_id);
+            q.bind(2, name);
+            if (q.executeStep()) return q.getColumn(0).getInt64();
+            SQLite::Statement a(db_, "INSERT INTO pools (cluster_id, name) VALUES (?, ?)");
+            a.bind(1, cluster_id);
+            a.bind(2, name);
+            a.exec();
+            return db_.getLastInsertRowid();
+        });
+    }
+
+    Result<Id> add_machine(Id pool_id, const std::string& name, int gpus) override {
+        return guarded("add machine", [&]() -> Result<Id> {
+            SQLite::Statement a(db_, "INSERT INTO machines (pool_id, name, gpus) VALUES (?, ?, ?)");
+            a.bind(1, pool_id);
+            a.bind(2, name);
+            a.bind(3, gpus);
+            a.exec();
+            return db_.getLastInsertRowid();
+        });
+    }
+
+    Result<Id> set_workspace(Id org_id, Id cluster_id, const std::string& name,
+                             double weight) override {
+        return guarded("workspace", [&]() -> Result<Id> {
+            SQLite::Transaction tx(db_);
+            SQLite::Statement a(db_,
+                                "INSERT INTO workspaces (org_id, name) VALUES (?, ?) "
+                                "ON CONFLICT (org_id, name) DO NOTHING");
+            a.bind(1, org_id);
+            a.bind(2, name);
+            a.exec();
+            SQLite::Statement q(db_, "SELECT id FROM workspaces WHERE org_id = ? AND name = ?");
+            q.bind(1, org_id);
+            q.bind(2, name);
+            q.executeStep();
+            const Id id = q.getColumn(0).getInt64();
+            SQLite::Statement w(db_,
+                                "INSERT INTO workspace_weights (workspace_id, cluster_id, weight) "
+                                "VALUES (?, ?, ?) ON CONFLICT (workspace_id, cluster_id) DO "
+                                "UPDATE SET weight = excluded.weight");
+            w.bind(1, id);
+            w.bind(2, cluster_id);
+            w.bind(3, weight);
+            w.exec();
+            tx.commit();
+            return id;
+        });
+    }
+
+    Result<Id> add_token(const TokenRec& t) override {
+        return guarded("add token", [&]() -> Result<Id> {
+            SQLite::Statement a(db_,
+                                "INSERT INTO tokens (name, scope, org_id, workspace_id, "
+                                "cluster_id, hash, created_s, revoked) VALUES (?,?,?,?,?,?,?,0)");
+            a.bind(1, t.name);
+            a.bind(2, to_string(t.scope));
+            a.bind(3, t.org_id);
+            a.bind(4, t.workspace_id);
+            a.bind(5, t.cluster_id);
+            a.bind(6, t.hash);
+            a.bind(7, t.created_s);
+            a.exec();
+            return db_.getLastInsertRowid();
+        });
+    }
+
+    Result<void> revoke_token(Id id) override {
+        return guarded("revoke token", [&]() -> Result<void> {
+            SQLite::Statement a(db_, "UPDATE tokens SET revoked = 1 WHERE id = ?");
+            a.bind(1, id);
+            if (a.exec() == 0) return fail("no token with id " + std::to_string(id));
+            return {};
+        });
+    }
+
+    Result<std::vector<OrgRec>> orgs() override {
+        return guarded("orgs", [&]() -> Result<std::vector<OrgRec>> {
+            std::vector<OrgRec> out;
+            SQLite::Statement q(db_, "SELECT id, name FROM organizations ORDER BY id");
+            while (q.executeStep()) out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getString()});
+            return out;
+        });
+    }
+
+    Result<std::vector<ClusterRec>> clusters() override {
+        return guarded("clusters", [&]() -> Result<std::vector<ClusterRec>> {
+            std::vector<ClusterRec> out;
+            SQLite::Statement q(db_, "SELECT id, org_id, name FROM clusters ORDER BY id");
+            while (q.executeStep())
+                out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64(),
+                               q.getColumn(2).getString()});
+            return out;
+        });
+    }
+
+    Result<std::vector<PoolRec>> pools(Id cluster_id) override {
+        return guarded("pools", [&]() -> Result<std::vector<PoolRec>> {
+            std::vector<PoolRec> out;
+            SQLite::Statement q(db_, "SELECT id, cluster_id, name FROM pools WHERE cluster_id = ? ORDER BY id");
+            q.bind(1, cluster_id);
+            while (q.executeStep())
+                out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64(),
+                               q.getColumn(2).getString()});
+            return out;
+        });
+    }
+
+    Result<std::vector<MachineRec>> machines(Id cluster_id) override {
+        return guarded("machines", [&]() -> Result<std::vector<MachineRec>> {
+            std::vector<MachineRec> out;
+            SQLite::Statement q(db_,
+                                "SELECT m.id, m.pool_id, m.name, m.gpus, m.up FROM machines m "
+                                "JOIN pools p ON p.id = m.pool_id WHERE p.cluster_id = ? ORDER BY m.id");
+            q.bind(1, cluster_id);
+            while (q.executeStep())
+                out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64(),
+                               q.getColumn(2).getString(), q.getColumn(3).getInt(),
+                               q.getColumn(4).getInt() != 0});
+            return out;
+        });
+    }
+
+    Result<std::vector<WorkspaceRec>> workspaces(Id org_id, Id cluster_id) override {
+        return guarded("workspaces", [&]() -> Result<std::vector<WorkspaceRec>> {
+            std::vector<WorkspaceRec> out;
+            SQLite::Statement q(db_,
+                                "SELECT w.id, w.org_id, w.name, COALESCE(ww.weight, 1.0) FROM "
+                                "workspaces w LEFT JOIN workspace_weights ww ON ww.workspace_id = "
+                                "w.id AND ww.cluster_id = ? WHERE w.org_id = ? ORDER BY w.id");
+            q.bind(1, cluster_id);
+            q.bind(2, org_id);
+            while (q.executeStep())
+                out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64(),
+                               q.getColumn(2).getString(), q.getColumn(3).getDouble()});
+            return out;
+        });
+    }
+
+    static TokenRec token_of(SQLite::Statement& q) {
+        TokenRec t;
+        t.id = q.getColumn(0).getInt64();
+        t.name = q.getColumn(1).getString();
+        const std::string scope = q.getColumn(2).getString();
+        t.scope = scope == "org-admin" ? Scope::OrgAdmin
+                  : scope == "operator" ? Scope::Operator
+                                        : Scope::Workspace;
+        t.org_id = q.getColumn(3).getInt64();
+        t.workspace_id = q.getColumn(4).isNull() ? 0 : q.getColumn(4).getInt64();
+        t.cluster_id = q.getColumn(5).isNull() ? 0 : q.getColumn(5).getInt64();
+        t.hash = q.getColumn(6).getString();
+        t.created_s = q.getColumn(7).getInt64();
+        t.revoked = q.getColumn(8).getInt() != 0;
+        return t;
+    }
+    static constexpr const char* kTokenCols =
+        "SELECT id, name, scope, org_id, workspace_id, cluster_id, hash, created_s, revoked FROM tokens";
+
+    Result<std::vector<TokenRec>> tokens() override {
+        return guarded("tokens", [&]() -> Result<std::vector<TokenRec>> {
+            std::vector<TokenRec> out;
+            SQLite::Statement q(db_, std::string(kTokenCols) + " ORDER BY id");
+            while (q.executeStep()) out.push_back(token_of(q));
+            return out;
+        });
+    }
+
+    Result<std::optional<TokenRec>> token_by_hash(const std::string& hash) override {
+        return guarded("token", [&]() -> Result<std::optional<TokenRec>> {
+            if (!token_q_) token_q_ = std::make_unique<SQLite::Statement>(db_, std::string(kTokenCols) + " WHERE hash = ?");
+            SQLite::Statement& q = *token_q_;
+            q.reset();
+            q.bind(1, hash);
+            std::optional<TokenRec> out;
+            if (q.executeStep()) out = token_of(q);
+            q.reset();
+            return out;
+        });
+    }
+
+    Result<std::vector<RunRec>> runs() override {
+        return guarded("runs", [&]() -> Result<std::vector<RunRec>> {
+            std::vector<RunRec> out;
+            SQLite::Statement q(db_,
+                                "SELECT id, workspace_id, pool_id, name, workers, gpus_per_worker, "
+                                "time_limit_s, sim_duration_s, command, image, state, reason, "
+                                "stop_cause, submitted_s, started_s, ended_s, phase_since_s, "
+                                "executed_s, lease_start_s, lease_end_s, attempts FROM runs ORDER BY id");
+            while (q.executeStep()) {
+                RunRec r;
+                int c = 0;
+                r.id = q.getColumn(c++).getInt64();
+                r.workspace_id = q.getColumn(c++).getInt64();
+                r.pool_id = q.getColumn(c++).getInt64();
+                r.name = q.getColumn(c++).getString();
+                r.workers = q.getColumn(c++).getInt();
+                r.gpus_per_worker = q.getColumn(c++).getInt();
+                r.time_limit_s = q.getColumn(c++).getInt64();
+                r.sim_duration_s = q.getColumn(c++).getInt64();
+                r.command = q.getColumn(c++).getString();
+                r.image = q.getColumn(c++).getString();
+                r.state = q.getColumn(c++).getString();
+                r.reason = q.getColumn(c++).getString();
+                r.stop_cause = q.getColumn(c++).getString();
+                r.submitted_s = q.getColumn(c++).getInt64();
+                r.started_s = q.getColumn(c++).getInt64();
+                r.ended_s = q.getColumn(c++).getInt64();
+                r.phase_since_s = q.getColumn(c++).getInt64();
+                r.executed_s = q.getColumn(c++).getInt64();
+                r.lease_start_s = q.getColumn(c++).getInt64();
+                r.lease_end_s = q.getColumn(c++).getInt64();
+                r.attempts = q.getColumn(c++).getInt();
+                out.push_back(std::move(r));
+            }
+            std::size_t k = 0;
+            SQLite::Statement w(db_,
+                                "SELECT run_id, idx, phase, cause, attempt, parts, level FROM "
+                                "workers ORDER BY run_id, idx");
+            while (w.executeStep()) {
+                const Id run = w.getColumn(0).getInt64();
+                while (k < out.size() && out[k].id < run) ++k;
+                if (k == out.size()) break;
+                if (out[k].id != run) continue;
+                out[k].worker_list.push_back({w.getColumn(1).getInt(), w.getColumn(2).getInt(),
+                                              w.getColumn(3).getInt(), w.getColumn(4).getInt(),
+                                              w.getColumn(5).getString(),
+                                              w.getColumn(6).getDouble()});
+            }
+            k = 0;
+            SQLite::Statement a(db_,
+                                "SELECT run_id, number, started_s, ended_s, outcome FROM attempts "
+                                "ORDER BY run_id, number");
+            while (a.executeStep()) {
+                const Id run = a.getColumn(0).getInt64();
+                while (k < out.size() && out[k].id < run) ++k;
+                if (k == out.size()) break;
+                if (out[k].id != run) continue;
+                out[k].attempt_list.push_back({a.getColumn(1).getInt(), a.getColumn(2).getInt64(),
+                                               a.getColumn(3).getInt64(),
+                                               a.getColumn(4).getString()});
+            }
+            return out;
+        });
+    }
+
+    Result<std::vector<GoodputRowRec>> goodput_rows() override {
+        return guarded("goodput rows", [&]() -> Result<std::vector<GoodputRowRec>> {
+            std::vector<GoodputRowRec> out;
+            SQLite::Statement q(db_,
+                                "SELECT run_id, machine_id, hour, category, held, gpu_s FROM "
+                                "goodput_hourly WHERE gpu_s != 0 ORDER BY run_id, hour");
+            while (q.executeStep())
+                out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64(),
+                               q.getColumn(2).getInt64(), q.getColumn(3).getInt(),
+                               q.getColumn(4).getInt() != 0, q.getColumn(5).getInt64()});
+            return out;
+        });
+    }
+
+    Result<std::vector<AlertRec>> alerts() override {
+        return guarded("alerts", [&]() -> Result<std::vector<AlertRec>> {
+            std::vector<AlertRec> out;
+            SQLite::Statement q(db_, "SELECT name, scope, target, state, since, value FROM alerts");
+            while (q.executeStep())
+                out.push_back({q.getColumn(0).getString(), q.getColumn(1).getString(),
+                               q.getColumn(2).getString(), q.getColumn(3).getString(),
+                               q.getColumn(4).getInt64(), q.getColumn(5).getDouble()});
+            return out;
+        });
+    }
+
+    Result<std::optional<std::int64_t>> meta(const std::string& key) override {
+        return guarded("meta", [&]() -> Result<std::optional<std::int64_t>> {
+            SQLite::Statement q(db_, "SELECT value FROM meta WHERE key = ?");
+            q.bind(1, key);
+            std::optional<std::int64_t> out;
+            if (q.executeStep()) out = q.getColumn(0).getInt64();
+            return out;
+        });
+    }
+
+    Result<void> apply(const Batch& b) override {
+        if (b.empty()) return {};
+        return guarded("write", [&]() -> Result<void> {
+            SQLite::Transaction tx(db_);
+            for (const RunRec& r : b.runs) write_run(r);
+            if (!b.goodput.empty()) {
+                SQLite::Statement q(db_,
+                                    "INSERT INTO goodput_hourly (run_id, machine_id, hour, "
+                                    "category, held, gpu_s) VALUES (?,?,?,?,?,?) ON CONFLICT "
+                                    "(run_id, machine_id, hour, category, held) DO UPDATE SET "
+                                    "gpu_s = gpu_s + excluded.gpu_s");
+                for (const GoodputRowRec& g : b.goodput) {
+                    q.bind(1, g.run_id);
+                    q.bind(2, g.machine_id);
+                    q.bind(3, g.hour);
+                    q.bind(4, g.category);
+                    q.bind(5, g.held ? 1 : 0);
+                    q.bind(6, g.gpu_s);
+                    q.exec();
+                    q.reset();
+                }
+            }
+            if (!b.meta.empty()) {
+                SQLite::Statement q(db_,
+                                    "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT "
+                                    "(key) DO UPDATE SET value = excluded.value");
+                for (const auto& [k, v] : b.meta) {
+                    q.bind(1, k);
+                    q.bind(2, v);
+                    q.exec();
+                    q.reset();
+                }
+            }
+            if (b.alerts) {
+                db_.exec("DELETE FROM alerts");
+                SQLite::Statement q(db_,
+                                    "INSERT OR REPLACE INTO alerts (name, scope, target, state, "
+                                    "since, value) VALUES (?,?,?,?,?,?)");
+                for (const AlertRec& a : *b.alerts) {
+                    q.bind(1, a.name);
+                    q.bind(2, a.scope);
+                    q.bind(3, a.target);
+                    q.bind(4, a.state);
+                    q.bind(5, a.since);
+                    q.bind(6, a.value);
+                    q.exec();
+                    q.reset();
+                }
+            }
+            if (b.prune_before_hour) {
+                SQLite::Statement q(db_, "DELETE FROM goodput_hourly WHERE hour < ?");
+                q.bind(1, *b.prune_before_hour);
+                q.exec();
+            }
+            for (const auto& [id, up] : b.machine_up) {
+                SQLite::Statement q(db_, "UPDATE machines SET up = ? WHERE id = ?");
+                q.bind(1, up ? 1 : 0);
+                q.bind(2, id);
+                q.exec();
+            }
+            tx.commit();
+            return {};
+        });
+    }
+
+private:
+    int current_version() {
+        SQLite::Statement q(db_, "SELECT version FROM schema_version");
+        return q.executeStep() ? q.getColumn(0).getInt() : 0;
+    }
+
+    void write_run(const RunRec& r) {
+        SQLite::Statement q(db_,
+                            "INSERT INTO runs (id, workspace_id, pool_id, name, workers, "
+                            "gpus_per_worker, time_limit_s, sim_duration_s, command, image, state, "
+                            "reason, stop_cause, submitted_s, started_s, ended_s, phase_since_s, "
+                            "executed_s, lease_start_s, lease_end_s, attempts) VALUES "
+                            "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO UPDATE "
+                            "SET state = excluded.state, reason = excluded.reason, stop_cause = "
+                            "excluded.stop_cause, started_s = excluded.started_s, ended_s = "
+                            "excluded.ended_s, phase_since_s = excluded.phase_since_s, executed_s "
+                            "= excluded.executed_s, lease_start_s = excluded.lease_start_s, "
+                            "lease_end_s = excluded.lease_end_s, attempts = excluded.attempts");
+        int c = 1;
+        q.bind(c++, r.id);
+        q.bind(c++, r.workspace_id);
+        q.bind(c++, r.pool_id);
+        q.bind(c++, r.name);
+        q.bind(c++, r.workers);
+        q.bind(c++, r.gpus_per_worker);
+        q.bind(c++, r.time_limit_s);
+        q.bind(c++, r.sim_duration_s);
+        q.bind(c++, r.command);
+        q.bind(c++, r.image);
+        q.bind(c++, r.state);
+        q.bind(c++, r.reason);
+        q.bind(c++, r.stop_cause);
+        q.bind(c++, r.submitted_s);
+        q.bind(c++, r.started_s);
+        q.bind(c++, r.ended_s);
+        q.bind(c++, r.phase_since_s);
+        q.bind(c++, r.executed_s);
+        q.bind(c++, r.lease_start_s);
+        q.bind(c++, r.lease_end_s);
+        q.bind(c++, r.attempts);
+        q.exec();
+        SQLite::Statement w(db_,
+                            "INSERT INTO workers (run_id, idx, phase, cause, attempt, parts, level) "
+                            "VALUES (?,?,?,?,?,?,?) ON CONFLICT (run_id, idx) DO UPDATE SET "
+                            "phase = excluded.phase, cause = excluded.cause, attempt = "
+                            "excluded.attempt, parts = excluded.parts, level = excluded.level");
+        for (const WorkerRec& k : r.worker_list) {
+            w.bind(1, r.id);
+            w.bind(2, k.index);
+            w.bind(3, k.phase);
+            w.bind(4, k.cause);
+            w.bind(5, k.attempt);
+            w.bind(6, k.parts);
+            w.bind(7, k.level);
+            w.exec();
+            w.reset();
+        }
+        SQLite::Statement a(db_,
+                            "INSERT INTO attempts (run_id, number, started_s, ended_s, outcome) "
+                            "VALUES (?,?,?,?,?) ON CONFLICT (run_id, number) DO UPDATE SET "
+                            "started_s = excluded.started_s, ended_s = excluded.ended_s, outcome "
+                            "= excluded.outcome");
+        for (const AttemptRec& k : r.attempt_list) {
+            a.bind(1, r.id);
+            a.bind(2, k.number);
+            a.bind(3, k.started_s);
+            a.bind(4, k.ended_s);
+            a.bind(5, k.outcome);
+            a.exec();
+            a.reset();
+        }
+    }
+
+    SQLite::Database db_;
+    std::unique_ptr<SQLite::Statement> token_q_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Store>> open_sqlite(const std::string& data_dir) {
+    try {
+        std::error_code ec;
+        std::filesystem::create_directories(data_dir, ec);
+        if (ec) return fail("cannot create the data directory " + data_dir + ": " + ec.message());
+        auto s = std::make_unique<SqliteStore>(data_dir + "/astraeus.db");
+        if (auto ok = s->migrate(); !ok) return std::unexpected(ok.error());
+        return std::unique_ptr<Store>(std::move(s));
+    } catch (const std::exception& e) {
+        return fail("cannot open the store in " + data_dir + ": " + e.what());
+    }
+}
+
+}  // namespace astraeus::store

@@ -1,0 +1,189 @@
+// The service's storage interface: tenancy (organisations, clusters, pools, machines,
+// workspaces and their weights), API tokens (hashed), runs with their workers and attempts, the
+// hourly goodput rows and alerts. SQLite implements it (store/sqlite_store.hpp); PostgreSQL can
+// implement the same interface later. Every state change of the service is one Batch written in
+// one transaction, durable when apply() returns (the service replies only after that).
+// Ids are positive integers; 0 = none. Thread safety: a Store is not thread-safe (the service
+// serialises its calls).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "astraeus/base/error.hpp"
+#include "astraeus/base/time.hpp"
+
+namespace astraeus::store {
+
+using Id = std::int64_t;
+
+struct OrgRec {
+    Id id = 0;
+    std::string name;
+};
+struct ClusterRec {
+    Id id = 0;
+    Id org_id = 0;
+    std::string name;
+};
+struct PoolRec {
+    Id id = 0;
+    Id cluster_id = 0;
+    std::string name;
+};
+struct MachineRec {
+    Id id = 0;
+    Id pool_id = 0;
+    std::string name;
+    int gpus = 0;
+    bool up = true;
+};
+/// A workspace (tenant) of an organisation and its weight on one cluster.
+struct WorkspaceRec {
+    Id id = 0;
+    Id org_id = 0;
+    std::string name;
+    double weight = 1.0;  ///< on the cluster it was read for
+};
+
+enum class Scope : std::uint8_t { Workspace, OrgAdmin, Operator };
+/// "workspace", "org-admin", "operator".
+const char* to_string(Scope s);
+
+struct TokenRec {
+    Id id = 0;
+    std::string name;
+    Scope scope = Scope::Workspace;
+    Id org_id = 0;
+    Id workspace_id = 0;   ///< workspace tokens only
+    Id cluster_id = 0;     ///< operator tokens: their cluster
+    std::string hash;      ///< SHA-256 hex of the token
+    Seconds created_s = 0;
+    bool revoked = false;
+};
+
+/// One worker of a run as the goodput count and the executor see it (goodput/lifecycle.hpp
+/// phases and causes as integers). `parts` = "machine:gpus,machine:gpus" while holding GPUs.
+struct WorkerRec {
+    int index = 0;
+    int phase = 0;
+    int cause = 0;
+    int attempt = 0;
+    std::string parts;
+    double level = -1;  ///< utilization level while running (-1: none)
+};
+
+struct AttemptRec {
+    int number = 0;
+    Seconds started_s = 0;
+    Seconds ended_s = -1;
+    std::string outcome;  ///< "", "succeeded", "failed", "preempted", "stopped", "lease"
+};
+
+/// A run and everything the service needs to rebuild it after a restart.
+struct RunRec {
+    Id id = 0;
+    Id workspace_id = 0;
+    Id pool_id = 0;
+    std::string name;
+    int workers = 1;
+    int gpus_per_worker = 1;
+    Seconds time_limit_s = 0;       ///< 0: none
+    Seconds sim_duration_s = 0;     ///< 0: none (the simulated executor's work)
+    std::string command;
+    std::string image;
+    std::string state;              ///< pending, starting, running, stopping, succeeded, ...
+    std::string reason;             ///< pending only
+    std::string stop_cause;         ///< while stopping/failed-holding: owner, limit, preemption,
+                                    ///< failure
+    Seconds submitted_s = 0;
+    Seconds started_s = -1;
+    Seconds ended_s = -1;
+    Seconds phase_since_s = 0;      ///< when the current state began
+    Seconds executed_s = 0;         ///< work done before the current running stretch
+    Seconds lease_start_s = -1;
+    Seconds lease_end_s = -1;
+    int attempts = 0;
+    std::vector<WorkerRec> worker_list;
+    std::vector<AttemptRec> attempt_list;
+};
+
+struct GoodputRowRec {
+    Id run_id = 0;
+    Id machine_id = -1;  ///< -1: not placed
+    Seconds hour = 0;
+    int category = 0;
+    bool held = false;
+    GpuSeconds gpu_s = 0;
+};
+
+struct AlertRec {
+    std::string name;
+    std::string scope;
+    std::string target;
+    std::string state;
+    Seconds since = 0;
+    double value = 0;
+};
+
+/// Everything one state change writes, applied in one transaction.
+struct Batch {
+    std::vector<RunRec> runs;               ///< upserted, with their workers and attempts
+    std::vector<GoodputRowRec> goodput;     ///< added to the hourly rows (UPSERT add)
+    std::vector<std::pair<std::string, std::int64_t>> meta;  ///< upserted
+    std::optional<std::vector<AlertRec>> alerts;  ///< when set, replaces the alerts table
+    std::optional<Seconds> prune_before_hour;     ///< deletes goodput rows of older hours
+    std::vector<std::pair<Id, bool>> machine_up;  ///< machine state changes
+    bool empty() const {
+        return runs.empty() && goodput.empty() && meta.empty() && !alerts && !prune_before_hour &&
+               machine_up.empty();
+    }
+};
+
+class Store {
+public:
+    virtual ~Store() = default;
+
+    // --- tenancy (admin) ------------------------------------------------------------------
+    /// Creates the organisation and its cluster (once); an error if one already exists.
+    virtual Result<std::pair<Id, Id>> init(const std::string& org, const std::string& cluster) = 0;
+    /// Adds pool `name` to the cluster (or returns the existing one's id).
+    virtual Result<Id> add_pool(Id cluster_id, const std::string& name) = 0;
+    virtual Result<Id> add_machine(Id pool_id, const std::string& name, int gpus) = 0;
+    /// Adds (or re-weights) workspace `name` of the organisation, its weight on `cluster_id`.
+    virtual Result<Id> set_workspace(Id org_id, Id cluster_id, const std::string& name,
+                                     double weight) = 0;
+    virtual Result<Id> add_token(const TokenRec& t) = 0;
+    /// Marks a token revoked; an error for an unknown id.
+    virtual Result<void> revoke_token(Id id) = 0;
+
+    // --- reads ------------------------------------------------------------------------------
+    virtual Result<std::vector<OrgRec>> orgs() = 0;
+    virtual Result<std::vector<ClusterRec>> clusters() = 0;
+    virtual Result<std::vector<PoolRec>> pools(Id cluster_id) = 0;
+    virtual Result<std::vector<MachineRec>> machines(Id cluster_id) = 0;
+    /// Workspaces of the organisation with their weight on `cluster_id` (1 when none set).
+    virtual Result<std::vector<WorkspaceRec>> workspaces(Id org_id, Id cluster_id) = 0;
+    virtual Result<std::vector<TokenRec>> tokens() = 0;
+    /// The token whose hash is `hash` (revoked ones included), or none.
+    virtual Result<std::optional<TokenRec>> token_by_hash(const std::string& hash) = 0;
+    /// Every run with its workers and attempts, by id.
+    virtual Result<std::vector<RunRec>> runs() = 0;
+    /// Every hourly goodput row (non-zero).
+    virtual Result<std::vector<GoodputRowRec>> goodput_rows() = 0;
+    virtual Result<std::vector<AlertRec>> alerts() = 0;
+    virtual Result<std::optional<std::int64_t>> meta(const std::string& key) = 0;
+
+    // --- the service's writes ---------------------------------------------------------------
+    /// Applies the batch in one transaction: all of it, durably, or nothing (an error).
+    virtual Result<void> apply(const Batch& b) = 0;
+    /// The schema version in the store.
+    virtual int schema_version() = 0;
+};
+
+/// Opens (creating and migrating) the SQLite store in directory `data_dir` (astraeus.db).
+Result<std::unique_ptr<Store>> open_sqlite(const std::string& data_dir);
+
+}  // namespace astraeus::store
