@@ -6,6 +6,8 @@
 #include "astraeus/cli/run_setup.hpp"
 #include "astraeus/config/cluster_config.hpp"
 #include "astraeus/sched/policies.hpp"
+#include "astraeus/goodput/ledger.hpp"
+#include "astraeus/sim/goodput_recorder.hpp"
 #include "astraeus/sim/metrics.hpp"
 #include "astraeus/sim/report.hpp"
 
@@ -16,7 +18,39 @@ struct SimulateArgs {
     RunArgs run;
     std::string policy = "astraea", out = "out/simulate";
     bool json = false;
+    // Goodput (docs/goodput-simulation.md).
+    bool goodput = false;
+    std::string goodput_by = "workspace", lifecycle = "calibrated";
+    int goodput_weeks = 0;
+    LifecycleConfig model;               ///< the flags below, applied over --lifecycle
+    std::vector<CLI::Option*> model_flags;
 };
+
+/// --lifecycle, then every model flag given on the command line over it.
+Result<LifecycleConfig> lifecycle_of(const SimulateArgs& a) {
+    auto base = LifecycleConfig::named(a.lifecycle);
+    if (!base) return base;
+    LifecycleConfig c = *base;
+    const LifecycleConfig& f = a.model;
+    for (CLI::Option* o : a.model_flags) {
+        if (o->count() == 0) continue;
+        const std::string n = o->get_name();
+        if (n == "--startup") c.startup_s = f.startup_s;
+        else if (n == "--startup-per-doubling") c.startup_per_doubling_s = f.startup_per_doubling_s;
+        else if (n == "--early-failure") c.early_failure_p = f.early_failure_p;
+        else if (n == "--failure-rate") c.failure_rate_gpu_hour = f.failure_rate_gpu_hour;
+        else if (n == "--failure-rate-job") c.failure_rate_job_hour = f.failure_rate_job_hour;
+        else if (n == "--failure-hold") c.failure_hold_s = f.failure_hold_s;
+        else if (n == "--machine-loss-rate") c.machine_loss_rate_day = f.machine_loss_rate_day;
+        else if (n == "--repair-time") c.repair_s = f.repair_s;
+        else if (n == "--stall-rate") c.stall_rate_job_hour = f.stall_rate_job_hour;
+        else if (n == "--stall-timeout") c.stall_timeout_s = f.stall_timeout_s;
+        else if (n == "--straggler-p") c.straggler_p = f.straggler_p;
+        else if (n == "--util-segment") c.util_segment_s = f.util_segment_s;
+    }
+    if (auto ok = check_lifecycle(c); !ok) return std::unexpected(ok.error());
+    return c;
+}
 
 int run_simulate(const SimulateArgs& a) {
     auto prepared = prepare_run(a.run);
@@ -25,6 +59,24 @@ int run_simulate(const SimulateArgs& a) {
     auto options = policy_options(a.policy, p.config.options);
     if (!options) return usage_error("simulate", options.error());
     p.config.options = *options;
+    bool model_given = a.lifecycle != "calibrated";
+    for (CLI::Option* o : a.model_flags) model_given = model_given || o->count() > 0;
+    if (!a.goodput && (model_given || a.goodput_by != "workspace" || a.goodput_weeks != 0))
+        return usage_error("simulate", Error{"--goodput-by, --goodput-weeks, --lifecycle and the "
+                                             "lifecycle model flags need --goodput"});
+    auto by = goodput::parse_by(a.goodput_by);
+    if (!by) return usage_error("simulate", Error{"--goodput-by: " + by.error().message});
+    if (a.goodput_weeks < 0 || a.goodput_weeks > 56)
+        return usage_error("simulate", Error{"--goodput-weeks must be between 0 and 56, got " +
+                                             std::to_string(a.goodput_weeks)});
+    if (a.goodput) {
+        if (p.config.options.mode == Mode::Compat)
+            return usage_error("simulate", Error{"--goodput needs --mode default (the compat "
+                                                 "engine has no worker lifecycles)"});
+        auto model = lifecycle_of(a);
+        if (!model) return usage_error("simulate", model.error());
+        p.config.goodput = *model;
+    }
 
     auto result = simulate(p.workload, p.config, progress_printer(a.run.quiet, ""));
     if (!result) return usage_error("simulate", result.error());
@@ -33,10 +85,18 @@ int run_simulate(const SimulateArgs& a) {
     auto manifest = manifest_json(p.config, p.inputs, a.policy);
     if (!manifest) return usage_error("simulate", manifest.error());
     const nlohmann::json sj = summary_json(p.workload, *result, summary);
-    auto written = write_files(a.out, {{"jobs.csv", jobs_csv(p.workload, *result)},
-                                       {"tenants.csv", tenants_csv(p.workload, *result)},
-                                       {"summary.json", sj.dump(2) + "\n"},
-                                       {"manifest.json", manifest->dump(2) + "\n"}});
+    std::vector<std::pair<std::string, std::string>> files{
+        {"jobs.csv", jobs_csv(p.workload, *result)},
+        {"tenants.csv", tenants_csv(p.workload, *result)},
+        {"summary.json", sj.dump(2) + "\n"},
+        {"manifest.json", manifest->dump(2) + "\n"}};
+    std::string goodput_table;
+    if (result->goodput) {
+        files.push_back({"goodput.json",
+                         goodput_json(*result->goodput, *by, a.goodput_weeks).dump(2) + "\n"});
+        goodput_table = goodput_text(*result->goodput, *by, a.goodput_weeks);
+    }
+    auto written = write_files(a.out, files);
     if (!written) return usage_error("simulate", written.error());
     if (a.json) {
         std::cout << sj.dump(2) << "\n";
@@ -53,8 +113,16 @@ int run_simulate(const SimulateArgs& a) {
               << "  (F_j: a job's GPU-time received / deserved; fair = within 5 % of 1. F_u: the\n"
                  "   same for a tenant over the run; F_u > 1 means it borrowed idle GPUs.)\n";
     if (p.skipped != "0") std::cout << "  trace rows left out: " << p.skipped << "\n";
+    if (result->goodput) {
+        const GoodputEvents& e = result->goodput->events;
+        std::cout << fmt::format("\nGoodput (lifecycle {}: {} placements, {} failures, {} machine "
+                                 "losses, {} stalls, {} stragglers, {} preemptions)\n",
+                                 result->goodput->lifecycle.name, e.placements, e.failures,
+                                 e.machine_losses, e.stalls, e.stragglers, e.preemptions)
+                  << goodput_table << "\n";
+    }
     std::cout << fmt::format("  outputs in {}/ (jobs.csv, tenants.csv, summary.json, "
-                             "manifest.json)\n", a.out);
+                             "manifest.json{})\n", a.out, result->goodput ? ", goodput.json" : "");
     return 0;
 }
 
@@ -72,6 +140,69 @@ std::function<int()> add_simulate(CLI::App& app) {
         ->capture_default_str();
     sub->add_option("--out", args->out, "output directory")->capture_default_str();
     sub->add_flag("--json", args->json, "print the summary as JSON instead of a table");
+    // Goodput accounting (docs/goodput-simulation.md).
+    sub->add_flag("--goodput", args->goodput,
+                  "goodput accounting: simulate worker lifecycles (start-up, failures, machine "
+                  "losses, stalls, stragglers, GPU utilization), print the goodput table after "
+                  "the summary and write goodput.json (default mode only; with the lifecycle "
+                  "models on, failures, start-ups and losses change the schedule)");
+    sub->add_option("--goodput-by", args->goodput_by,
+                    "rows of the goodput table and goodput.json: workspace (= tenant), run (= "
+                    "job), machine or pool (= the cluster)")
+        ->capture_default_str();
+    sub->add_option("--goodput-weeks", args->goodput_weeks,
+                    "also one goodput table per ISO week: the last N complete weeks before the "
+                    "end of the simulation and the week of the end (0..56; 0 = none)")
+        ->capture_default_str();
+    sub->add_option("--lifecycle", args->lifecycle,
+                    "lifecycle models: calibrated (defaults fitted to Philly, see "
+                    "docs/goodput-simulation.md) or none (start-up 0, no failures, losses, stalls "
+                    "or stragglers, every running minute 100 % busy)")
+        ->capture_default_str();
+    LifecycleConfig& m = args->model;
+    auto& f = args->model_flags;
+    f.push_back(sub->add_option("--startup", m.startup_s,
+                                "start-up seconds of every placement (image, drives)")
+                    ->capture_default_str());
+    f.push_back(sub->add_option("--startup-per-doubling", m.startup_per_doubling_s,
+                                "gang barrier: extra start-up seconds per doubling of the "
+                                "machines a gang spans")
+                    ->capture_default_str());
+    f.push_back(sub->add_option("--early-failure", m.early_failure_p,
+                                "probability that a job fails in its first 10 minutes of running")
+                    ->capture_default_str());
+    f.push_back(sub->add_option("--failure-rate", m.failure_rate_gpu_hour,
+                                "failures per GPU-hour of running (any time)")
+                    ->capture_default_str());
+    f.push_back(sub->add_option("--failure-rate-job", m.failure_rate_job_hour,
+                                "failures per job-hour of running (any time)")
+                    ->capture_default_str());
+    f.push_back(sub->add_option("--failure-hold", m.failure_hold_s,
+                                "seconds a failed job keeps its GPUs before it releases them and "
+                                "waits to be placed again (losing the work since its last "
+                                "checkpoint)")
+                    ->capture_default_str());
+    f.push_back(sub->add_option("--machine-loss-rate", m.machine_loss_rate_day,
+                                "machine losses per machine-day (the jobs on it fail)")
+                    ->capture_default_str());
+    f.push_back(sub->add_option("--repair-time", m.repair_s,
+                                "seconds a lost machine stays out of use")
+                    ->capture_default_str());
+    f.push_back(sub->add_option("--stall-rate", m.stall_rate_job_hour,
+                                "stalls per job-hour of running (no progress; detected after the "
+                                "stall timeout, then the run is stopped and placed again)")
+                    ->capture_default_str());
+    f.push_back(sub->add_option("--stall-timeout", m.stall_timeout_s,
+                                "seconds without progress before a stall is detected")
+                    ->capture_default_str());
+    f.push_back(sub->add_option("--straggler-p", m.straggler_p,
+                                "probability per placement that a straggler halves the gang's "
+                                "utilization from a random time on")
+                    ->capture_default_str());
+    f.push_back(sub->add_option("--util-segment", m.util_segment_s,
+                                "mean seconds between utilization level changes of a running "
+                                "job (levels drawn from Philly's GPU utilization CDF)")
+                    ->capture_default_str());
     return [args] { return run_simulate(*args); };
 }
 

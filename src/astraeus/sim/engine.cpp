@@ -99,6 +99,12 @@ Result<SimResult> simulate(const Workload& workload, const SimConfig& config,
     if (!placer) return std::unexpected(placer.error());
     auto policy = make_policy(o);
     if (!policy) return std::unexpected(policy.error());
+    if (config.goodput) {
+        if (o.mode == Mode::Compat)
+            return fail("goodput accounting (--goodput) needs --mode default (the compat "
+                        "engine reproduces the reference simulator, which has no lifecycles)");
+        if (auto ok = check_lifecycle(*config.goodput); !ok) return std::unexpected(ok.error());
+    }
     if (o.mode == Mode::Compat) {
         if (!(*policy)->astraea_lists())
             return fail("policy '" + o.policy + "' runs in default mode only (compat mode "

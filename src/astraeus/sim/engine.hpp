@@ -10,12 +10,14 @@
 //    thresholds, with checkpoint/restore costs and the quirks of spec section 6 fixed.
 #pragma once
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "astraeus/base/error.hpp"
 #include "astraeus/model/cluster.hpp"
+#include "astraeus/sim/lifecycle_model.hpp"
 #include "astraeus/model/run_state.hpp"
 #include "astraeus/model/workload.hpp"
 #include "astraeus/sched/options.hpp"
@@ -27,7 +29,13 @@ struct SimConfig {
     std::string cluster_name = "40x8";  ///< as given on the command line (for the manifest)
     std::string placement = "consolidate";
     AstraeaOptions options;
+    /// Goodput accounting (default mode only): the lifecycle models to simulate; none = off.
+    /// When on, start-up times, failures, stalls and machine losses change the schedule
+    /// (docs/goodput-simulation.md); with it off nothing changes.
+    std::optional<LifecycleConfig> goodput;
 };
+
+struct GoodputResult;  // sim/goodput_recorder.hpp
 
 /// One tenant at one instant (sampled at every bucket boundary).
 struct TenantSample {
@@ -50,6 +58,7 @@ struct SimResult {
     std::size_t dropped_too_big = 0;   ///< default mode: gangs larger than the whole cluster
     std::size_t dropped_over_static_quota = 0;  ///< default mode, static quotas: g > Q_u
     long rounds = 0;
+    std::shared_ptr<const GoodputResult> goodput;  ///< with SimConfig::goodput only
 };
 
 struct Progress {

@@ -8,6 +8,8 @@
 #include "astraeus/sched/job_order.hpp"
 #include "astraeus/sched/policy.hpp"
 #include "astraeus/sim/engine_base.hpp"
+#include "astraeus/sim/goodput_recorder.hpp"
+#include "astraeus/sim/lifecycle_model.hpp"
 
 namespace astraeus::detail {
 namespace {
@@ -103,20 +105,24 @@ public:
         in.pend_seq = pend_seq_;
         in.ledger = &ledger_;
         in.sticky_renewals = true;
+        if (c.goodput) init_goodput(*c.goodput);
     }
 
     Result<SimResult> execute(const ProgressFn& progress) {
         if (!w_.jobs.empty()) last_t_ = w_.jobs.front().submit_s;
-        while (next_arrival_ < w_.jobs.size() || !pending_.empty() || !running_.empty()) {
+        while (next_arrival_ < w_.jobs.size() || !pending_.empty() || !running_.empty() ||
+               limbo_ > 0) {
             const Seconds arrival =
                 next_arrival_ < w_.jobs.size() ? w_.jobs[next_arrival_].submit_s : kNoTime;
-            const Seconds t = std::min(arrival, timers_.next_time());
+            const Seconds t = std::min({arrival, timers_.next_time(),
+                                        mevents_.empty() ? kNoTime : mevents_.top().time});
             if (t == kNoTime)
                 return fail("simulation stalled: " + std::to_string(pending_.size()) +
                             " jobs pending with no event left (a bug; please report)");
             advance(t);
             expired_now_ = 0;
             round_in_.now = t;
+            if (gp_) fire_model_events(t);
             fire_timers(t);
             settle_lease_ends(t);
             admit_arrivals(t);
@@ -128,9 +134,14 @@ public:
             }
             arrived_ = false;
             woke_ = false;
+            if (gp_) settle_marks(t);
             arm_starvation_timers();
             ++res_.rounds;
             if (progress && res_.rounds % 65536 == 0) progress({t, done_, w_.jobs.size()});
+        }
+        if (gp_) {
+            res_.goodput = gp_->finish(res_.end_s);
+            if (!gp_->error().empty()) return fail(gp_->error() + " (a bug; please report)");
         }
         return finish_result();
     }
@@ -210,6 +221,10 @@ private:
                 continue;
             }
             if (r.status != RunStatus::Running) continue;
+            if (gp_ && fault_kind_[ev.job] != kNoFault && fault_at_[ev.job] == t) {
+                fault(ev.job, t, fault_kind_[ev.job]);
+                continue;
+            }
             if (completes_[ev.job]) {
                 finish(ev.job, t);
             } else {
@@ -246,6 +261,7 @@ private:
             policy_->on_admit(round_in_, j, ledger_);
             r.first_seen_s = t;
             r.last_checkpoint_s = -1;
+            if (gp_) admit_goodput(j);
             become_pending(j, w_.jobs[j].submit_s);
             arrived_ = true;
         }
@@ -253,6 +269,7 @@ private:
 
     void finish(int j, Seconds t) {
         RunState& r = run(j);
+        if (gp_) gp_->end(j, t);
         held(j, t);
         release(j);
         ++version_[j];
@@ -285,6 +302,7 @@ private:
         release(j);
         become_pending(j, t);
         ++expired_now_;
+        if (gp_) mark_lease_end(j, t);
     }
 
     /// Job j's lease ends at t: it has written a checkpoint (its counters and ledgers).
@@ -293,7 +311,11 @@ private:
         held(j, t);
         ++version_[j];
         // The lease's last checkpoint_s seconds wrote the checkpoint.
-        r.executed_s = e0_[j] + (t - lease_start_[j]) - restore_[j] - opt_.checkpoint_s;
+        r.executed_s = e0_[j] + (t - lease_start_[j]) - lead(j) - opt_.checkpoint_s;
+        if (gp_) {
+            r.executed_s = std::max(r.executed_s, e0_[j]);  // a start-up longer than the lease
+            consume(j, t);
+        }
         r.lease_run_s = t - lease_start_[j];
         res_.overhead_gpu_s += GpuSeconds{gpus(j)} * opt_.checkpoint_s;
         ++r.lease_expiries;
@@ -317,6 +339,7 @@ private:
                 release(j);
                 become_pending(j, t);
                 ++expired_now_;
+                if (gp_) mark_lease_end(j, t);
             }
         }
         expiring_.clear();
@@ -327,6 +350,7 @@ private:
     void renew_running(int j, Seconds t) {
         RunState& r = run(j);
         restore_[j] = 0;
+        if (gp_) startup_[j] = 0;
         wait_begin_[j] = t;
         r.waiting_since_start_s = 0;
         r.lease_run_s = 0;
@@ -433,6 +457,10 @@ private:
 
     void preempt(int j, Seconds t) {
         RunState& r = run(j);
+        if (gp_) {
+            consume(j, t);
+            gp_->preempt(j, t);
+        }
         held(j, t);
         release(j);
         ++version_[j];
@@ -456,7 +484,10 @@ private:
         r.lease_run_s = 0;
         lease_start_[j] = t;
         e0_[j] = r.executed_s;
+        bool placed = false;
+        if (gp_) placed = goodput_launch(j, p, continuing, t);
         mark_running(j, std::move(p));
+        if (placed) gp_->place(j, t, r.placement, t + lead(j));
         arm_lease(j, t);
     }
 
@@ -466,10 +497,258 @@ private:
         RunState& r = run(j);
         ++version_[j];
         const Seconds remaining = w_.jobs[j].duration_s - r.executed_s;
-        const Seconds lease = policy_->lease_s(round_in_, j, restore_[j]);
-        completes_[j] = remaining <= lease - restore_[j];
-        release_at_[j] = completes_[j] ? t + restore_[j] + remaining : t + lease;
+        const Seconds lead_s = lead(j);
+        const Seconds lease = policy_->lease_s(round_in_, j, lead_s);
+        completes_[j] = remaining <= lease - lead_s;
+        release_at_[j] = completes_[j] ? t + lead_s + remaining : t + lease;
+        if (gp_ && faults_) {
+            arm_fault(j, t + lead_s);
+            if (fault_kind_[j] != kNoFault) {
+                push_timer(fault_at_[j], j);
+                return;
+            }
+        }
         push_timer(release_at_[j], j);
+    }
+
+    /// Seconds at the start of j's current lease without progress: restore, then start-up.
+    Seconds lead(int j) const { return restore_[j] + (gp_ ? startup_[j] : 0); }
+
+    // --- goodput: lifecycle models (docs/goodput-simulation.md) -----------------------------
+
+    static constexpr std::uint8_t kNoFault = 0, kFailure = 1, kStall = 2;
+    enum class ModelKind : std::uint8_t { Release, MachineLoss, Repair };
+    struct ModelEvent {
+        Seconds time;
+        std::uint64_t seq;
+        ModelKind kind;
+        int id;  ///< job (Release) or machine
+        bool operator>(const ModelEvent& o) const {
+            return time != o.time ? time > o.time : seq > o.seq;
+        }
+    };
+
+    void init_goodput(const LifecycleConfig& lc) {
+        const std::size_t n = w_.jobs.size();
+        model_ = std::make_unique<LifecycleModel>(lc, opt_.seed);
+        gp_ = std::make_unique<GoodputRecorder>(
+            w_, c_.cluster, c_.cluster_name.empty() ? std::string("default") : c_.cluster_name,
+            *model_);
+        startup_.assign(n, 0);
+        lease_end_mark_.assign(n, -1);
+        faults_ = lc.early_failure_p > 0 || lc.failure_rate_gpu_hour > 0 ||
+                  lc.failure_rate_job_hour > 0 || lc.stall_rate_job_hour > 0 ||
+                  lc.machine_loss_rate_day > 0;
+        fault_kind_.assign(n, kNoFault);
+        fault_at_.assign(n, kNoTime);
+        stall_onset_.assign(n, 0);
+        work_from_.assign(n, 0);
+        early_left_.assign(n, kNever);
+        fail_left_.assign(n, kNever);
+        stall_left_.assign(n, kNever);
+        limbo_parts_.resize(n);
+        if (faults_) fstream_.assign(n, Stream(0, 0, 0));
+        const int machines = c_.cluster.machines();
+        down_.assign(static_cast<std::size_t>(machines), 0);
+        reserved_.assign(static_cast<std::size_t>(machines), 0);
+        if (lc.machine_loss_rate_day > 0 && !w_.jobs.empty()) {
+            const Seconds t0 = w_.jobs.front().submit_s;
+            for (int m = 0; m < machines; ++m) {
+                mstream_.emplace_back(opt_.seed, static_cast<std::uint64_t>(Draw::Machine),
+                                      static_cast<std::uint64_t>(m));
+                push_model(t0 + model_->machine_loss_after_s(mstream_.back()),
+                           ModelKind::MachineLoss, m);
+            }
+        }
+    }
+
+    void push_model(Seconds time, ModelKind kind, int id) {
+        if (time >= kNever) return;
+        mevents_.push({time, mseq_++, kind, id});
+    }
+
+    /// Job j's draws (its own stream): an early failure, the first rate failure, the first stall.
+    void admit_goodput(int j) {
+        gp_->submit(j, w_.jobs[j].submit_s);
+        if (!faults_) return;
+        Stream& s = fstream_[j] = Stream(opt_.seed, static_cast<std::uint64_t>(Draw::Failure),
+                                         static_cast<std::uint64_t>(j));
+        const LifecycleConfig& lc = model_->config();
+        const Seconds window = std::min(lc.early_failure_window_s, w_.jobs[j].duration_s);
+        const double u = s.uniform();
+        if (u < lc.early_failure_p && window > 0)
+            early_left_[j] = 1 + static_cast<Seconds>(s.uniform() * static_cast<double>(window - 1));
+        fail_left_[j] = model_->rate_failure_after_s(s, gpus(j));
+        stall_left_[j] = model_->stall_after_s(s);
+    }
+
+    /// The earliest fault of j's lease whose work starts at work_from (before it ends).
+    void arm_fault(int j, Seconds work_from) {
+        work_from_[j] = work_from;
+        fault_kind_[j] = kNoFault;
+        fault_at_[j] = kNoTime;
+        Seconds best = release_at_[j];
+        auto consider = [&](Seconds left, Seconds extra, std::uint8_t kind) {
+            if (left >= kNever) return;
+            const Seconds at = work_from + left + extra;
+            if (at < best) {
+                best = at;
+                fault_kind_[j] = kind;
+                fault_at_[j] = at;
+            }
+        };
+        consider(early_left_[j], 0, kFailure);
+        consider(fail_left_[j], 0, kFailure);
+        consider(stall_left_[j], model_->config().stall_timeout_s, kStall);
+        if (fault_kind_[j] == kStall) stall_onset_[j] = work_from + stall_left_[j];
+    }
+
+    /// j's lease stops working at t: its running time counts against its fault draws; draws used
+    /// up are redrawn (constant rates: memoryless), the early failure happens once.
+    void consume(int j, Seconds t) {
+        if (!faults_) return;
+        const Seconds worked = std::max<Seconds>(0, t - work_from_[j]);
+        work_from_[j] = t;
+        Stream& s = fstream_[j];
+        if (early_left_[j] < kNever) {
+            early_left_[j] -= worked;
+            if (early_left_[j] <= 0) early_left_[j] = kNever;
+        }
+        if (fail_left_[j] < kNever) {
+            fail_left_[j] -= worked;
+            if (fail_left_[j] <= 0) fail_left_[j] = model_->rate_failure_after_s(s, gpus(j));
+        }
+        if (stall_left_[j] < kNever) {
+            stall_left_[j] -= worked;
+            if (stall_left_[j] <= 0) stall_left_[j] = model_->stall_after_s(s);
+        }
+        fault_kind_[j] = kNoFault;
+    }
+
+    /// A failure (kFailure: also a lost machine) or a detected stall (kStall) of running job j
+    /// at t: the work since its last checkpoint is lost; it keeps its GPUs for the holding
+    /// time, then waits to be placed again.
+    void fault(int j, Seconds t, std::uint8_t kind) {
+        RunState& r = run(j);
+        const Seconds onset = stall_onset_[j];
+        if (kind == kStall) {
+            // The stall's draw was used (the onset), not the time after it.
+            stall_left_[j] = 0;
+        }
+        consume(j, t);
+        if (kind == kStall) gp_->stall(j, onset, t);
+        else gp_->fail(j, t);
+        held(j, t);
+        limbo_parts_[j] = r.placement;
+        release(j);
+        for (const auto& part : limbo_parts_[j].parts) cluster_.take(part.machine, part.gpus);
+        ++version_[j];
+        r.executed_s = e0_[j];
+        r.total_pending_s += t - lease_start_[j];
+        r.lease_run_s = 0;
+        r.resume_pending = false;
+        ++limbo_;
+        const LifecycleConfig& lc = model_->config();
+        push_model(t + (kind == kStall ? lc.stall_stop_s : lc.failure_hold_s), ModelKind::Release,
+                   j);
+    }
+
+    void fire_model_events(Seconds t) {
+        while (!mevents_.empty() && mevents_.top().time <= t) {
+            const ModelEvent ev = mevents_.top();
+            mevents_.pop();
+            switch (ev.kind) {
+                case ModelKind::Release: {
+                    const int j = ev.id;
+                    gp_->release(j, t);
+                    for (const auto& part : limbo_parts_[j].parts) {
+                        if (down_[part.machine]) reserved_[part.machine] += part.gpus;
+                        else give_back(part.machine, part.gpus);
+                    }
+                    limbo_parts_[j] = {};
+                    --limbo_;
+                    become_pending(j, t);
+                    break;
+                }
+                case ModelKind::MachineLoss: {
+                    const int m = ev.id;
+                    gp_->count_machine_loss();
+                    lost_.clear();
+                    for (int j : running_)
+                        for (const auto& part : run(j).placement.parts)
+                            if (part.machine == m) {
+                                lost_.push_back(j);
+                                break;
+                            }
+                    for (int j : lost_) fault(j, t, kFailure);
+                    down_[m] = 1;
+                    const int free = cluster_.free_on(m);
+                    if (free > 0) {
+                        cluster_.take(m, free);
+                        reserved_[m] += free;
+                    }
+                    push_model(t + model_->config().repair_s, ModelKind::Repair, m);
+                    break;
+                }
+                case ModelKind::Repair: {
+                    const int m = ev.id;
+                    down_[m] = 0;
+                    if (reserved_[m] > 0) give_back(m, reserved_[m]);
+                    reserved_[m] = 0;
+                    push_model(t + model_->machine_loss_after_s(mstream_[m]),
+                               ModelKind::MachineLoss, m);
+                    break;
+                }
+            }
+        }
+    }
+
+    void give_back(int machine, int n) {
+        Placement p;
+        p.parts.push_back({machine, n});
+        cluster_.give(p);
+    }
+
+    void mark_lease_end(int j, Seconds t) {
+        lease_end_mark_[j] = t;
+        marked_.push_back(j);
+    }
+
+    /// Lease ends at t not renewed on the same GPUs: stopped for preemption, released.
+    void settle_marks(Seconds t) {
+        for (int j : marked_) {
+            if (lease_end_mark_[j] != t) continue;
+            lease_end_mark_[j] = -1;
+            gp_->preempt(j, t);
+        }
+        marked_.clear();
+    }
+
+    /// Goodput side of launch(): whether j is placed anew (a start-up follows). A job
+    /// re-selected at its lease end on the same GPUs continues (no events, no start-up).
+    bool goodput_launch(int j, const Placement& p, bool continuing, Seconds t) {
+        const RunState& r = run(j);
+        const bool renewal = continuing && lease_end_mark_[j] == t;
+        bool same = renewal && p.parts.size() == r.last_placement.parts.size();
+        for (std::size_t k = 0; same && k < p.parts.size(); ++k)
+            same = p.parts[k].machine == r.last_placement.parts[k].machine &&
+                   p.parts[k].gpus == r.last_placement.parts[k].gpus;
+        if (renewal) {
+            lease_end_mark_[j] = -1;
+            if (!same) gp_->preempt(j, t);
+        }
+        if (same) {
+            startup_[j] = 0;
+            return false;
+        }
+        int machines = 0;
+        for (std::size_t k = 0; k < p.parts.size(); ++k) {
+            bool seen = false;
+            for (std::size_t i = 0; i < k; ++i) seen = seen || p.parts[i].machine == p.parts[k].machine;
+            machines += !seen;
+        }
+        startup_[j] = model_->startup_s(std::max(1, machines));
+        return true;
     }
 
     std::unique_ptr<Policy> policy_;
@@ -493,6 +772,24 @@ private:
     std::vector<char> completes_;
     std::vector<std::vector<std::pair<int, double>>> integrals_;  ///< per tenant: (g, integral)
     std::vector<int> active_, demand_;
+    // Goodput (only with SimConfig::goodput; empty otherwise).
+    std::unique_ptr<LifecycleModel> model_;
+    std::unique_ptr<GoodputRecorder> gp_;
+    bool faults_ = false;                    ///< any failure, stall or loss rate
+    std::vector<Seconds> startup_;           ///< start-up seconds of the current lease
+    std::vector<Seconds> lease_end_mark_;    ///< lease ended at this time, not yet re-placed
+    std::vector<int> marked_;
+    std::vector<std::uint8_t> fault_kind_;
+    std::vector<Seconds> fault_at_, stall_onset_, work_from_;
+    std::vector<Seconds> early_left_, fail_left_, stall_left_;  ///< running seconds to go
+    std::vector<Stream> fstream_, mstream_;
+    std::vector<Placement> limbo_parts_;     ///< GPUs a failed/stalled job still holds
+    std::size_t limbo_ = 0;
+    std::vector<int> lost_;
+    std::vector<char> down_;
+    std::vector<int> reserved_;              ///< GPUs of a lost machine kept out of use
+    std::priority_queue<ModelEvent, std::vector<ModelEvent>, std::greater<>> mevents_;
+    std::uint64_t mseq_ = 0;
 };
 
 }  // namespace

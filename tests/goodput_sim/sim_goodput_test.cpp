@@ -1,0 +1,257 @@
+// Goodput in the simulator (sim/goodput_recorder, sim/lifecycle_model, the event engine's
+// hooks): tiny workloads whose ledgers are computed by hand, the non-interference of goodput
+// with the schedule, determinism, and the bundled utilization table.
+//
+// The minute rule used in the hand computations (goodput/counter.hpp): a count at a UTC minute
+// boundary b covers [previous count, b) in the state the worker was in just before b; the last
+// count at the end covers the partial minute in the state it ended from.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "astraeus/config/tenant_config.hpp"
+#include "astraeus/goodput/ledger.hpp"
+#include "astraeus/sim/goodput_recorder.hpp"
+#include "astraeus/sim/report.hpp"
+#include "astraeus/trace/reference_csv.hpp"
+
+namespace astraeus {
+namespace {
+
+using goodput::Category;
+
+Job job(int tenant, int gpus, Seconds submit_s, Seconds duration_s) {
+    Job j;
+    j.tenant = tenant;
+    j.gpus = gpus;
+    j.submit_s = submit_s;
+    j.duration_s = duration_s;
+    return j;
+}
+
+Workload workload(std::vector<std::string> tenants, std::vector<Job> jobs) {
+    Workload w;
+    for (auto& n : tenants) w.tenants.push_back({n, 1.0});
+    for (int u = 0; u < static_cast<int>(w.tenants.size()); ++u) w.share_order.push_back(u);
+    w.jobs = std::move(jobs);
+    for (std::size_t i = 0; i < w.jobs.size(); ++i) w.jobs[i].id = static_cast<std::int64_t>(i);
+    return w;
+}
+
+SimConfig config(int machines, int gpus, Seconds lease_s, LifecycleConfig lc) {
+    SimConfig c;
+    c.cluster = ClusterSpec::uniform(machines, gpus);
+    c.cluster_name = "test";
+    c.options.lease_s = lease_s;
+    c.options.checkpoint_s = 0;
+    c.options.restore_s = 0;
+    c.options.delay_s = 0;  // no delay-job preemptions
+    c.goodput = lc;
+    return c;
+}
+
+GpuSeconds held(const goodput::Counts& c, Category k) { return c.held_of(k); }
+GpuSeconds not_held(const goodput::Counts& c, Category k) { return c.not_held_of(k); }
+
+GpuSeconds sum(const goodput::Counts& c) {
+    GpuSeconds s = 0;
+    for (Category k : goodput::kAllCategories) s += c.total_of(k);
+    return s;
+}
+
+TEST(SimGoodput, LifecycleNoneIsProductivePlusWaiting) {
+    // 1 machine x 8 GPUs. A: 8 GPUs, submit 0, 3600 s. B: 4 GPUs, submit 600, 1200 s: waits for
+    // A's GPUs until 3600, runs 3600..4800. Lease 7200: no lease ends.
+    const Workload w = workload({"t"}, {job(0, 8, 0, 3600),
+                                        job(0, 4, 600, 1200)});
+    auto r = simulate(w, config(1, 8, 7200, LifecycleConfig::none()));
+    ASSERT_TRUE(r) << r.error().message;
+    ASSERT_TRUE(r->goodput);
+    const auto& L = r->goodput->ledger;
+    const goodput::Counts a = L.run_total(0), b = L.run_total(1);
+    EXPECT_EQ(held(a, Category::Productive), 8 * 3600);  // 28,800
+    EXPECT_EQ(sum(a), 8 * 3600);                         // (end - submit) x GPUs
+    EXPECT_EQ(not_held(b, Category::Waiting), 4 * 3000); // 600..3600
+    EXPECT_EQ(held(b, Category::Productive), 4 * 1200);  // 3600..4800
+    EXPECT_EQ(sum(b), 4 * (4800 - 600));                 // 16,800
+    const auto f = goodput::figures(L.total());
+    ASSERT_TRUE(f.goodput);
+    EXPECT_DOUBLE_EQ(*f.goodput, 1.0);
+}
+
+TEST(SimGoodput, LeaseEndNotRenewedIsPreemptionWaitingAndStartupsCount) {
+    // SRTF (shortest remaining time first at every lease end), 1 x 4 GPUs, two tenants, lease
+    // 900, start-up 60 s, 100 % busy.
+    // A (tenant a): 4 GPUs, submit 0, 2000 s (borrows 2 GPUs of b's quota).
+    // B (tenant b): 2 GPUs, submit 100, 540 s (within its quota).
+    //  A: placed 0, starting 0..60, runs 60..900 (840 s of work), lease end at 900 not renewed
+    //     (B has 540 s left, A 1160 s; A no longer fits beside B): preemption waiting
+    //     900..1500.
+    //  B: waiting 100..900, placed 900, starting 900..960, runs 960..1500, ends.
+    //  A: placed again 1500, restart 1500..1560, runs 1560..2400 (lease end renewed in place
+    //     on the same GPUs: no event), then the last 2000 - 840 - 840 = 320 s: ends at 2720.
+    LifecycleConfig lc = LifecycleConfig::none();
+    lc.startup_s = 60;
+    const Workload w = workload({"a", "b"}, {job(0, 4, 0, 2000),
+                                             job(1, 2, 100, 540)});
+    SimConfig c = config(1, 4, 900, lc);
+    c.options.policy = "srtf";
+    auto r = simulate(w, c);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->runs[0].end_s, 2720);
+    EXPECT_EQ(r->runs[1].end_s, 1500);
+    const auto& L = r->goodput->ledger;
+    const goodput::Counts a = L.run_total(0), b = L.run_total(1);
+    EXPECT_EQ(held(a, Category::Starting), 4 * 60);
+    EXPECT_EQ(held(a, Category::Productive), 4 * (840 + 1160));
+    EXPECT_EQ(not_held(a, Category::Preemption), 4 * 600);
+    EXPECT_EQ(held(a, Category::Preemption), 0);
+    EXPECT_EQ(held(a, Category::Restart), 4 * 60);
+    EXPECT_EQ(sum(a), 4 * 2720);
+    EXPECT_EQ(not_held(b, Category::Waiting), 2 * 800);
+    EXPECT_EQ(held(b, Category::Starting), 2 * 60);
+    EXPECT_EQ(held(b, Category::Productive), 2 * 540);
+    EXPECT_EQ(sum(b), 2 * (1500 - 100));
+    EXPECT_EQ(r->goodput->events.preemptions, 1);
+    EXPECT_EQ(r->goodput->events.placements, 3);
+}
+
+TEST(SimGoodput, FailureHoldsThenRestarts) {
+    // 1 x 4 GPUs, one job of 1000 s, start-up 60 s, an early failure certain at running age 1 s
+    // (window 2 s: age = 1 + floor(u x 1) = 1), held 180 s, lease 3600.
+    //  place 0, start 60, fail 61 (the 60..61 work is lost), release 241, placed again 241,
+    //  start 301, runs the whole 1000 s: ends 1301.
+    // Minute counts: [0,60) starting; [60,240) failure (the state at 120, 180, 240 is failed;
+    // the second 60..61 counts with the minute it is in); [240,300) restart (placed again at
+    // 241: the state at 300); [300,1301) productive (1001 s).
+    LifecycleConfig lc = LifecycleConfig::none();
+    lc.startup_s = 60;
+    lc.early_failure_p = 1.0;
+    lc.early_failure_window_s = 2;
+    lc.failure_hold_s = 180;
+    const Workload w = workload({"a"}, {job(0, 4, 0, 1000)});
+    auto r = simulate(w, config(1, 4, 3600, lc));
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->runs[0].end_s, 1301);
+    const goodput::Counts a = r->goodput->ledger.run_total(0);
+    EXPECT_EQ(held(a, Category::Starting), 4 * 60);
+    EXPECT_EQ(held(a, Category::Failure), 4 * 180);
+    EXPECT_EQ(not_held(a, Category::Failure), 0);
+    EXPECT_EQ(held(a, Category::Restart), 4 * 60);
+    EXPECT_EQ(held(a, Category::Productive), 4 * 1001);
+    EXPECT_EQ(sum(a), 4 * 1301);
+    EXPECT_EQ(r->goodput->events.failures, 1);
+}
+
+TEST(SimGoodput, StallDetectedAfterTheTimeoutIsStalledFromItsOnset) {
+    // 1 x 4 GPUs, one job of 3000 s, no start-up, stalls every 6 minutes of running on
+    // average; timeout 600 s; stopped 60 s; then placed again. The minutes from the onset to
+    // the detection move to stalled; every second is counted once.
+    LifecycleConfig lc = LifecycleConfig::none();
+    lc.stall_rate_job_hour = 10;  // mean 6 minutes to the onset
+    lc.stall_timeout_s = 600;
+    lc.stall_stop_s = 60;
+    const Workload w = workload({"a"}, {job(0, 4, 0, 3000)});
+    SimConfig c = config(1, 4, 100000, lc);
+    auto r = simulate(w, c);
+    ASSERT_TRUE(r) << r.error().message;
+    const goodput::Counts a = r->goodput->ledger.run_total(0);
+    EXPECT_GE(r->goodput->events.stalls, 1);
+    EXPECT_GE(held(a, Category::Stalled), 4 * 600);
+    EXPECT_EQ(sum(a), 4 * r->runs[0].end_s);
+}
+
+TEST(SimGoodput, LifecycleNoneLeavesTheScheduleAsWithoutGoodput) {
+    const std::string dir = ASTRAEUS_DATA_DIR "/astraea-artifact/";
+    auto tenants = read_tenant_config(dir + "share.csv", dir + "name.lst");
+    auto trace = read_reference_jobs(dir + "fake_job.csv");
+    auto w = apply_tenants(std::move(*trace), *tenants, UnknownTenant::Drop, "fake_job.csv");
+    SimConfig off;
+    off.options.lease_s = 900;
+    SimConfig none = off;
+    none.goodput = LifecycleConfig::none();
+    auto a = simulate(*w, off), b = simulate(*w, none);
+    ASSERT_TRUE(a && b);
+    EXPECT_FALSE(a->goodput);
+    EXPECT_EQ(jobs_csv(*w, *a), jobs_csv(*w, *b));
+    // and the count adds up: every job's ledger is (end - submit) x GPUs.
+    for (std::size_t j = 0; j < w->jobs.size(); ++j) {
+        if (b->runs[j].status != RunStatus::Done) continue;
+        EXPECT_EQ(sum(b->goodput->ledger.run_total(static_cast<int>(j))),
+                  GpuSeconds{w->jobs[j].gpus} * (b->runs[j].end_s - w->jobs[j].submit_s));
+    }
+}
+
+std::string goodput_bytes(std::uint64_t seed) {
+    const std::string dir = ASTRAEUS_DATA_DIR "/astraea-artifact/";
+    auto tenants = read_tenant_config(dir + "share.csv", dir + "name.lst");
+    auto trace = read_reference_jobs(dir + "fake_job.csv");
+    auto w = apply_tenants(std::move(*trace), *tenants, UnknownTenant::Drop, "fake_job.csv");
+    SimConfig c;
+    c.options.lease_s = 900;
+    c.options.seed = seed;
+    LifecycleConfig lc;
+    lc.machine_loss_rate_day = 1.0;  // make every model fire on this small trace
+    lc.stall_rate_job_hour = 0.05;
+    c.goodput = lc;
+    auto r = simulate(*w, c);
+    EXPECT_TRUE(r) << r.error().message;
+    if (!r) return "";
+    // Calibrated: every job's ledger still adds up to (end - submit) x GPUs.
+    for (std::size_t j = 0; j < w->jobs.size(); ++j) {
+        if (r->runs[j].status != RunStatus::Done) continue;
+        EXPECT_EQ(sum(r->goodput->ledger.run_total(static_cast<int>(j))),
+                  GpuSeconds{w->jobs[j].gpus} * (r->runs[j].end_s - w->jobs[j].submit_s));
+    }
+    const auto& e = r->goodput->events;
+    EXPECT_GT(e.failures, 0);
+    EXPECT_GT(e.machine_losses, 0);
+    EXPECT_GT(e.stalls, 0);
+    EXPECT_GT(e.stragglers, 0);
+    return goodput_json(*r->goodput, goodput::By::Run, 2).dump(2) + jobs_csv(*w, *r);
+}
+
+TEST(SimGoodput, SameSeedSameGoodputJson) {
+    const std::string a = goodput_bytes(3);
+    EXPECT_EQ(a, goodput_bytes(3));
+    EXPECT_NE(a, goodput_bytes(4));
+}
+
+TEST(SimGoodput, CompatModeIsRefused) {
+    const Workload w = workload({"a"}, {job(0, 4, 0, 100)});
+    SimConfig c = config(1, 4, 900, LifecycleConfig::none());
+    c.options.mode = Mode::Compat;
+    auto r = simulate(w, c);
+    ASSERT_FALSE(r);
+    EXPECT_NE(r.error().message.find("--mode default"), std::string::npos);
+}
+
+TEST(SimGoodput, BundledUtilizationTableMatchesTheCode) {
+    std::ifstream in(ASTRAEUS_DATA_DIR "/goodput/philly_gpu_util_quantiles.csv");
+    ASSERT_TRUE(in);
+    std::string line;
+    std::getline(in, line);
+    EXPECT_EQ(line, "quantile_pct,gpu_util_pct");
+    const auto& q = philly_gpu_util_quantiles();
+    int n = 0;
+    while (std::getline(in, line)) {
+        const auto comma = line.find(',');
+        EXPECT_EQ(std::stoi(line.substr(0, comma)), n);
+        EXPECT_DOUBLE_EQ(std::stod(line.substr(comma + 1)), q[static_cast<std::size_t>(n)]);
+        ++n;
+    }
+    EXPECT_EQ(n, 101);
+    // The share of idle (< 5 %) draws: Philly's CDF has 34.5 % of its samples under 5 %
+    // (cluster_summary's companion gpu_util_cdf.csv); the interpolated inverse CDF gives
+    // 34 + (5 - 3.7667) / (6.2 - 3.7667) = 34.51 %.
+    LifecycleModel m(LifecycleConfig{}, 1);
+    int idle = 0;
+    const int draws = 100000;
+    for (int i = 0; i < draws; ++i)
+        idle += m.utilization_pct((i + 0.5) / draws) < 5.0;
+    EXPECT_NEAR(idle / double(draws), 0.3451, 0.0005);
+}
+
+}  // namespace
+}  // namespace astraeus
