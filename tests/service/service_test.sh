@@ -13,9 +13,11 @@
 #    acknowledged run is there, no counted GPU-second is lost, and the exact identity above
 #    still holds for every run once they have all ended (nothing lost, nothing counted twice).
 # The service's clock runs 60 times faster than the real one (1 s = 1 minute) so that minute
-# counts pass quickly. Usage: service_test.sh ASTRAEUS_BIN
+# counts pass quickly. With ASTRA_BIN, the page's three `astra` commands too.
+# Usage: service_test.sh ASTRAEUS_BIN [ASTRA_BIN]
 set -euo pipefail
 BIN=$(realpath "$1")
+ASTRA=${2:+$(realpath "$2")}
 T=$(mktemp -d)
 SERVER_PID=""
 cleanup() {
@@ -132,6 +134,20 @@ r=$(req "$ML" GET "/goodput/weekly?weeks=8&by=run")
 check "curl 2: goodput/weekly?weeks=8&by=run: 9 weeks, ISO labels, rows per run" bash -c "echo '$(body_of "$r")' | jq -e '.by == \"run\" and (.weeks | length == 9) and (.weeks | all(.week | test(\"^[0-9]{4}-W[0-9]{2}$\"))) and (.weeks[-1].rows | all(has(\"run\") and ($LEDGER_KEYS)))' >/dev/null"
 r=$(req "$ML" GET "/runs/llm/goodput")
 check "curl 3: runs/llm/goodput: {run, workspace, ...ledger}" bash -c "echo '$(body_of "$r")' | jq -e '.run == \"llm\" and .workspace == \"ml\" and ($LEDGER_KEYS) and .allocated_gpu_hours > 0' >/dev/null"
+
+# --- the page's three CLI commands (astra), as a workspace ---------------------------------------
+if [ -n "$ASTRA" ]; then
+    export ASTRALYX_API="$API" ASTRALYX_TOKEN="$ML"
+    out=$("$ASTRA" astraeus goodput --by run --days 7 2>&1) || bad "astra goodput --by run --days 7: exit $?"
+    check "astra goodput --by run --days 7: the page's table (llm row, TOTAL, no vision run)" \
+        bash -c "echo \"\$1\" | head -2 | grep -q '^RUN  *HELD  *USED GOODPUT' && echo \"\$1\" | grep -q '^llm ' && echo \"\$1\" | grep -q '^TOTAL ' && ! echo \"\$1\" | grep -q sweep-7" _ "$out"
+    out=$("$ASTRA" astraeus goodput --weeks 8 --by pool 2>&1) || bad "astra goodput --weeks 8 --by pool: exit $?"
+    check "astra goodput --weeks 8 --by pool: pool rows" bash -c "echo \"\$1\" | grep -q '^default '" _ "$out"
+    out=$("$ASTRA" astraeus goodput --run llm 2>&1) || bad "astra goodput --run llm: exit $?"
+    check "astra goodput --run llm: its row" bash -c "echo \"\$1\" | grep -q '^llm '" _ "$out"
+    check "astra runs show sweep-7 as ml: exit 2 (404)" bash -c "\"$ASTRA\" runs show sweep-7 >/dev/null 2>&1; [ \$? = 2 ]"
+    unset ASTRALYX_API ASTRALYX_TOKEN
+fi
 
 # --- series visibility ---------------------------------------------------------------------------
 check "ml's by=run rows: only its runs" bash -c "[ \"\$(curl -sS -H 'Authorization: Bearer $ML' '$API/goodput?by=run' | jq -c '[.rows[].run]')\" = '[\"llm\"]' ]"
