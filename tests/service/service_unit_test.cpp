@@ -1,0 +1,216 @@
+// Unit tests of the service's parts (issue 6): the SQLite store (migrations, UPSERT-add of goodput
+// rows, all-or-nothing batches, tokens), token crypto, the config, the simulated executor's
+// timeline and the round adapter (quotas, pending reasons, lease ends), with values worked out by
+// hand in the comments.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <regex>
+
+#include "astraeus/api/token.hpp"
+#include "astraeus/policies/registry.hpp"
+#include "astraeus/service/config.hpp"
+#include "astraeus/service/round_adapter.hpp"
+#include "astraeus/service/sim_executor.hpp"
+#include "astraeus/store/store.hpp"
+
+namespace fs = std::filesystem;
+using namespace astraeus;
+
+namespace {
+
+struct TempDir {
+    fs::path path;
+    TempDir() {
+        path = fs::temp_directory_path() / ("astraeus-svc-" + std::to_string(::getpid()) + "-" +
+                                            std::to_string(reinterpret_cast<std::uintptr_t>(this)));
+        fs::remove_all(path);
+    }
+    ~TempDir() { fs::remove_all(path); }
+};
+
+store::RunRec a_run(store::Id id, store::Id ws, store::Id pool) {
+    store::RunRec r;
+    r.id = id;
+    r.workspace_id = ws;
+    r.pool_id = pool;
+    r.name = "run-" + std::to_string(id);
+    r.state = "pending";
+    r.worker_list = {{0, 0, 0, 0, "", -1}};
+    return r;
+}
+
+}  // namespace
+
+TEST(Store, MigratesOnceAndKeepsItsVersion) {
+    TempDir d;
+    {
+        auto s = store::open_sqlite(d.path.string());
+        ASSERT_TRUE(s) << s.error().message;
+        EXPECT_EQ((*s)->schema_version(), 1);
+    }
+    auto again = store::open_sqlite(d.path.string());
+    ASSERT_TRUE(again);
+    EXPECT_EQ((*again)->schema_version(), 1);
+}
+
+TEST(Store, GoodputRowsAddUpAndBatchesAreAllOrNothing) {
+    TempDir d;
+    auto s = store::open_sqlite(d.path.string());
+    ASSERT_TRUE(s);
+    store::Store& st = **s;
+    auto ids = st.init("acme", "c1");
+    ASSERT_TRUE(ids);
+    EXPECT_FALSE(st.init("acme", "c1")) << "init twice";
+    auto pool = st.add_pool(ids->second, "default");
+    ASSERT_TRUE(pool);
+    auto ws = st.set_workspace(ids->first, ids->second, "ml", 2.0);
+    ASSERT_TRUE(ws);
+
+    store::Batch b;
+    b.runs.push_back(a_run(1, *ws, *pool));
+    b.goodput.push_back({1, -1, 3600, 7, false, 100});
+    b.goodput.push_back({1, -1, 3600, 7, false, 50});   // same key: 100 + 50 = 150
+    b.goodput.push_back({1, 5, 3600, 0, true, 480});
+    b.meta.push_back({"counted_to_s", 3660});
+    ASSERT_TRUE(st.apply(b));
+    // A batch whose run names an unknown workspace fails (foreign key): its goodput row must
+    // not be written either.
+    store::Batch broken;
+    broken.goodput.push_back({1, -1, 3600, 7, false, 1000});
+    broken.runs.push_back(a_run(2, 999, *pool));
+    EXPECT_FALSE(st.apply(broken));
+
+    auto rows = st.goodput_rows();
+    ASSERT_TRUE(rows);
+    ASSERT_EQ(rows->size(), 2u);
+    GpuSeconds waiting = 0, productive = 0;
+    for (const auto& r : *rows) (r.held ? productive : waiting) += r.gpu_s;
+    EXPECT_EQ(waiting, 150);
+    EXPECT_EQ(productive, 480);
+    auto runs = st.runs();
+    ASSERT_TRUE(runs);
+    ASSERT_EQ(runs->size(), 1u);
+    EXPECT_EQ(runs->front().worker_list.size(), 1u);
+    EXPECT_EQ(st.meta("counted_to_s").value(), std::optional<std::int64_t>(3660));
+    // The workspace's weight on the cluster.
+    auto wss = st.workspaces(ids->first, ids->second);
+    ASSERT_TRUE(wss);
+    ASSERT_EQ(wss->size(), 1u);
+    EXPECT_DOUBLE_EQ(wss->front().weight, 2.0);
+}
+
+TEST(Store, TokensAreFoundByHashAndRevoked) {
+    TempDir d;
+    auto s = store::open_sqlite(d.path.string());
+    ASSERT_TRUE(s);
+    auto ids = (*s)->init("acme", "c1");
+    ASSERT_TRUE(ids);
+    store::TokenRec t;
+    t.name = "boss";
+    t.scope = store::Scope::OrgAdmin;
+    t.org_id = ids->first;
+    t.hash = api::sha256_hex("astx_secret");
+    auto id = (*s)->add_token(t);
+    ASSERT_TRUE(id);
+    auto found = (*s)->token_by_hash(api::sha256_hex("astx_secret"));
+    ASSERT_TRUE(found && *found);
+    EXPECT_EQ((*found)->scope, store::Scope::OrgAdmin);
+    EXPECT_FALSE((*found)->revoked);
+    ASSERT_TRUE((*s)->revoke_token(*id));
+    EXPECT_TRUE((*(*s)->token_by_hash(t.hash))->revoked);
+    EXPECT_FALSE((*s)->revoke_token(12345));
+    EXPECT_FALSE(*(*s)->token_by_hash(api::sha256_hex("astx_other")));
+}
+
+TEST(Token, ShapeAndHash) {
+    auto t = api::new_token();
+    ASSERT_TRUE(t);
+    EXPECT_TRUE(std::regex_match(*t, std::regex("astx_[A-Za-z0-9_-]{43}"))) << *t;
+    EXPECT_NE(*t, *api::new_token());
+    // FIPS 180-2 test vector: SHA-256("abc").
+    EXPECT_EQ(api::sha256_hex("abc"),
+              "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+}
+
+TEST(Config, DefaultsAndErrors) {
+    auto c = service::parse_config("{}", "c.json");
+    ASSERT_TRUE(c);
+    EXPECT_EQ(c->policy, "astraea");
+    ASSERT_EQ(c->pools.size(), 1u);
+    EXPECT_EQ(c->pools[0].machines[0].count * c->pools[0].machines[0].gpus, 32);
+    auto bad = service::parse_config(R"({"pols": []})", "c.json");
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message.find("unknown key 'pols'"), std::string::npos);
+    EXPECT_FALSE(service::parse_config(R"({"time_scale": 0})", "c.json"));
+    EXPECT_FALSE(service::parse_config(R"({"pools": [{"name": "a", "machines": [{"count": 0, "gpus": 8}]}]})", "c.json"));
+    EXPECT_FALSE(service::parse_config("{", "c.json"));
+}
+
+TEST(SimExecutor, StartFinishTimeLimitAndStop) {
+    service::SimExecutor e({60, 30, 60, 90, 0, 1});
+    // Run 1: starts at 0; running from 60; 600 s of work -> finished at 660.
+    e.launch(0, {1, 2, 600, 0, 1, 0});
+    // Run 2: starts at 0; time limit 300 s of work -> TimeLimit at 360; the stop winds down
+    // for 30 s -> StopDone at 390.
+    e.launch(0, {2, 1, 900, 300, 1, 0});
+    service::ExecEvent ev;
+    std::vector<std::tuple<int, Seconds, std::int64_t>> seen;
+    while (e.pop_due(10000, ev)) {
+        seen.push_back({static_cast<int>(ev.kind), ev.t, ev.run});
+        if (ev.kind == service::ExecEvent::Kind::TimeLimit) e.stop(ev.t, ev.run);
+    }
+    using K = service::ExecEvent::Kind;
+    const std::vector<std::tuple<int, Seconds, std::int64_t>> want{
+        {static_cast<int>(K::Started), 60, 1}, {static_cast<int>(K::Started), 60, 2},
+        {static_cast<int>(K::TimeLimit), 360, 2}, {static_cast<int>(K::StopDone), 390, 2},
+        {static_cast<int>(K::Finished), 660, 1}};
+    EXPECT_EQ(seen, want);
+    EXPECT_EQ(e.next_event_s(), service::kNever);
+}
+
+TEST(RoundAdapter, QuotasReasonsAndLeaseEnds) {
+    AstraeaOptions base;
+    base.lease_s = 1800;
+    auto opt = policy_options("astraea", base);
+    ASSERT_TRUE(opt);
+    auto ad = service::RoundAdapter::make(ClusterSpec::uniform(2, 8), *opt, "consolidate");
+    ASSERT_TRUE(ad) << ad.error().message;
+    service::RoundAdapter& a = **ad;
+    // Two workspaces of weight 1 on 16 GPUs: quotas 8 and 8.
+    a.set_tenants({{"ml", 1.0}, {"vision", 1.0}});
+    const int ml = a.tenant_index("ml"), vi = a.tenant_index("vision");
+    EXPECT_FALSE(a.submit(ml, 17, 0, 100)) << "larger than the pool";
+    const int a1 = *a.submit(ml, 8, 0, 0);
+    const int a2 = *a.submit(ml, 8, 0, 0);
+    // vision is idle: ml borrows its share; both gangs start, each with a 1800-s lease.
+    auto d = a.round(0);
+    ASSERT_EQ(d.size(), 2u);
+    EXPECT_EQ(d[0].lease_end_s, 1800);
+    EXPECT_TRUE(a.is_running(a1) && a.is_running(a2));
+    EXPECT_EQ(a.free_gpus(), 0);
+    const int b1 = *a.submit(vi, 8, 10, 0);
+    const int a3 = *a.submit(ml, 8, 10, 0);
+    d = a.round(10);
+    EXPECT_TRUE(d.empty());
+    // vision holds 0 of its 8: within quota, no free GPUs; ml holds 16 > its quota of 8.
+    EXPECT_EQ(a.pending_reason(b1, 1, 8), "no placement for 1 x 8 GPUs");
+    EXPECT_EQ(a.pending_reason(a3, 2, 4), "waiting for quota");
+    // Both ml leases end at 1800: vision (used nothing) is served first, then ml gets the
+    // other 8 GPUs: two starts, one of them vision's, one of ml's.
+    a.lease_end(a1, 1800);
+    a.lease_end(a2, 1800);
+    d = a.round(1800);
+    ASSERT_EQ(d.size(), 2u);
+    int vision_starts = 0, ml_starts = 0;
+    for (const auto& x : d) {
+        ASSERT_EQ(x.kind, service::Decision::Kind::Start);
+        (x.job == b1 ? vision_starts : ml_starts) += 1;
+    }
+    EXPECT_EQ(vision_starts, 1);
+    EXPECT_EQ(ml_starts, 1);
+    EXPECT_TRUE(a.is_running(b1));
+    // Removing a running job frees its GPUs.
+    a.remove(b1, 1900);
+    EXPECT_EQ(a.free_gpus(), 8);
+}
