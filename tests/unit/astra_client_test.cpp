@@ -235,6 +235,13 @@ TEST_F(AstraTest, GoodputStartEndAndDefaultBy) {
     EXPECT_EQ(seen[0].query, "by=workspace&end=2026-10-08T00:00:00+02:00&start=2026-10-01T00:00:00Z");
 }
 
+TEST_F(AstraTest, GoodputDaysBeforeEnd) {
+    const auto r = astra({"astraeus", "goodput", "--days", "30", "--end", "2026-11-01T00:00:00Z"},
+                         server.api());
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(server.seen().at(0).query, "by=workspace&days=30&end=2026-11-01T00:00:00Z");
+}
+
 TEST_F(AstraTest, GoodputJsonIsTheServersBodyAsIs) {
     const auto r = astra({"astraeus", "goodput", "--by", "run", "--json"}, server.api());
     EXPECT_EQ(r.rc, 0);
@@ -359,6 +366,8 @@ TEST_F(AstraTest, UsageErrorsExit2AndTouchNothing) {
     EXPECT_EQ(astra({"astraeus", "goodput", "--days", "7", "--start", "2026-10-01T00:00:00Z"},
                     server.api()).rc,
               2);
+    EXPECT_EQ(astra({"astraeus", "goodput", "--run", "llm", "--by", "pool"}, server.api()).rc, 2);
+    EXPECT_EQ(astra({"astraeus", "goodput", "--weeks", "57"}, server.api()).rc, 2);
     EXPECT_EQ(astra({"runs", "submit", "llm"}, server.api()).rc, 2);  // --workers required
     EXPECT_EQ(astra({"runs"}, server.api()).rc, 2);
     EXPECT_EQ(astra({}, server.api()).rc, 2);

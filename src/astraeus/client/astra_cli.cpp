@@ -91,9 +91,11 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
         "WAITING (asked for, not held). One row per --by value, then TOTAL.\n"
         "Default period: the last 7 days. --weeks N: the last N complete ISO weeks plus the\n"
         "current one, a block per week. --run NAME: that run since it was submitted.");
-    goodput_cmd->add_option("--by", g.by, "rows per run, workspace, machine or pool (default workspace)")
+    auto* by = goodput_cmd->add_option("--by", g.by,
+                                       "rows per run, workspace, machine or pool (default workspace)")
         ->check(CLI::IsMember({"run", "workspace", "machine", "pool"}));
-    auto* days = goodput_cmd->add_option("--days", g.days, "the last N days (default 7)")
+    auto* days = goodput_cmd->add_option("--days", g.days,
+                                         "the last N days, or the N days before --end (default 7)")
                      ->check(CLI::Range(1, 400));
     auto* start = goodput_cmd->add_option("--start", g.start,
                                           "period start, RFC 3339 (e.g. 2026-10-01T00:00:00Z)");
@@ -106,9 +108,9 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
     goodput_cmd->add_option("--workspace", g.workspace,
                             "with --run: the run's workspace (org-admin tokens, when ambiguous)");
     goodput_cmd->add_flag("--json", g.as_json, "print the server's JSON as is");
-    days->excludes(start)->excludes(end)->excludes(weeks)->excludes(run);
+    days->excludes(start)->excludes(weeks)->excludes(run);  // --days N --end T: N days to T
     weeks->excludes(start)->excludes(end)->excludes(run);
-    run->excludes(start)->excludes(end);
+    run->excludes(start)->excludes(end)->excludes(by);
 
     // astra runs ...
     auto* runs_cmd = app.add_subcommand("runs", "submit, list, show and stop runs");
