@@ -97,6 +97,9 @@ HttpServer::HttpServer(service::Service& svc, int threads) : impl_(std::make_uni
         if (!res.body.empty()) return;
         if (res.status == 404) return send_error(res, {404, "no such endpoint: " + req.method + " " + req.path});
         if (res.status == 405) return send_error(res, {405, "method not allowed"});
+        if (res.status == 400)
+            return send_error(res, {400, "bad request (a POST needs a body, or Content-Length: 0)"});
+        if (res.status == 413) return send_error(res, {413, "the body is larger than 1 MiB"});
         send_error(res, {res.status, "request failed"});
     });
     s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
