@@ -238,7 +238,20 @@ std::function<int()> add_goodput(CLI::App& app) {
         "per workspace, run, machine or pool, then TOTAL. Runs still going at the end of the log\n"
         "(or --end) are counted up to then. Alerts fired or resolved at each hour boundary, runs\n"
         "with a straggler at the end, invalid utilization samples and running minutes without one\n"
-        "are reported on stderr (and in --json). Bad input: exit 2, FILE:LINE: what was expected.");
+        "are reported on stderr (and in --json). Bad input: exit 2, FILE:LINE: what was expected.\n"
+        "\n"
+        "One event per line, in time order, e.g.\n"
+        "  {\"t\":\"2026-11-02T10:00:30Z\",\"event\":\"submit\",\"run\":\"llm\",\"workspace\":\"ml\","
+        "\"pool\":\"a100\",\"workers\":2,\"gpus\":8}\n"
+        "  {\"t\":\"2026-11-02T10:01:00Z\",\"event\":\"place\",\"run\":\"llm\",\"machine\":\"m1\"}\n"
+        "  {\"t\":1793613720,\"event\":\"util\",\"run\":\"llm\",\"worker\":0,\"gpus_pct\":[97.5,98]}\n"
+        "Events: config, submit, place, start, stop (reason owner|stall|preemption), fail, release,\n"
+        "end, util, progress; no \"worker\" = every worker of the run.\n"
+        "\n"
+        "Examples:\n"
+        "  astraeus goodput replay events.jsonl --by run\n"
+        "  astraeus goodput replay events.jsonl --weeks 8 --by pool\n"
+        "  astraeus goodput replay events.jsonl --run llm --json");
     replay->add_option("EVENTS", args->events, "the event log (JSON Lines), - for stdin")
         ->required();
     replay->add_option("--by", args->by, "rows: workspace (default), run, machine or pool");
