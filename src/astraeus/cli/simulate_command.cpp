@@ -41,6 +41,7 @@ Result<LifecycleConfig> lifecycle_of(const SimulateArgs& a) {
         else if (n == "--failure-rate") c.failure_rate_gpu_hour = f.failure_rate_gpu_hour;
         else if (n == "--failure-rate-job") c.failure_rate_job_hour = f.failure_rate_job_hour;
         else if (n == "--failure-hold") c.failure_hold_s = f.failure_hold_s;
+        else if (n == "--job-checkpoint") c.job_checkpoint_s = f.job_checkpoint_s;
         else if (n == "--machine-loss-rate") c.machine_loss_rate_day = f.machine_loss_rate_day;
         else if (n == "--repair-time") c.repair_s = f.repair_s;
         else if (n == "--stall-rate") c.stall_rate_job_hour = f.stall_rate_job_hour;
@@ -181,6 +182,11 @@ std::function<int()> add_simulate(CLI::App& app) {
                                 "seconds a failed job keeps its GPUs before it releases them and "
                                 "waits to be placed again (losing the work since its last "
                                 "checkpoint)")
+                    ->capture_default_str());
+    f.push_back(sub->add_option("--job-checkpoint", m.job_checkpoint_s,
+                                "seconds of work between a job's own checkpoints (0: only the "
+                                "scheduler's, at lease ends); a failure loses the work since "
+                                "the last one")
                     ->capture_default_str());
     f.push_back(sub->add_option("--machine-loss-rate", m.machine_loss_rate_day,
                                 "machine losses per machine-day (the jobs on it fail)")

@@ -631,6 +631,12 @@ private:
     void fault(int j, Seconds t, std::uint8_t kind) {
         RunState& r = run(j);
         const Seconds onset = stall_onset_[j];
+        // Work kept: the job's own checkpoints since the lease's work began (not after a
+        // stall's onset).
+        const Seconds worked =
+            std::max<Seconds>(0, (kind == kStall ? onset : t) - work_from_[j]);
+        const Seconds every = model_->config().job_checkpoint_s;
+        const Seconds kept = every > 0 ? worked / every * every : 0;
         if (kind == kStall) {
             // The stall's draw was used (the onset), not the time after it.
             stall_left_[j] = 0;
@@ -643,7 +649,7 @@ private:
         release(j);
         for (const auto& part : limbo_parts_[j].parts) cluster_.take(part.machine, part.gpus);
         ++version_[j];
-        r.executed_s = e0_[j];
+        r.executed_s = std::min(e0_[j] + kept, w_.jobs[j].duration_s);
         r.total_pending_s += t - lease_start_[j];
         r.lease_run_s = 0;
         r.resume_pending = false;

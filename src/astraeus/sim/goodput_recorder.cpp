@@ -252,6 +252,7 @@ nlohmann::json goodput_json(const GoodputResult& r, goodput::By by, int weeks) {
         {"failure_rate_gpu_hour", c.failure_rate_gpu_hour},
         {"failure_rate_job_hour", c.failure_rate_job_hour},
         {"failure_hold_s", c.failure_hold_s},
+        {"job_checkpoint_s", c.job_checkpoint_s},
         {"machine_loss_rate_day", c.machine_loss_rate_day},
         {"repair_s", c.repair_s},
         {"stall_rate_job_hour", c.stall_rate_job_hour},

@@ -41,6 +41,7 @@ Result<void> check_lifecycle(const LifecycleConfig& c) {
                    secs("the start-up time per doubling", c.startup_per_doubling_s, 86400),
                    secs("the early failure window", c.early_failure_window_s, 86400),
                    secs("the failure holding time", c.failure_hold_s, 86400),
+                   secs("the job's own checkpoint interval", c.job_checkpoint_s, 365 * 86400),
                    secs("the repair time", c.repair_s, 365 * 86400),
                    secs("the stall stopping time", c.stall_stop_s, 86400),
                    real("the early failure probability", c.early_failure_p, 1),

@@ -36,6 +36,9 @@ struct LifecycleConfig {
     double failure_rate_gpu_hour = 6.577e-5;   ///< fitted to Philly (cluster_summary.csv)
     double failure_rate_job_hour = 0;
     Seconds failure_hold_s = 180;              ///< holds its GPUs this long after a failure
+    /// Jobs save their own checkpoint every this many seconds of work (0: never): a failure,
+    /// stall or machine loss loses the work since the later of this and the lease's start.
+    Seconds job_checkpoint_s = 3600;
     // Machine losses: a rate per machine-day; the machine comes back after repair_s.
     double machine_loss_rate_day = 0.01;
     Seconds repair_s = 4 * 3600;
