@@ -96,9 +96,12 @@ check "--weeks 8: the current week is 2026-W48 (from 2026-11-23) or later" \
   "tail -n +1 '$WORK/weeks.txt' | grep -E '^Week ' | tail -1 | grep -Eq '^Week 20[0-9]{2}-W[0-9]{2} '"
 check "--weeks 8: each block has the POOL header" \
   "[ \$(grep -Ec '^POOL +HELD +USED GOODPUT' '$WORK/weeks.txt') = 9 ]"
-# The current week's block: the last one, with rows for the two pools.
-awk '/^Week /{n++; buf=""} {if (n==9 && !/^Week /) print}' "$WORK/weeks.txt" > "$WORK/week_now.txt"
-check "--weeks 8: the current week's table, 2 pools, rows add up" "[ \"\$(table_ok '$WORK/week_now.txt' POOL 2)\" = ok ]"
+# The current week's block: the last one, with rows for the two pools (or the one before, if
+# the service's week, 60x faster, turned during the test).
+awk '/^Week /{n++} {if (n==9 && !/^Week /) print}' "$WORK/weeks.txt" > "$WORK/week_now.txt"
+awk '/^Week /{n++} {if (n==8 && !/^Week /) print}' "$WORK/weeks.txt" | sed '$d' > "$WORK/week_before.txt"
+check "--weeks 8: the current week's table, 2 pools, rows add up" \
+  "[ \"\$(table_ok '$WORK/week_now.txt' POOL 2)\" = ok ] || [ \"\$(table_ok '$WORK/week_before.txt' POOL 2)\" = ok ]"
 
 "$ASTRA" astraeus goodput --run llm > "$WORK/run.txt"
 check "goodput --run llm exits 0" '[ $? = 0 ]'
