@@ -11,7 +11,8 @@
 #    GPU-seconds behind the JSON's GPU-hours;
 #  - crash safety: SIGKILL during a burst of submissions and minute counts, restart, every
 #    acknowledged run is there, no counted GPU-second is lost, and the exact identity above
-#    still holds for every run once they have all ended (nothing lost, nothing counted twice).
+#    still holds for every run once they have all ended (nothing lost, nothing counted twice);
+#  - machines lost and back (the simulated executor): runs fail, restart, still counted exactly.
 # The service's clock runs 60 times faster than the real one (1 s = 1 minute) so that minute
 # counts pass quickly. With ASTRA_BIN, the page's three `astra` commands too.
 # Usage: service_test.sh ASTRAEUS_BIN [ASTRA_BIN]
@@ -239,6 +240,30 @@ check "after restart: no counted GPU-second lost" bash -c "
     done < '$T/before'"
 check "after restart: every run ends" wait_all_ended
 check "after restart: every second counted exactly once, across the crash" exact_all "$AD"
+kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=""
+
+# --- machine losses through the executor: runs fail, restart, and are still counted exactly ----
+cat > "$T/lossy.json" <<'EOF2'
+{"organization": "acme", "cluster": "c1",
+ "pools": [{"name": "default", "machines": [{"count": 4, "gpus": 8}]}],
+ "time_scale": 60,
+ "executor": {"startup_s": 60, "stop_s": 30, "failure_hold_s": 60,
+              "machine_failures_per_day": 48, "machine_repair_s": 300}}
+EOF2
+DATA="$T/lossy"
+"$BIN" admin init --org acme --cluster c1 --config "$T/lossy.json" --data-dir "$DATA" >/dev/null
+"$BIN" admin workspace add ml --data-dir "$DATA" >/dev/null
+AD=$("$BIN" admin token create --org-admin --data-dir "$DATA" 2>/dev/null)
+cp "$T/lossy.json" "$T/config.json"
+start_server
+for i in 1 2 3 4; do
+    req "$AD" POST /runs "{\"name\":\"l$i\",\"workspace\":\"ml\",\"workers\":1,\"gpus_per_worker\":8,\"sim_duration_s\":1800}" >/dev/null
+done
+check "lossy cluster: every run ends" wait_all_ended
+check "lossy cluster: a machine was lost and runs failed or restarted" bash -c "
+    grep -q machine.lost '$T/server.log' &&
+    curl -sS -H 'Authorization: Bearer $AD' '$API/goodput?by=run&days=1' | jq -e '.total.gpu_hours.failure > 0' >/dev/null"
+check "lossy cluster: every second counted exactly once" exact_all "$AD"
 kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=""
 
 if [ $fails -gt 0 ]; then

@@ -214,3 +214,44 @@ TEST(RoundAdapter, QuotasReasonsAndLeaseEnds) {
     a.remove(b1, 1900);
     EXPECT_EQ(a.free_gpus(), 8);
 }
+
+TEST(RoundAdapter, LostMachinesWithholdTheirGpus) {
+    auto opt = policy_options("fifo", AstraeaOptions{});
+    ASSERT_TRUE(opt);
+    auto ad = service::RoundAdapter::make(ClusterSpec::uniform(2, 8), *opt, "consolidate");
+    ASSERT_TRUE(ad);
+    service::RoundAdapter& a = **ad;
+    a.set_tenants({{"ml", 1.0}});
+    const int j = *a.submit(0, 6, 0, 0);
+    auto d = a.round(0);
+    ASSERT_EQ(d.size(), 1u);
+    const int m = d[0].placement.parts.at(0).machine;
+    EXPECT_EQ(a.free_gpus(), 10);  // 16 - 6
+    a.set_machine_up(m, false);    // its 2 free GPUs are withheld: 10 - 2 = 8 free
+    EXPECT_EQ(a.free_gpus(), 8);
+    a.remove(j, 100);              // the 6 it gave back stay withheld too
+    EXPECT_EQ(a.free_gpus(), 8);
+    const int k = *a.submit(0, 16, 100, 0);
+    EXPECT_TRUE(a.round(100).empty()) << "16 GPUs cannot place with a machine lost";
+    a.set_machine_up(m, true);     // all 16 back: the gang places
+    EXPECT_EQ(a.free_gpus(), 16);
+    d = a.round(200);
+    ASSERT_EQ(d.size(), 1u);
+    EXPECT_EQ(d[0].job, k);
+}
+
+TEST(SimExecutor, MachinesAreLostAndComeBack) {
+    service::SimExecutorConfig c;
+    c.machine_failures_per_day = 24;  // about one an hour
+    c.machine_repair_s = 600;
+    service::SimExecutor e(c);
+    e.set_machines({7}, 0);
+    service::ExecEvent lost, back;
+    ASSERT_TRUE(e.pop_due(10 * 86400, lost));
+    ASSERT_TRUE(e.pop_due(10 * 86400, back));
+    EXPECT_EQ(lost.kind, service::ExecEvent::Kind::MachineLost);
+    EXPECT_EQ(back.kind, service::ExecEvent::Kind::MachineBack);
+    EXPECT_EQ(lost.machine, 7);
+    EXPECT_EQ(back.t - lost.t, 600);
+    EXPECT_GT(lost.t, 0);
+}

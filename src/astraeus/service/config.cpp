@@ -111,7 +111,7 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
     if (j.contains("executor")) {
         const json& e = j["executor"];
         TRY(only_keys(e, {"startup_s", "stop_s", "failure_hold_s", "utilization_pct",
-                          "failures_per_hour", "seed"},
+                          "failures_per_hour", "machine_failures_per_day", "machine_repair_s", "seed"},
                       where + ": executor"));
         TRY(get(e, "startup_s", c.executor.startup_s, where));
         TRY(get(e, "stop_s", c.executor.stop_s, where));
@@ -119,10 +119,15 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
         TRY(get(e, "utilization_pct", c.executor.utilization_pct, where));
         TRY(get(e, "failures_per_hour", c.executor.failures_per_hour, where));
         TRY(get(e, "seed", c.executor.seed, where));
+        TRY(get(e, "machine_failures_per_day", c.executor.machine_failures_per_day, where));
+        TRY(get(e, "machine_repair_s", c.executor.machine_repair_s, where));
     }
     if (!(c.time_scale > 0 && c.time_scale <= 100000)) return fail(where + ": time_scale must be in (0, 100000]");
     if (c.lease_s < 60) return fail(where + ": lease_s must be at least 60");
     if (c.stall_timeout_s < 60) return fail(where + ": stall_timeout_s must be at least 60");
+    if (c.executor.failures_per_hour < 0 || c.executor.machine_failures_per_day < 0 ||
+        c.executor.machine_repair_s < 1)
+        return fail(where + ": executor failure rates must be >= 0 and machine_repair_s >= 1");
     if (c.executor.startup_s < 0 || c.executor.stop_s < 0 || c.executor.failure_hold_s < 0)
         return fail(where + ": executor times must be >= 0");
     if (c.threads < 1 || c.threads > 256) return fail(where + ": threads must be in 1..256");

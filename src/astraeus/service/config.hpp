@@ -7,7 +7,8 @@
 //    "threshold_alerts": [{"metric": "pool_goodput_hour", "scope": "default", "op": "<",
 //                          "value": 0.6, "for_s": 600}],
 //    "executor": {"startup_s": 60, "stop_s": 30, "failure_hold_s": 60, "utilization_pct": 90,
-//                 "failures_per_hour": 0, "seed": 1},
+//                 "failures_per_hour": 0, "machine_failures_per_day": 0, "machine_repair_s": 3600,
+//                 "seed": 1},
 //    "time_scale": 1, "listen": "127.0.0.1:8080", "data_dir": "astraeus-data", "threads": 8}
 // Machines are named <pool>-<k> (k from 1). time_scale > 1 makes the service's clock run that
 // many times faster than the real one (tests). Thread safety: plain values.

@@ -64,6 +64,11 @@ public:
     virtual bool pop_due(Seconds now, ExecEvent& out) = 0;
     /// Work done by run `run` by time t (seconds running), for its record.
     virtual Seconds executed_s(std::int64_t run, Seconds t) const = 0;
+    /// The machines it runs on (ids), all up at t. Machine losses and recoveries come back as
+    /// MachineLost / MachineBack events; the service fails the runs on a lost machine.
+    virtual void set_machines(const std::vector<std::int64_t>& ids, Seconds t) {
+        (void)ids, (void)t;
+    }
 };
 
 }  // namespace astraeus::service

@@ -39,7 +39,8 @@ RoundAdapter::RoundAdapter(ClusterSpec spec, AstraeaOptions options, std::unique
                            std::unique_ptr<Placer> placer)
     : spec_(std::move(spec)), opt_(std::move(options)), policy_(std::move(policy)),
       placer_(std::move(placer)), astraea_(policy_->astraea_lists()), cluster_(spec_),
-      scratch_(spec_), rng_(opt_.seed) {
+      scratch_(spec_), rng_(opt_.seed), down_(spec_.machine_gpus.size(), 0),
+      withheld_(spec_.machine_gpus.size(), 0) {
     in_.prepare = [this](std::size_t u, TenantQueue& q) { prepare_tenant(u, q); };
 }
 
@@ -169,6 +170,11 @@ void RoundAdapter::leave_running(int j) {
     policy_->on_release(in_, j, now_ - lease_start_[j], ledger_);
     r.last_run_s = now_ - lease_start_[j];
     cluster_.give(r.placement);
+    for (const auto& part : r.placement.parts)
+        if (down_[part.machine]) {  // a lost machine's GPUs stay out of the rounds
+            cluster_.take(part.machine, part.gpus);
+            withheld_[part.machine] += part.gpus;
+        }
     r.last_placement = std::move(r.placement);
     r.placement = {};
     erase_value(running_, j);
@@ -363,6 +369,24 @@ void RoundAdapter::remove(int j, Seconds t) {
     demand_[u] -= jobs_[j].gpus;
     r.status = RunStatus::Done;
     r.end_s = t;
+}
+
+void RoundAdapter::set_machine_up(int m, bool up) {
+    if (m < 0 || m >= static_cast<int>(down_.size()) || !down_[m] == up) return;
+    if (!up) {
+        down_[m] = 1;
+        const int f = cluster_.free_on(m);
+        if (f > 0) cluster_.take(m, f);
+        withheld_[m] += f;
+        return;
+    }
+    down_[m] = 0;
+    if (withheld_[m] > 0) {
+        Placement p;
+        p.parts.push_back({m, withheld_[m]});
+        cluster_.give(p);
+    }
+    withheld_[m] = 0;
 }
 
 Seconds RoundAdapter::lease_s(int j) {

@@ -60,6 +60,11 @@ public:
     /// Job j gives its GPUs back (if held) and leaves (finished, stopped, failed for good).
     void remove(int j, Seconds t);
 
+    /// Machine m (pool index) is lost (up = false): its free GPUs, and those its jobs give back
+    /// while it is lost, are withheld from the rounds until it is back (up = true).
+    void set_machine_up(int m, bool up);
+    bool machine_up(int m) const { return !down_[m]; }
+
     /// The lease length the policy gives job j starting now (kNoLeaseEnd: none).
     Seconds lease_s(int j);
     /// The next time a pending job's rank rises by waiting (a round is due then), or kNoWake.
@@ -106,6 +111,8 @@ private:
     std::vector<Seconds> lease_start_, wait_begin_, e0_;
     std::vector<double> themis_rho_;
     std::vector<int> pending_, running_;
+    std::vector<char> down_;      ///< per machine: lost
+    std::vector<int> withheld_;   ///< per machine: GPUs withheld while lost
     PolicyLedger ledger_;
     Seconds clock_s_ = -1;
     Seconds now_ = 0;

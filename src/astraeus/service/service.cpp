@@ -215,6 +215,15 @@ Result<void> Service::load() {
         pools_.push_back(std::move(ps));
     }
     if (pools_.empty()) return fail("the cluster has no pool with machines");
+    std::vector<std::int64_t> ids;
+    for (const auto& [id, where] : machine_index_) ids.push_back(id);
+    {  // the executor starts with every machine up: so does the store
+        store::Batch up;
+        for (const auto& m : *machines)
+            if (!m.up) up.machine_up.push_back({m.id, true});
+        if (auto ok = store_->apply(up); !ok) return ok;
+    }
+    exec_->set_machines(ids, clock_.now());
     refresh_workspaces();
 
     // Alerts.
@@ -588,7 +597,42 @@ void Service::end_run(RunMem& r, Seconds t, const std::string& state, const std:
     log(LogLevel::Info, "run.ended", {{"run", r.rec.name}, {"state", state}});
 }
 
+void Service::machine_event(const ExecEvent& e) {
+    auto mi = machine_index_.find(e.machine);
+    if (mi == machine_index_.end()) return;
+    const bool up = e.kind == ExecEvent::Kind::MachineBack;
+    PoolState& pool = *pools_[mi->second.first];
+    pool.sched->set_machine_up(mi->second.second, up);
+    pool.dirty = true;
+    batch_.machine_up.push_back({e.machine, up});
+    log(up ? LogLevel::Info : LogLevel::Warn, up ? "machine.back" : "machine.lost",
+        {{"machine", machine_names_[e.machine]}});
+    if (up) return;
+    // Every run holding GPUs on the lost machine fails (its gang with it) and holds its GPUs
+    // until the executor releases them.
+    for (auto& [id, r] : runs_) {
+        if (r->ended() || !(r->rec.state == "starting" || r->rec.state == "running" ||
+                            (r->rec.state == "stopping" && r->rec.stop_cause != "failure" &&
+                             r->rec.stop_cause != "preemption")))
+            continue;
+        bool on = false;
+        for (const auto& parts : r->parts)
+            for (const auto& p : parts) on = on || p.machine == e.machine;
+        if (!on) continue;
+        if (r->rec.stop_cause == "owner" || r->rec.stop_cause == "limit") {
+            end_run(*r, e.t, "stopped", "stopped");  // it was winding down at its owner's wish
+            continue;
+        }
+        on_exec({ExecEvent::Kind::Failed, e.t, id, 0, 0});
+        const Seconds duration = r->rec.sim_duration_s > 0 ? r->rec.sim_duration_s : r->rec.time_limit_s;
+        exec_->restore({id, r->rec.workers, duration, r->rec.time_limit_s, r->rec.attempts, r->rec.executed_s},
+                       ExecPhase::Failed, e.t, r->rec.executed_s);
+    }
+}
+
 void Service::on_exec(const ExecEvent& e) {
+    if (e.kind == ExecEvent::Kind::MachineLost || e.kind == ExecEvent::Kind::MachineBack)
+        return machine_event(e);
     auto it = runs_.find(e.run);
     if (it == runs_.end() || it->second->ended()) return;
     RunMem& r = *it->second;

@@ -127,6 +127,7 @@ private:
     void apply_start(RunMem& r, const Decision& d, Seconds t);
     void preempt(RunMem& r, Seconds t);
     void on_exec(const ExecEvent& e);
+    void machine_event(const ExecEvent& e);
     void end_run(RunMem& r, Seconds t, const std::string& state, const std::string& outcome);
     void minute_work(Seconds now);
     void refresh_workspaces();

@@ -66,8 +66,22 @@ std::pair<Seconds, ExecEvent::Kind> SimExecutor::next_of(const State& s) const {
     return {kNever, K::Finished};
 }
 
+Seconds SimExecutor::loss_after(std::int64_t machine, std::uint64_t k) const {
+    Rng rng(c_.seed ^ 0x5bd1e995ULL ^ (static_cast<std::uint64_t>(machine) * 0xbf58476d1ce4e5b9ULL) ^
+            (k << 40));
+    const double days = -std::log(1.0 - rng.uniform()) / c_.machine_failures_per_day;
+    return static_cast<Seconds>(days * 86400.0) + 1;
+}
+
+void SimExecutor::set_machines(const std::vector<std::int64_t>& ids, Seconds t) {
+    machines_.clear();
+    if (c_.machine_failures_per_day <= 0) return;
+    for (std::int64_t id : ids) machines_[id] = {true, t + loss_after(id, 0), 0};
+}
+
 Seconds SimExecutor::next_event_s() const {
     Seconds best = kNever;
+    for (const auto& [id, m] : machines_) best = std::min(best, m.next);
     for (const auto& [id, s] : runs_) best = std::min(best, next_of(s).first);
     return best;
 }
@@ -82,6 +96,19 @@ bool SimExecutor::pop_due(Seconds now, ExecEvent& out) {
             best = t;
             who = id;
             kind = k;
+        }
+    }
+    for (auto& [id, m] : machines_) {
+        if (m.next < best && m.next <= now) {  // a machine event comes first
+            out = ExecEvent{m.up ? ExecEvent::Kind::MachineLost : ExecEvent::Kind::MachineBack, m.next, 0, id, 0};
+            if (m.up) {
+                m.up = false;
+                m.next += c_.machine_repair_s;
+            } else {
+                m.up = true;
+                m.next += loss_after(id, ++m.losses);
+            }
+            return true;
         }
     }
     if (best > now) return false;

@@ -5,6 +5,8 @@
 // rate per running hour (exponential times, drawn from a generator seeded by (seed, run,
 // attempt), so that a restart of the service draws the same times). A stop winds down for
 // `stop_s`; a failed run holds its GPUs for `failure_hold_s` before they are released.
+// Machines are lost at `machine_failures_per_day` (exponential times from (seed, machine, k)) and
+// come back after `machine_repair_s`; their timeline starts again at each start of the service.
 // Thread safety: not thread-safe.
 #pragma once
 #include <map>
@@ -19,6 +21,8 @@ struct SimExecutorConfig {
     Seconds failure_hold_s = 60;
     double utilization_pct = 90;
     double failures_per_hour = 0;  ///< per running run
+    double machine_failures_per_day = 0;  ///< per machine (0: machines are never lost)
+    Seconds machine_repair_s = 3600;      ///< a lost machine is back after this long
     std::uint64_t seed = 1;
 };
 
@@ -32,6 +36,7 @@ public:
     Seconds next_event_s() const override;
     bool pop_due(Seconds now, ExecEvent& out) override;
     Seconds executed_s(std::int64_t run, Seconds t) const override;
+    void set_machines(const std::vector<std::int64_t>& ids, Seconds t) override;
 
 private:
     struct State {
@@ -45,8 +50,16 @@ private:
     std::pair<Seconds, ExecEvent::Kind> next_of(const State& s) const;
     Seconds failure_after(const State& s) const;
 
+    struct MachineState {
+        bool up = true;
+        Seconds next = 0;   ///< its next loss (up) or recovery (down)
+        std::uint64_t losses = 0;
+    };
+    Seconds loss_after(std::int64_t machine, std::uint64_t k) const;
+
     SimExecutorConfig c_;
     std::map<std::int64_t, State> runs_;
+    std::map<std::int64_t, MachineState> machines_;
 };
 
 }  // namespace astraeus::service
