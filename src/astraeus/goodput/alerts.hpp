@@ -23,8 +23,10 @@
 // going back. It returns the transitions of that evaluation; alerts() lists the pending and
 // firing ones (the goodput views list them first), firing_by_metric() feeds
 // astraeus_threshold_alerts_firing{metric}. Scopes are the ledger's ids (workspace, pool and
-// machine ids; names belong to the shell). Pure and deterministic. Thread safety: not
-// thread-safe.
+// machine ids; names belong to the shell). Cost of evaluate(): a few GoodputLedger::query
+// calls (4 for goodput_drop, at most 8 for the rules), each O(the ledger's rows); goodput_drop's
+// answer only changes at hour boundaries, so evaluating each minute just repeats it. Pure and
+// deterministic. Thread safety: not thread-safe.
 #pragma once
 #include <cstdint>
 #include <map>
