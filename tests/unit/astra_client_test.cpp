@@ -165,6 +165,11 @@ public:
                       record(req);
                       json_reply(res, 202, run_object(req.matches[1], "stopping", ""));
                   });
+        svr_.Get("/v1/alerts", [=, this](const httplib::Request& req, httplib::Response& res) {
+            record(req);
+            std::lock_guard lock(mu_);
+            json_reply(res, alerts_status_, alerts_);
+        });
         port_ = svr_.bind_to_any_port("127.0.0.1");
         thread_ = std::thread([this] { svr_.listen_after_bind(); });
         for (int i = 0; i < 2000 && !svr_.is_running(); ++i)
@@ -179,6 +184,11 @@ public:
         std::lock_guard lock(mu_);
         return seen_;
     }
+    void set_alerts(int status, json alerts) {
+        std::lock_guard lock(mu_);
+        alerts_status_ = status;
+        alerts_ = std::move(alerts);
+    }
 
 private:
     httplib::Server svr_;
@@ -186,6 +196,8 @@ private:
     std::thread thread_;
     std::mutex mu_;
     std::vector<Seen> seen_;
+    int alerts_status_ = 200;
+    json alerts_ = {{"alerts", json::array()}};
 };
 
 struct Outcome {
@@ -215,11 +227,43 @@ TEST_F(AstraTest, GoodputByRunPrintsThePageTable) {
     EXPECT_EQ(r.err, "");
     EXPECT_EQ(r.out, kPageTable);
     const auto seen = server.seen();
-    ASSERT_EQ(seen.size(), 1u);
+    ASSERT_EQ(seen.size(), 2u);  // the view, then its alerts (none)
     EXPECT_EQ(seen[0].method, "GET");
     EXPECT_EQ(seen[0].path, "/v1/goodput");
     EXPECT_EQ(seen[0].query, "by=run&days=7");
     EXPECT_EQ(seen[0].auth, "Bearer astx_good");
+    EXPECT_EQ(seen[1].path, "/v1/alerts");
+    EXPECT_EQ(seen[1].auth, "Bearer astx_good");
+}
+
+TEST_F(AstraTest, AlertsComeFirst) {
+    server.set_alerts(200, json::parse(R"({"alerts": [
+        {"name": "goodput_drop", "scope": "pool", "target": "default", "state": "firing",
+         "since": "2026-11-29T10:00:00Z", "value": 0.3125},
+        {"name": "workers_stalled", "scope": "cluster", "target": "main", "state": "pending",
+         "since": "2026-11-29T10:05:00Z", "value": 6}]})"));
+    const auto r = astra({"astraeus", "goodput", "--by", "run"}, server.api());
+    EXPECT_EQ(r.rc, 0) << r.err;
+    EXPECT_EQ(r.out,
+              "ALERTS\n"
+              "NAME             SCOPE    TARGET   STATE    SINCE                 VALUE\n"
+              "goodput_drop     pool     default  firing   2026-11-29T10:00:00Z  0.31\n"
+              "workers_stalled  cluster  main     pending  2026-11-29T10:05:00Z  6\n"
+              "\n" +
+                  kPageTable);
+    // --json: the server's JSON only; --run: the run's table only.
+    EXPECT_EQ(astra({"astraeus", "goodput", "--json"}, server.api()).out.find("ALERTS"),
+              std::string::npos);
+    EXPECT_EQ(astra({"astraeus", "goodput", "--run", "llm"}, server.api()).out.find("ALERTS"),
+              std::string::npos);
+}
+
+TEST_F(AstraTest, AlertsUnavailableStillPrintsTheView) {
+    server.set_alerts(500, {{"error", "boom"}});
+    const auto r = astra({"astraeus", "goodput", "--by", "run"}, server.api());
+    EXPECT_EQ(r.rc, 0);
+    EXPECT_EQ(r.out, kPageTable);
+    EXPECT_EQ(r.err, "astra: alerts not shown: HTTP 500: boom\n");
 }
 
 TEST_F(AstraTest, GoodputStartEndAndDefaultBy) {
@@ -231,7 +275,7 @@ TEST_F(AstraTest, GoodputStartEndAndDefaultBy) {
     EXPECT_EQ(r.out.substr(0, r.out.find("HELD") + 4),
               "GPU-hours\nWORKSPACE" + std::string(24, ' ') + "HELD");
     const auto seen = server.seen();
-    ASSERT_EQ(seen.size(), 1u);
+    ASSERT_EQ(seen.size(), 2u);
     EXPECT_EQ(seen[0].query, "by=workspace&end=2026-10-08T00:00:00+02:00&start=2026-10-01T00:00:00Z");
 }
 

@@ -4,6 +4,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <ostream>
+#include <sstream>
 
 #include "astraeus/client/api_client.hpp"
 #include "astraeus/client/render.hpp"
@@ -62,6 +63,35 @@ int answer(const CallResult& res, bool as_json,
     return kExitOk;
 }
 
+// The alerts listed before a goodput view: "" when none; a warning on `err` (and "") when the
+// server does not give them (the view itself is still printed).
+std::string alerts_first(const ApiClient& client, std::ostream& err) {
+    const auto res = client.get("/alerts");
+    if (!res) {
+        err << "astra: alerts not shown: " << res.error().message << '\n';
+        return {};
+    }
+    const json doc = json::parse(*res, nullptr, false);
+    auto text = doc.is_discarded() ? Result<std::string>(fail("not JSON")) : alerts_text(doc);
+    if (!text) {
+        err << "astra: alerts not shown: " << text.error().message << '\n';
+        return {};
+    }
+    return *text;
+}
+
+// A goodput view: its alerts first (unless --json), then the view.
+int goodput_view(const ApiClient& client, const CallResult& res, bool as_json,
+                 const std::function<Result<std::string>(const json&)>& render, std::ostream& out,
+                 std::ostream& err) {
+    if (!res || as_json) return answer(res, as_json, render, out, err);
+    std::ostringstream view;
+    const int rc = answer(res, false, render, view, err);
+    if (rc != kExitOk) return rc;
+    out << alerts_first(client, err) << view.str();
+    return kExitOk;
+}
+
 std::map<std::string, std::string> workspace_query(const std::string& ws) {
     if (ws.empty()) return {};
     return {{"workspace", ws}};
@@ -90,7 +120,8 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
         "then the held part of each category (IDLE STALLED START RESTART FAILURE PREEMPT) and\n"
         "WAITING (asked for, not held). One row per --by value, then TOTAL.\n"
         "Default period: the last 7 days. --weeks N: the last N complete ISO weeks plus the\n"
-        "current one, a block per week. --run NAME: that run since it was submitted.");
+        "current one, a block per week. --run NAME: that run since it was submitted.\n"
+        "Alerts pending or firing (goodput_drop; threshold alerts for operators) come first.");
     auto* by = goodput_cmd->add_option("--by", g.by,
                                        "rows per run, workspace, machine or pool (default workspace)")
         ->check(CLI::IsMember({"run", "workspace", "machine", "pool"}));
@@ -180,14 +211,16 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
             return kExitUsage;
         }
         if (weeks->count() > 0)
-            return answer(client->get("/goodput/weekly",
-                                      {{"weeks", std::to_string(g.weeks)}, {"by", g.by}}),
-                          g.as_json, goodput_weekly_text, out, err);
+            return goodput_view(*client,
+                                client->get("/goodput/weekly",
+                                            {{"weeks", std::to_string(g.weeks)}, {"by", g.by}}),
+                                g.as_json, goodput_weekly_text, out, err);
         std::map<std::string, std::string> q{{"by", g.by}};
         if (g.days > 0) q["days"] = std::to_string(g.days);
         if (!g.start.empty()) q["start"] = g.start;
         if (!g.end.empty()) q["end"] = g.end;
-        return answer(client->get("/goodput", q), g.as_json, goodput_rows_text, out, err);
+        return goodput_view(*client, client->get("/goodput", q), g.as_json, goodput_rows_text,
+                            out, err);
     }
     if (submit->parsed()) {
         json body{{"name", s.name},

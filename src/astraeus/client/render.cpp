@@ -153,6 +153,27 @@ Result<std::string> run_goodput_text(const json& doc) {
     return goodput::goodput_table("RUN", {{*run, *c}});
 }
 
+Result<std::string> alerts_text(const json& doc) {
+    auto alerts = member(doc, "alerts", "the alerts answer");
+    if (!alerts) return std::unexpected(alerts.error());
+    if (!(*alerts)->is_array()) return fail("the server's \"alerts\" is not a list");
+    if ((*alerts)->empty()) return std::string();
+    std::vector<std::vector<std::string>> lines{
+        {"NAME", "SCOPE", "TARGET", "STATE", "SINCE", "VALUE"}};
+    for (const json& a : **alerts) {
+        std::string value = "-";
+        if (a.contains("value") && a["value"].is_number()) {
+            const double v = a["value"].get<double>();
+            value = v == std::floor(v) && std::abs(v) < 1e15 ? fmt::format("{}", static_cast<long long>(v))
+                                                              : fmt::format("{:.2f}", v);
+        }
+        lines.push_back({dash_if_empty(opt_string(a, "name")), dash_if_empty(opt_string(a, "scope")),
+                         dash_if_empty(opt_string(a, "target")), dash_if_empty(opt_string(a, "state")),
+                         dash_if_empty(opt_string(a, "since")), value});
+    }
+    return "ALERTS\n" + columns(lines) + "\n";
+}
+
 Result<std::string> runs_list_text(const json& doc) {
     auto runs = member(doc, "runs", "the runs answer");
     if (!runs) return std::unexpected(runs.error());

@@ -26,6 +26,11 @@ Result<std::string> goodput_weekly_text(const nlohmann::json& doc);
 /// The one-row RUN table of a /runs/{run}/goodput answer ({"run", "workspace", ...ledger}).
 Result<std::string> run_goodput_text(const nlohmann::json& doc);
 
+/// The alerts of a GET /alerts answer, listed before the goodput views (spec/goodput.md
+/// "Alerts"): "" when there are none; otherwise "ALERTS", a table NAME SCOPE TARGET STATE SINCE
+/// VALUE (columns as wide as their widest value), and a blank line.
+Result<std::string> alerts_text(const nlohmann::json& doc);
+
 /// The runs of a {"runs": [...]} answer: NAME WORKSPACE POOL WORKERS STATE SUBMITTED REASON,
 /// columns as wide as their widest value, two spaces apart, no trailing blanks.
 Result<std::string> runs_list_text(const nlohmann::json& doc);
