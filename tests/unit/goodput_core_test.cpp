@@ -72,6 +72,22 @@ TEST(GoodputTable, HeldColumnsAddUpByLargestRemainder) {
     EXPECT_NE(g::goodput_table("POOL", {{"a", g::Counts{}}}).find("       -"), std::string::npos);
 }
 
+TEST(GoodputTable, WideValuesAndLongNamesWidenTheirColumn) {
+    // "1234567.8" (9 characters) needs a 10-wide HELD and USED column, the 33-character name a
+    // 33-wide name column plus its space: every row, the header included, follows.
+    g::Counts big;
+    big.add(Category::Productive, true, h10(12345678));
+    const std::string t = g::goodput_table("POOL", {{"a-pool-with-a-name-longer-than-28", big}});
+    std::string head = "\nPOOL";
+    head += std::string(36, ' ');  // 33 - 4 + 1 + (10 - 4)
+    head += "HELD      USED GOODPUT";
+    EXPECT_NE(t.find(head), std::string::npos) << t;
+    EXPECT_NE(t.find("\na-pool-with-a-name-longer-than-28  1234567.8 1234567.8    100%"),
+              std::string::npos)
+        << t;
+    EXPECT_NE(t.find("\nTOTAL                              1234567.8"), std::string::npos) << t;
+}
+
 TEST(GoodputCalendar, WeeksAndRfc3339) {
     // 2026-11-29 is a Sunday; its ISO week (W48) began Monday 2026-11-23.
     const auto sun = g::parse_rfc3339("2026-11-29T23:59:00Z");

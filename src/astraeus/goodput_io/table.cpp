@@ -17,16 +17,25 @@ std::string tenths(std::int64_t v) {
     return fmt::format("{}{}.{}", v < 0 ? "-" : "", a / 10, a % 10);
 }
 
-std::string line(std::string_view name, const DisplayRow& d) {
-    std::string name_col(name);
-    if (name_col.size() < 28) name_col.resize(28, ' ');
-    std::string out = name_col + " ";
-    out += fmt::format("{:>8}{:>9}", tenths(d.held), tenths(d.held_columns[0]));
-    out += fmt::format("{:>8}", d.goodput_pct < 0 ? std::string("-")
-                                                  : fmt::format("{}%", d.goodput_pct));
-    for (std::size_t i = 1; i < d.held_columns.size(); ++i)
-        out += fmt::format("{:>8}", tenths(d.held_columns[i]));
-    out += fmt::format("{:>8}\n", tenths(d.waiting));
+using Cells = std::array<std::string, 10>;  // HELD USED GOODPUT IDLE ... PREEMPT WAITING
+
+Cells cells(const DisplayRow& d) {
+    Cells c;
+    c[0] = tenths(d.held);
+    c[1] = tenths(d.held_columns[0]);
+    c[2] = d.goodput_pct < 0 ? std::string("-") : fmt::format("{}%", d.goodput_pct);
+    for (std::size_t i = 1; i < d.held_columns.size(); ++i) c[i + 2] = tenths(d.held_columns[i]);
+    c[9] = tenths(d.waiting);
+    return c;
+}
+
+std::string line(std::string_view name, std::size_t name_width, const Cells& c,
+                 const std::array<std::size_t, 10>& widths) {
+    std::string out(name);
+    out.resize(std::max(out.size(), name_width), ' ');
+    out += ' ';
+    for (std::size_t i = 0; i < c.size(); ++i) out += fmt::format("{:>{}}", c[i], widths[i]);
+    out += '\n';
     return out;
 }
 }  // namespace
@@ -58,19 +67,27 @@ DisplayRow display_row(const Counts& c) {
 }
 
 std::string goodput_table(std::string_view key_header, const std::vector<NamedCounts>& rows) {
-    std::string out = "GPU-hours\n";
-    std::string head(key_header);
-    if (head.size() < 28) head.resize(28, ' ');
-    out += head + " ";
-    out += fmt::format("{:>8}{:>9}{:>8}{:>8}{:>8}{:>8}{:>8}{:>8}{:>8}{:>8}\n", "HELD", "USED",
-                       "GOODPUT", "IDLE", "STALLED", "START", "RESTART", "FAILURE", "PREEMPT",
-                       "WAITING");
+    // The page's widths; a column widens (for every row) when a value needs more room.
+    std::array<std::size_t, 10> widths{8, 9, 8, 8, 8, 8, 8, 8, 8, 8};
+    std::size_t name_width = 28;
+    std::vector<Cells> body;
+    body.reserve(rows.size() + 1);
     Counts total;
     for (const auto& r : rows) {
-        out += line(r.name, display_row(r.counts));
+        body.push_back(cells(display_row(r.counts)));
         total += r.counts;
+        name_width = std::max(name_width, r.name.size());
     }
-    out += line("TOTAL", display_row(total));
+    body.push_back(cells(display_row(total)));
+    for (const Cells& c : body)
+        for (std::size_t i = 0; i < c.size(); ++i) widths[i] = std::max(widths[i], c[i].size() + 1);
+    std::string out = "GPU-hours\n";
+    out += line(key_header, name_width,
+                {"HELD", "USED", "GOODPUT", "IDLE", "STALLED", "START", "RESTART", "FAILURE",
+                 "PREEMPT", "WAITING"},
+                widths);
+    for (std::size_t i = 0; i < rows.size(); ++i) out += line(rows[i].name, name_width, body[i], widths);
+    out += line("TOTAL", name_width, body.back(), widths);
     out += "\nUSED = productive (running, GPUs busy); GOODPUT = used / held; WAITING = asked for, "
            "not yet held\n";
     return out;

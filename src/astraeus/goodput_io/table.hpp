@@ -30,7 +30,9 @@ DisplayRow display_row(const Counts& c);
 
 /// The table: "GPU-hours", the header (`key_header` is RUN, WORKSPACE, MACHINE or POOL), one
 /// line per row in the given order, TOTAL (the exact sum, rounded), a blank line and the
-/// footer. Columns as on the page: name 29 wide, then 8 9 8 8 8 8 8 8 8 8.
+/// footer. Columns as on the page: name 29 wide, then 8 9 8 8 8 8 8 8 8 8; a column (the name
+/// column included) widens for every row when a value needs more room, so that at least one
+/// space always separates values (e.g. 1,000,000 GPU-hours and more).
 std::string goodput_table(std::string_view key_header, const std::vector<NamedCounts>& rows);
 
 }  // namespace astraeus::goodput
