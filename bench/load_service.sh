@@ -25,7 +25,7 @@ echo "server: $API (pid $SERVER_PID), $(cat "$WORK/init.txt")"
 rc=$?
 echo "server RSS: $(ps -o rss= -p "$SERVER_PID" | awk '{printf "%.0f MB", $1/1024}'), database: $(du -sh "$WORK/data" | cut -f1)"
 curl -sS "$API/runs?state=running" -H "Authorization: Bearer $TOKEN" | \
-  python3 -c 'import json,sys; print("runs running at the end:", len(json.load(sys.stdin)["runs"]))' 2>/dev/null
+  jq -r '"runs running at the end: \(.runs | length)"' 2>/dev/null
 # The scheduling round time, when the server logs it (an event with "round" and a us= field).
 if grep -q 'round.*us=' "$WORK/server.log"; then
   grep -o 'round.*us=[0-9]*' "$WORK/server.log" | sed 's/.*us=//' | sort -n | \

@@ -4,11 +4,11 @@
 # bearer token (metrics_path /v1/goodput/metrics, every second) and holds the page's series;
 # `promtool check metrics` on the live exposition finds no parse error and no lint finding but
 # the documented base-unit one on the `_gpu_hours` names; a workspace token's scrape holds only
-# its own workspace. Skipped (exit 77) when prometheus, promtool, curl or python3 is missing.
+# its own workspace. Skipped (exit 77) when prometheus, promtool, curl or jq is missing.
 # Bounded: about 15 s; every wait has a limit.
 set -u
 ASTRAEUS=$1
-for tool in prometheus promtool curl python3; do
+for tool in prometheus promtool curl jq; do
   command -v "$tool" > /dev/null || { echo "SKIP: $tool not installed"; exit 77; }
 done
 WORK=$(mktemp -d)
@@ -89,15 +89,12 @@ query() {
 }
 # count PROMQL: number of series in the answer (-1 when Prometheus does not answer).
 count() {
-  query "$1" | python3 -c 'import json,sys
-try: print(len(json.load(sys.stdin)["data"]["result"]))
-except Exception: print(-1)'
+  local n
+  n=$(query "$1" | jq -r '.data.result | length' 2>/dev/null)
+  echo "${n:--1}"
 }
-# value PROMQL: the value of the first series.
-value() {
-  query "$1" | python3 -c 'import json,sys
-r=json.load(sys.stdin)["data"]["result"]; print(r[0]["value"][1] if r else "none")'
-}
+# value PROMQL: the value of the first series ("none" when there is none).
+value() { query "$1" | jq -r '.data.result[0].value[1] // "none"' 2>/dev/null; }
 scraped=0
 for _ in $(seq 60); do
   if [ "$(count 'up{job="astraeus-goodput"} == 1')" = 1 ] && \
@@ -106,15 +103,14 @@ for _ in $(seq 60); do
 done
 check "Prometheus scraped the server (up == 1) within 30 s" '[ $scraped = 1 ]'
 [ $scraped = 1 ] || { echo "--- prometheus.log"; tail -20 "$WORK/prometheus.log"; }
-lasterr=$(curl -sS "http://127.0.0.1:$PPORT/api/v1/targets" | python3 -c 'import json,sys
-t=json.load(sys.stdin)["data"]["activeTargets"]; print(t[0]["lastError"] if t else "no target")')
+lasterr=$(curl -sS "http://127.0.0.1:$PPORT/api/v1/targets" | jq -r '.data.activeTargets[0].lastError // "no target"')
 check "the target has no scrape error ('$lasterr')" '[ -z "$lasterr" ]'
 
 # The series, as Prometheus holds them.
 check "8 category series of the run ml/llm" \
   '[ "$(count '\''astraeus_run_goodput_gpu_hours{namespace="ml",run="llm"}'\'')" = 8 ]'
-check "run ml/llm has GPU-hours (sum > 0)" \
-  "python3 -c 'import sys; sys.exit(0 if float(sys.argv[1]) > 0 else 1)' \"\$(value 'sum(astraeus_run_goodput_gpu_hours{namespace=\"ml\",run=\"llm\"})')\""
+llm_hours=$(value 'sum(astraeus_run_goodput_gpu_hours{namespace="ml",run="llm"})')
+check "run ml/llm has GPU-hours (sum $llm_hours > 0)" "awk -v v='$llm_hours' 'BEGIN { exit !(v + 0 > 0) }'"
 # (The service's hour passes in 60 real seconds here: right after an hour boundary the hour
 # window may hold nothing yet, so hour-window ratios and rows are not required.)
 check "cluster GPU-hours: 8 categories x 2 windows" \
