@@ -718,6 +718,8 @@ void Service::minute_work(Seconds now) {
             if (counter_->status(w).phase == gp::Phase::Running && counter_->status(w).stalled)
                 ++live.stalled_workers[static_cast<std::size_t>(r->rec.workspace_id)];
     }
+    for (store::Id id : runs_with_straggler(now))
+        ++live.runs_with_straggler[static_cast<std::size_t>(runs_.at(id)->rec.workspace_id)];
     const auto changes = alerts_->evaluate(now, ledger_, live);
     for (const auto& a : changes)
         log(LogLevel::Warn, "alert", {{"name", std::string(alerts_->name_of(a))},
@@ -1090,6 +1092,85 @@ ApiResult<json> Service::stop_run(const Caller& c, const std::string& name, cons
     return out;
 }
 
+std::set<store::Id> Service::runs_with_straggler(Seconds now) const {
+    std::set<store::Id> out;
+    for (int run : stragglers_.runs_with_straggler(now)) {
+        auto it = runs_.find(run);
+        if (it == runs_.end() || it->second->rec.state != "running") continue;
+        auto at = progress_attempt_.find(run);
+        if (at == progress_attempt_.end() || at->second != it->second->rec.attempts) continue;
+        out.insert(run);
+    }
+    return out;
+}
+
+ApiResult<json> Service::report_progress(const Caller& c, const std::string& name,
+                                         const Params& q, std::string_view body) {
+    json in;
+    try {
+        in = json::parse(body);
+    } catch (const json::parse_error& e) {
+        return std::unexpected(bad(std::string("malformed JSON: ") + e.what()));
+    }
+    std::unique_lock lk(mu_);
+    auto found = find_run(c, name, q);
+    if (!found) return std::unexpected(found.error());
+    if (c.token.scope == store::Scope::Operator)
+        return std::unexpected(ApiError{403, "cluster-operator tokens cannot report progress"});
+    RunMem& r = **found;
+    // (worker, step) pairs from either body form.
+    std::vector<std::pair<int, std::int64_t>> reports;
+    const auto as_step = [](const json& v) { return v.is_number_integer() && v.get<std::int64_t>() >= 0; };
+    if (in.is_object() && in.contains("steps")) {
+        const json& steps = in["steps"];
+        if (!steps.is_array() || steps.size() != static_cast<std::size_t>(r.rec.workers))
+            return std::unexpected(bad("'steps' must be a list of " + str(r.rec.workers) +
+                                       " step counters (one per worker)"));
+        for (std::size_t i = 0; i < steps.size(); ++i) {
+            if (!as_step(steps[i]))
+                return std::unexpected(bad("'steps' must hold non-negative integers"));
+            reports.push_back({static_cast<int>(i), steps[i].get<std::int64_t>()});
+        }
+    } else if (in.is_object() && in.contains("worker") && in.contains("step")) {
+        if (!in["worker"].is_number_integer() || in["worker"].get<std::int64_t>() < 0 ||
+            in["worker"].get<std::int64_t>() >= r.rec.workers)
+            return std::unexpected(bad("'worker' must be an index from 0 to " + str(r.rec.workers - 1)));
+        if (!as_step(in["step"])) return std::unexpected(bad("'step' must be a non-negative integer"));
+        reports.push_back({in["worker"].get<int>(), in["step"].get<std::int64_t>()});
+    } else {
+        return std::unexpected(bad("expected {\"worker\": i, \"step\": n} or {\"steps\": [n0, n1, ...]}"));
+    }
+    if (r.rec.state != "running")
+        return std::unexpected(ApiError{409, "run '" + name + "' is " + r.rec.state + ", not running"});
+    const store::Id id = r.rec.id;
+    const Seconds now0 = clock_.now();
+    begin(now0);
+    catch_up(now0);
+    const Seconds t = last_event_s_;
+    RunMem& run = *runs_.at(id);
+    const int key = static_cast<int>(id);
+    auto& attempt = progress_attempt_[id];
+    if (attempt != run.rec.attempts) {  // a new attempt: only its own progress is judged
+        stragglers_.set_gang(key, run.rec.workers);
+        for (int w = 0; w < run.rec.workers; ++w) stragglers_.reset(key, w);
+        attempt = run.rec.attempts;
+    }
+    for (const auto& [w, step] : reports) {
+        (void)counter_->progress(t, run.w[static_cast<std::size_t>(w)], step);
+        stragglers_.progress(key, w, t, step);
+    }
+    commit();
+    const auto slow = stragglers_.stragglers(key, t);
+    json workers = json::array();
+    for (int w = 0; w < run.rec.workers; ++w) {
+        const auto& st = counter_->status(run.w[static_cast<std::size_t>(w)]);
+        workers.push_back({{"index", w},
+                           {"stalled", st.phase == gp::Phase::Running && st.stalled},
+                           {"straggler", std::find(slow.begin(), slow.end(), w) != slow.end()}});
+    }
+    return json{{"run", run.rec.name}, {"workers", std::move(workers)}};
+}
+
 // --- goodput -------------------------------------------------------------------------------------
 
 namespace {
@@ -1239,10 +1320,15 @@ ApiResult<std::string> Service::metrics(const Caller& c) {
             if (counter_->status(w).phase == gp::Phase::Running && counter_->status(w).stalled)
                 ++stalled[r->rec.workspace_id];
     }
+    std::map<store::Id, std::int64_t> straggling;
+    for (store::Id id : runs_with_straggler(now)) {
+        const RunMem& r = *runs_.at(id);
+        if (visible(c, r)) ++straggling[r.rec.workspace_id];
+    }
     for (const auto& [id, n] : stalled) {
         const std::string ns = by_name(gp::By::Workspace, static_cast<int>(id));
         s.workers_stalled.push_back({ns, n});
-        s.runs_with_straggler.push_back({ns, 0});
+        s.runs_with_straggler.push_back({ns, straggling[id]});
     }
     if (s.is_operator)
         for (const auto& [metric, n] : alerts_->firing_by_metric()) s.threshold_alerts_firing.push_back({metric, n});

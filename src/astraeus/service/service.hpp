@@ -28,6 +28,7 @@
 #include "astraeus/goodput/alerts.hpp"
 #include "astraeus/goodput/counter.hpp"
 #include "astraeus/goodput/ledger.hpp"
+#include "astraeus/goodput/stragglers.hpp"
 #include "astraeus/service/config.hpp"
 #include "astraeus/service/executor.hpp"
 #include "astraeus/service/round_adapter.hpp"
@@ -88,6 +89,13 @@ public:
     ApiResult<nlohmann::json> list_runs(const Caller& c, const Params& q);
     ApiResult<nlohmann::json> show_run(const Caller& c, const std::string& name, const Params& q);
     ApiResult<nlohmann::json> stop_run(const Caller& c, const std::string& name, const Params& q);
+    /// Progress reports of a running run's workers: body {"worker": i, "step": n} or
+    /// {"steps": [n0, n1, ...]} (one per worker). Feeds stall detection (no progress for the
+    /// stall timeout = stalled, counted from the last progress) and straggler detection. 400 on
+    /// a bad body, 404 for an unknown run, 409 when the run is not running, 403 for operators.
+    /// Answers {"run", "workers": [{"index", "stalled", "straggler"}]}.
+    ApiResult<nlohmann::json> report_progress(const Caller& c, const std::string& name,
+                                              const Params& q, std::string_view body);
 
     // --- goodput (contract "Goodput") ---------------------------------------------------------
     ApiResult<nlohmann::json> goodput(const Caller& c, const Params& q);
@@ -132,7 +140,9 @@ private:
     void minute_work(Seconds now);
     void refresh_workspaces();
     void touch(RunMem& r);
-    Seconds next_timed_event() ;
+    Seconds next_timed_event();
+    /// Runs (by id) whose gang has a straggler now; only running runs count.
+    std::set<store::Id> runs_with_straggler(Seconds now) const;
 
     ApiResult<RunMem*> find_run(const Caller& c, const std::string& name, const Params& q);
     bool visible(const Caller& c, const RunMem& r) const;
@@ -166,6 +176,8 @@ private:
     std::unique_ptr<goodput::GoodputCounter> counter_;
     std::unique_ptr<goodput::AlertEngine> alerts_;
     std::vector<goodput::Alert> alert_list_;
+    goodput::StragglerDetector stragglers_;
+    std::map<store::Id, int> progress_attempt_;  ///< per run: its attempt at the last report
 
     store::Batch batch_;
     std::set<store::Id> dirty_;
