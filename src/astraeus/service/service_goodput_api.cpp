@@ -1,0 +1,213 @@
+#include "astraeus/service/service.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <regex>
+
+#include "astraeus/api/prometheus_text.hpp"
+#include "astraeus/api/token.hpp"
+#include "astraeus/goodput/calendar.hpp"
+#include "astraeus/goodput_io/ledger_json.hpp"
+#include "astraeus/goodput_io/rfc3339.hpp"
+#include "astraeus/policies/registry.hpp"
+#include "astraeus/service/log.hpp"
+#include "astraeus/service/service_state.hpp"
+
+namespace astraeus::service {
+
+using nlohmann::json;
+namespace gp = goodput;
+using namespace detail;
+
+// The REST operations on goodput: ledgers by workspace/run/machine/pool over a period, weekly,
+// one run, the organisation view, the Prometheus exposition and the alerts (service.hpp).
+
+// --- goodput -------------------------------------------------------------------------------------
+
+namespace {
+
+struct Window {
+    gp::By by = gp::By::Workspace;
+    Seconds start = 0, end = 0;
+};
+
+ApiResult<Window> parse_window(const Params& q, Seconds now) {
+    Window w;
+    if (auto it = q.find("by"); it != q.end()) {
+        auto by = gp::parse_by(it->second);
+        if (!by) return std::unexpected(bad(by.error().message));
+        w.by = *by;
+    }
+    w.end = now;
+    if (auto it = q.find("end"); it != q.end()) {
+        auto t = gp::parse_rfc3339(it->second);
+        if (!t) return std::unexpected(bad("bad 'end': " + t.error().message));
+        w.end = *t;
+    }
+    w.start = w.end - 7 * gp::kDay;
+    const bool has_start = q.contains("start"), has_days = q.contains("days");
+    if (has_start && has_days) return std::unexpected(bad("give 'start' or 'days', not both"));
+    if (has_start) {
+        auto t = gp::parse_rfc3339(q.at("start"));
+        if (!t) return std::unexpected(bad("bad 'start': " + t.error().message));
+        w.start = *t;
+    }
+    if (has_days) {
+        const std::string& d = q.at("days");
+        static const std::regex re("[0-9]{1,6}");
+        if (!std::regex_match(d, re)) return std::unexpected(bad("bad 'days': '" + d + "' (a whole number of days)"));
+        const Seconds n = std::stoll(d);
+        if (n < 1) return std::unexpected(bad("'days' must be at least 1"));
+        w.start = w.end - n * gp::kDay;
+    }
+    auto p = gp::make_period(w.start, w.end);
+    if (!p) return std::unexpected(bad(p.error().message));
+    return w;
+}
+
+}  // namespace
+
+ApiResult<json> Service::goodput_for(const Caller& c, const Params& q, const gp::RunFilter& f) {
+    (void)c;
+    for (const auto& [k, v] : q)
+        if (k != "by" && k != "start" && k != "end" && k != "days")
+            return std::unexpected(bad("unknown parameter '" + k + "' (by, start, end, days)"));
+    auto w = parse_window(q, clock_.now());
+    if (!w) return std::unexpected(w.error());
+    std::lock_guard lk(mu_);
+    const auto rows = ledger_.query(w->by, gp::Period{w->start, w->end}, f);
+    std::vector<gp::NamedCounts> named;
+    for (const auto& r : rows) named.push_back({by_name(w->by, r.id), r.counts});
+    return gp::rows_json(gp::to_string(w->by), w->start, w->end, named);
+}
+
+ApiResult<json> Service::goodput(const Caller& c, const Params& q) {
+    return goodput_for(c, q, filter_for(c));
+}
+
+ApiResult<json> Service::cluster_goodput(const Caller& c, const std::string& org,
+                                         const std::string& cluster, const Params& q) {
+    if (!c.admin()) return std::unexpected(ApiError{403, "organisation admins only"});
+    if (org != org_.name || cluster != cluster_.name)
+        return std::unexpected(not_found("no cluster '" + cluster + "' in organisation '" + org + "'"));
+    return goodput_for(c, q, {});
+}
+
+ApiResult<json> Service::goodput_weekly(const Caller& c, const Params& q) {
+    for (const auto& [k, v] : q)
+        if (k != "by" && k != "weeks") return std::unexpected(bad("unknown parameter '" + k + "' (by, weeks)"));
+    gp::By by = gp::By::Workspace;
+    if (auto it = q.find("by"); it != q.end()) {
+        auto b = gp::parse_by(it->second);
+        if (!b) return std::unexpected(bad(b.error().message));
+        by = *b;
+    }
+    int weeks = 8;
+    if (auto it = q.find("weeks"); it != q.end()) {
+        static const std::regex re("[0-9]{1,3}");
+        if (!std::regex_match(it->second, re) || std::stoi(it->second) > 56)
+            return std::unexpected(bad("bad 'weeks': '" + it->second + "' (0..56; 57 weeks fit in 400 days)"));
+        weeks = std::stoi(it->second);
+    }
+    std::lock_guard lk(mu_);
+    const Seconds now = clock_.now();
+    auto res = ledger_.weekly(by, now, weeks, filter_for(c));
+    if (!res) return std::unexpected(bad(res.error().message));
+    json arr = json::array();
+    for (const auto& wk : *res) {
+        std::vector<gp::NamedCounts> named;
+        for (const auto& r : wk.rows) named.push_back({by_name(by, r.id), r.counts});
+        json one = gp::rows_json(gp::to_string(by), wk.week_start_s, wk.week_start_s + gp::kWeek, named);
+        one.erase("by");
+        json entry;
+        entry["week"] = gp::iso_week_label(wk.week_start_s);
+        entry.update(one);
+        arr.push_back(std::move(entry));
+    }
+    return json{{"by", std::string(gp::to_string(by))}, {"weeks", std::move(arr)}};
+}
+
+ApiResult<json> Service::run_goodput(const Caller& c, const std::string& name, const Params& q) {
+    std::lock_guard lk(mu_);
+    auto r = find_run(c, name, q);
+    if (!r) return std::unexpected(r.error());
+    json out;
+    out["run"] = (*r)->rec.name;
+    out["workspace"] = by_name(gp::By::Workspace, static_cast<int>((*r)->rec.workspace_id));
+    out.update(gp::ledger_json(ledger_.run_total(static_cast<int>((*r)->rec.id))));
+    return out;
+}
+
+ApiResult<std::string> Service::metrics(const Caller& c) {
+    std::lock_guard lk(mu_);
+    const Seconds now = clock_.now();
+    const auto f = filter_for(c);
+    api::MetricsSnapshot s;
+    s.is_operator = c.operator_();
+    const std::pair<api::MetricWindow, gp::Period> windows[] = {
+        {api::MetricWindow::Hour, {gp::hour_start(now), now + 1}},
+        {api::MetricWindow::Day, {now - gp::kDay, now + 1}}};
+    for (const auto& [win, period] : windows) {
+        const std::pair<api::MetricScope, gp::By> scopes[] = {
+            {api::MetricScope::Workspace, gp::By::Workspace},
+            {api::MetricScope::Machine, gp::By::Machine},
+            {api::MetricScope::Pool, gp::By::Pool}};
+        gp::Counts cluster_total;
+        for (const auto& [scope, by] : scopes)
+            for (const auto& row : ledger_.query(by, period, f)) {
+                s.goodput.push_back({scope, by_name(by, row.id), win, row.counts});
+                if (by == gp::By::Workspace) cluster_total += row.counts;
+            }
+        s.goodput.push_back({api::MetricScope::Cluster, cluster_.name, win, cluster_total});
+    }
+    std::map<store::Id, std::int64_t> stalled;
+    for (const auto& [id, w] : workspaces_)
+        if (c.token.scope != store::Scope::Workspace || id == c.token.workspace_id) stalled[id] = 0;
+    for (const auto& [id, r] : runs_) {
+        if (r->ended() || !visible(c, *r)) continue;
+        const std::string ns = by_name(gp::By::Workspace, static_cast<int>(r->rec.workspace_id));
+        s.runs.push_back({ns, r->rec.name, ledger_.run_total(static_cast<int>(id))});
+        for (int w : r->w)
+            if (counter_->status(w).phase == gp::Phase::Running && counter_->status(w).stalled)
+                ++stalled[r->rec.workspace_id];
+    }
+    std::map<store::Id, std::int64_t> straggling;
+    for (store::Id id : runs_with_straggler(now)) {
+        const RunMem& r = *runs_.at(id);
+        if (visible(c, r)) ++straggling[r.rec.workspace_id];
+    }
+    for (const auto& [id, n] : stalled) {
+        const std::string ns = by_name(gp::By::Workspace, static_cast<int>(id));
+        s.workers_stalled.push_back({ns, n});
+        s.runs_with_straggler.push_back({ns, straggling[id]});
+    }
+    if (s.is_operator)
+        for (const auto& [metric, n] : alerts_->firing_by_metric()) s.threshold_alerts_firing.push_back({metric, n});
+    return api::prometheus_text(s);
+}
+
+ApiResult<json> Service::alerts(const Caller& c) {
+    std::lock_guard lk(mu_);
+    json arr = json::array();
+    for (const auto& a : alerts_->alerts()) {
+        const bool threshold = a.rule >= 0;
+        if (threshold && !c.operator_()) continue;
+        if (c.token.scope == store::Scope::Workspace &&
+            !(a.scope == gp::ScopeKind::Workspace && a.scope_id == static_cast<int>(c.token.workspace_id)))
+            continue;
+        const gp::By by = a.scope == gp::ScopeKind::Workspace ? gp::By::Workspace
+                          : a.scope == gp::ScopeKind::Pool    ? gp::By::Pool
+                                                              : gp::By::Machine;
+        json j;
+        j["name"] = std::string(alerts_->name_of(a));
+        j["scope"] = std::string(gp::to_string(a.scope));
+        j["target"] = a.scope == gp::ScopeKind::Cluster ? cluster_.name : by_name(by, a.scope_id);
+        j["state"] = std::string(gp::to_string(a.state));
+        j["since"] = gp::format_rfc3339(a.since);
+        j["value"] = a.value;
+        arr.push_back(std::move(j));
+    }
+    return json{{"alerts", std::move(arr)}};
+}
+
+}  // namespace astraeus::service

@@ -1,0 +1,64 @@
+// Internal to the service (service*.cpp): the in-memory state of pools and runs, and small
+// helpers of the API operations. Not a public header. Thread safety: under Service::mu_.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "astraeus/goodput/counter.hpp"
+#include "astraeus/service/round_adapter.hpp"
+#include "astraeus/service/service.hpp"
+#include "astraeus/store/store.hpp"
+
+namespace astraeus::service::detail {
+
+namespace gp = goodput;
+
+inline constexpr int kMaxAttempts = 3;
+inline constexpr int kMaxWorkers = 4096;
+inline constexpr int kMaxGpusPerWorker = 1024;
+
+inline ApiError bad(std::string m) { return {400, std::move(m)}; }
+inline ApiError not_found(std::string m) { return {404, std::move(m)}; }
+inline std::string str(std::int64_t v) { return std::to_string(v); }
+
+/// Run and workspace names: [A-Za-z0-9][A-Za-z0-9._-]{0,62}.
+bool valid_name(const std::string& s);
+/// "machine:gpus,..." (the store's form of a worker's parts) and back.
+std::string parts_text(const std::vector<gp::HeldPart>& parts);
+std::vector<gp::HeldPart> parse_parts(const std::string& s);
+
+}  // namespace astraeus::service::detail
+
+namespace astraeus::service {
+
+struct Service::PoolState {
+    store::PoolRec rec;
+    std::vector<store::MachineRec> machines;
+    std::unique_ptr<RoundAdapter> sched;
+    std::map<int, store::Id> job_run;
+    bool dirty = false;
+    int gpus() const {
+        int n = 0;
+        for (const auto& m : machines) n += m.gpus;
+        return n;
+    }
+};
+
+struct Service::RunMem {
+    store::RunRec rec;
+    std::size_t pool = 0;
+    int job = -1;
+    std::vector<int> w;                              ///< counter worker ids
+    std::vector<std::vector<goodput::HeldPart>> parts;    ///< per worker, machine ids
+    double level = -1;
+    Seconds lease_ended_at = -1;
+    bool ended() const { return rec.ended_s >= 0; }
+    bool holding() const {
+        return rec.state == "starting" || rec.state == "running" ||
+               (rec.state == "stopping" && rec.stop_cause != "preemption");
+    }
+};
+
+}  // namespace astraeus::service
