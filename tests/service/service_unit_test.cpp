@@ -7,7 +7,7 @@
 #include <filesystem>
 #include <regex>
 
-#include "astraeus/api/token.hpp"
+#include "astraeus/service/token.hpp"
 #include "astraeus/policies/registry.hpp"
 #include "astraeus/service/config.hpp"
 #include "astraeus/service/round_adapter.hpp"
@@ -110,26 +110,26 @@ TEST(Store, TokensAreFoundByHashAndRevoked) {
     t.name = "boss";
     t.scope = store::Scope::OrgAdmin;
     t.org_id = ids->first;
-    t.hash = api::sha256_hex("astx_secret");
+    t.hash = service::sha256_hex("astx_secret");
     auto id = (*s)->add_token(t);
     ASSERT_TRUE(id);
-    auto found = (*s)->token_by_hash(api::sha256_hex("astx_secret"));
+    auto found = (*s)->token_by_hash(service::sha256_hex("astx_secret"));
     ASSERT_TRUE(found && *found);
     EXPECT_EQ((*found)->scope, store::Scope::OrgAdmin);
     EXPECT_FALSE((*found)->revoked);
     ASSERT_TRUE((*s)->revoke_token(*id));
     EXPECT_TRUE((*(*s)->token_by_hash(t.hash))->revoked);
     EXPECT_FALSE((*s)->revoke_token(12345));
-    EXPECT_FALSE(*(*s)->token_by_hash(api::sha256_hex("astx_other")));
+    EXPECT_FALSE(*(*s)->token_by_hash(service::sha256_hex("astx_other")));
 }
 
 TEST(Token, ShapeAndHash) {
-    auto t = api::new_token();
+    auto t = service::new_token();
     ASSERT_TRUE(t);
     EXPECT_TRUE(std::regex_match(*t, std::regex("astx_[A-Za-z0-9_-]{43}"))) << *t;
-    EXPECT_NE(*t, *api::new_token());
+    EXPECT_NE(*t, *service::new_token());
     // FIPS 180-2 test vector: SHA-256("abc").
-    EXPECT_EQ(api::sha256_hex("abc"),
+    EXPECT_EQ(service::sha256_hex("abc"),
               "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
 }
 

@@ -10,14 +10,14 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "astraeus/api/prometheus_text.hpp"
+#include "astraeus/goodput_io/prometheus_text.hpp"
 
 namespace {
 
-using astraeus::api::MetricScope;
-using astraeus::api::MetricsSnapshot;
-using astraeus::api::MetricWindow;
-using astraeus::api::prometheus_text;
+using astraeus::goodput::MetricScope;
+using astraeus::goodput::MetricsSnapshot;
+using astraeus::goodput::MetricWindow;
+using astraeus::goodput::prometheus_text;
 using astraeus::goodput::Category;
 using astraeus::goodput::Counts;
 
@@ -160,7 +160,7 @@ TEST(PrometheusText, DuplicatesAreMergedAndRunsAndGauges) {
 }
 
 TEST(PrometheusText, LabelValuesAreEscaped) {
-    EXPECT_EQ(astraeus::api::escape_label_value("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
+    EXPECT_EQ(astraeus::goodput::escape_label_value("a\\b\"c\nd"), "a\\\\b\\\"c\\nd");
     MetricsSnapshot s;
     s.workers_stalled = {{"we\"ird\\ns\nx", 4}};
     EXPECT_EQ(prometheus_text(s),

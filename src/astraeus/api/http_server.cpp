@@ -4,7 +4,7 @@
 
 #include <chrono>
 
-#include "astraeus/api/prometheus_text.hpp"
+#include "astraeus/goodput_io/prometheus_text.hpp"
 #include "astraeus/service/log.hpp"
 
 namespace astraeus::api {
@@ -94,7 +94,7 @@ HttpServer::HttpServer(service::Service& svc, int threads) : impl_(std::make_uni
         auto text = sv.metrics(*caller);
         if (!text) return send_error(res, text.error());
         res.status = 200;
-        res.set_content(*text, std::string(kPrometheusContentType).c_str());
+        res.set_content(*text, std::string(goodput::kPrometheusContentType).c_str());
     });
     s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
         if (!res.body.empty()) return;

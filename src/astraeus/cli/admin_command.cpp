@@ -3,7 +3,7 @@
 #include <iostream>
 #include <memory>
 
-#include "astraeus/api/token.hpp"
+#include "astraeus/service/token.hpp"
 #include "astraeus/cli/commands.hpp"
 #include "astraeus/goodput_io/rfc3339.hpp"
 #include "astraeus/service/config.hpp"
@@ -112,9 +112,9 @@ int do_token_create(const AdminOptions& o) {
         t.scope = store::Scope::Operator;
         t.cluster_id = op->cluster.id;
     }
-    auto token = api::new_token();
+    auto token = service::new_token();
     if (!token) return error(token.error().message, 1);
-    t.hash = api::sha256_hex(*token);
+    t.hash = service::sha256_hex(*token);
     t.name = o.token_name.empty() ? (o.token_workspace.empty() ? std::string(store::to_string(t.scope)) : o.token_workspace)
                                   : o.token_name;
     t.created_s = service::Clock::real_now();

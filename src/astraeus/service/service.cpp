@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <regex>
 
-#include "astraeus/api/prometheus_text.hpp"
-#include "astraeus/api/token.hpp"
+#include "astraeus/goodput_io/prometheus_text.hpp"
+#include "astraeus/service/token.hpp"
 #include "astraeus/goodput/calendar.hpp"
 #include "astraeus/goodput_io/ledger_json.hpp"
 #include "astraeus/goodput_io/rfc3339.hpp"

@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <regex>
 
-#include "astraeus/api/prometheus_text.hpp"
-#include "astraeus/api/token.hpp"
+#include "astraeus/goodput_io/prometheus_text.hpp"
+#include "astraeus/service/token.hpp"
 #include "astraeus/goodput/calendar.hpp"
 #include "astraeus/goodput_io/ledger_json.hpp"
 #include "astraeus/goodput_io/rfc3339.hpp"
@@ -29,7 +29,7 @@ ApiResult<Caller> Service::authenticate(std::string_view authorization) {
     if (authorization.substr(0, kBearer.size()) != kBearer)
         return std::unexpected(ApiError{401, "missing bearer token (Authorization: Bearer <token>)"});
     const std::string token(authorization.substr(kBearer.size()));
-    const std::string hash = api::sha256_hex(token);
+    const std::string hash = sha256_hex(token);
     std::lock_guard lk(mu_);
     auto t = store_->token_by_hash(hash);
     if (!t) return std::unexpected(ApiError{500, t.error().message});

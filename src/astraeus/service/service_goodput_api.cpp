@@ -4,8 +4,8 @@
 #include <cstdlib>
 #include <regex>
 
-#include "astraeus/api/prometheus_text.hpp"
-#include "astraeus/api/token.hpp"
+#include "astraeus/goodput_io/prometheus_text.hpp"
+#include "astraeus/service/token.hpp"
 #include "astraeus/goodput/calendar.hpp"
 #include "astraeus/goodput_io/ledger_json.hpp"
 #include "astraeus/goodput_io/rfc3339.hpp"
@@ -142,23 +142,23 @@ ApiResult<std::string> Service::metrics(const Caller& c) {
     std::lock_guard lk(mu_);
     const Seconds now = clock_.now();
     const auto f = filter_for(c);
-    api::MetricsSnapshot s;
+    gp::MetricsSnapshot s;
     s.is_operator = c.operator_();
-    const std::pair<api::MetricWindow, gp::Period> windows[] = {
-        {api::MetricWindow::Hour, {gp::hour_start(now), now + 1}},
-        {api::MetricWindow::Day, {now - gp::kDay, now + 1}}};
+    const std::pair<gp::MetricWindow, gp::Period> windows[] = {
+        {gp::MetricWindow::Hour, {gp::hour_start(now), now + 1}},
+        {gp::MetricWindow::Day, {now - gp::kDay, now + 1}}};
     for (const auto& [win, period] : windows) {
-        const std::pair<api::MetricScope, gp::By> scopes[] = {
-            {api::MetricScope::Workspace, gp::By::Workspace},
-            {api::MetricScope::Machine, gp::By::Machine},
-            {api::MetricScope::Pool, gp::By::Pool}};
+        const std::pair<gp::MetricScope, gp::By> scopes[] = {
+            {gp::MetricScope::Workspace, gp::By::Workspace},
+            {gp::MetricScope::Machine, gp::By::Machine},
+            {gp::MetricScope::Pool, gp::By::Pool}};
         gp::Counts cluster_total;
         for (const auto& [scope, by] : scopes)
             for (const auto& row : ledger_.query(by, period, f)) {
                 s.goodput.push_back({scope, by_name(by, row.id), win, row.counts});
                 if (by == gp::By::Workspace) cluster_total += row.counts;
             }
-        s.goodput.push_back({api::MetricScope::Cluster, cluster_.name, win, cluster_total});
+        s.goodput.push_back({gp::MetricScope::Cluster, cluster_.name, win, cluster_total});
     }
     std::map<store::Id, std::int64_t> stalled;
     for (const auto& [id, w] : workspaces_)
@@ -183,7 +183,7 @@ ApiResult<std::string> Service::metrics(const Caller& c) {
     }
     if (s.is_operator)
         for (const auto& [metric, n] : alerts_->firing_by_metric()) s.threshold_alerts_firing.push_back({metric, n});
-    return api::prometheus_text(s);
+    return gp::prometheus_text(s);
 }
 
 ApiResult<json> Service::alerts(const Caller& c) {

@@ -1,11 +1,11 @@
-#include "astraeus/api/token.hpp"
+#include "astraeus/service/token.hpp"
 
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
 #include <array>
 
-namespace astraeus::api {
+namespace astraeus::service {
 
 Result<std::string> new_token() {
     std::array<unsigned char, 32> bytes{};
@@ -43,4 +43,4 @@ std::string sha256_hex(std::string_view text) {
     return out;
 }
 
-}  // namespace astraeus::api
+}  // namespace astraeus::service

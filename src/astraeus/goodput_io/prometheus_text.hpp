@@ -20,7 +20,7 @@
 
 #include "astraeus/goodput/category.hpp"
 
-namespace astraeus::api {
+namespace astraeus::goodput {
 
 /// What a goodput ratio/GPU-hours series is about (the `scope` label), in exposition order.
 enum class MetricScope : std::uint8_t { Cluster, Workspace, Machine, Pool };
@@ -84,4 +84,4 @@ inline constexpr std::string_view kPrometheusContentType = "text/plain; version=
 /// A label value escaped for the text format: backslash, double quote and newline.
 std::string escape_label_value(std::string_view v);
 
-}  // namespace astraeus::api
+}  // namespace astraeus::goodput

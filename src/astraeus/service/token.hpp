@@ -7,11 +7,11 @@
 
 #include "astraeus/base/error.hpp"
 
-namespace astraeus::api {
+namespace astraeus::service {
 
 /// A new random token ("astx_..."); an error if the random generator fails.
 Result<std::string> new_token();
 /// Lower-case hex SHA-256 of `text` (64 characters).
 std::string sha256_hex(std::string_view text);
 
-}  // namespace astraeus::api
+}  // namespace astraeus::service

@@ -1,10 +1,10 @@
-#include "astraeus/api/prometheus_text.hpp"
+#include "astraeus/goodput_io/prometheus_text.hpp"
 
 #include <fmt/format.h>
 #include <map>
 #include <tuple>
 
-namespace astraeus::api {
+namespace astraeus::goodput {
 
 namespace {
 
@@ -175,4 +175,4 @@ std::string prometheus_text(const MetricsSnapshot& snapshot) {
     return out;
 }
 
-}  // namespace astraeus::api
+}  // namespace astraeus::goodput
