@@ -1,5 +1,5 @@
 // The REST API over HTTP (cpp-httplib; the only place that uses its server): base /v1, every
-// endpoint of the service contract (/work/notes/service-contract.md), bearer tokens, JSON
+// endpoint of the service contract (docs/api.md), bearer tokens, JSON
 // answers and {"error": "..."} failures. Handlers only parse requests and call the Service.
 // Thread safety: the server runs its handlers on a thread pool; the Service is thread-safe.
 #pragma once

@@ -2,7 +2,7 @@
 // scheduled by a Policy per pool (service/round_adapter.hpp) on the service's clock, executed by
 // an Executor (service/executor.hpp), the goodput minute count (goodput/counter.hpp) into the
 // hourly ledgers, alerts, and the REST API's operations (service contract,
-// /work/notes/service-contract.md) as JSON values, with the visibility rules of
+// docs/api.md) as JSON values, with the visibility rules of
 // spec/goodput.md "Who sees what". The HTTP adapter (api/http_server.hpp) only parses requests
 // and writes answers.
 //
