@@ -3,6 +3,7 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <optional>
 
 #include "astraeus/goodput_io/prometheus_text.hpp"
 #include "astraeus/service/log.hpp"
@@ -37,6 +38,14 @@ Params params_of(const httplib::Request& req) {
     return p;
 }
 
+/// A query parameter given more than once (?by=run&by=pool) is an error, not "the last wins".
+std::optional<ApiError> repeated_param(const httplib::Request& req) {
+    for (auto it = req.params.begin(); it != req.params.end(); ++it)
+        if (req.params.count(it->first) > 1)
+            return ApiError{400, "query parameter '" + it->first + "' is given more than once"};
+    return std::nullopt;
+}
+
 }  // namespace
 
 HttpServer::HttpServer(service::Service& svc, int threads) : impl_(std::make_unique<Impl>(svc)) {
@@ -45,6 +54,12 @@ HttpServer::HttpServer(service::Service& svc, int threads) : impl_(std::make_uni
     const std::size_t n = static_cast<std::size_t>(threads);
     s.new_task_queue = [n] { return new httplib::ThreadPool(n); };
     s.set_payload_max_length(1 << 20);
+    // httplib's default also sets SO_REUSEPORT, which lets a second server bind the same port
+    // and take half of the requests: keep SO_REUSEADDR only (a second bind then fails).
+    s.set_socket_options([](socket_t sock) {
+        int yes = 1;
+        setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
+    });
 
     // Every handler: authenticate, then the call; the result as JSON.
     using JsonCall = std::function<ApiResult<nlohmann::json>(const Caller&, const httplib::Request&)>;
@@ -52,6 +67,7 @@ HttpServer::HttpServer(service::Service& svc, int threads) : impl_(std::make_uni
         return [&sv, ok_status, call](const httplib::Request& req, httplib::Response& res) {
             auto caller = sv.authenticate(req.get_header_value("Authorization"));
             if (!caller) return send_error(res, caller.error());
+            if (auto e = repeated_param(req)) return send_error(res, *e);
             auto out = call(*caller, req);
             if (!out) return send_error(res, out.error());
             send_json(res, ok_status, *out);

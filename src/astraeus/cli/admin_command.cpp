@@ -1,13 +1,14 @@
 // `astraeus admin`: bootstrap organisations, clusters, workspaces and API tokens. Works on the
 // data directory directly (offline, or beside a running server: SQLite serialises the writers).
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
-#include "astraeus/service/token.hpp"
 #include "astraeus/cli/commands.hpp"
 #include "astraeus/goodput_io/rfc3339.hpp"
 #include "astraeus/service/config.hpp"
 #include "astraeus/service/service.hpp"
+#include "astraeus/service/token.hpp"
 #include "astraeus/store/store.hpp"
 
 namespace astraeus::cli {
@@ -38,6 +39,10 @@ struct Opened {
 };
 
 Result<Opened> open_initialised(const std::string& dir) {
+    // Never create a store here: a mistyped --data-dir would leave an empty one behind.
+    if (!std::filesystem::exists(std::filesystem::path(dir) / "astraeus.db"))
+        return fail("no Astraeus data in " + dir + " (no astraeus.db): run `astraeus admin init --data-dir " +
+                    dir + "` first, or check --data-dir");
     auto st = store::open_sqlite(dir);
     if (!st) return std::unexpected(st.error());
     auto orgs = (*st)->orgs();
@@ -82,6 +87,9 @@ int do_init(const AdminOptions& o) {
 
 int do_workspace_add(const AdminOptions& o) {
     if (!(o.weight >= 0 && o.weight <= 1e6)) return error("--weight must be in 0..1e6");
+    if (!service::valid_name(o.workspace))
+        return error("bad workspace name '" + o.workspace +
+                     "': 1 to 63 of A-Z a-z 0-9 . _ - (starting with a letter or digit)");
     auto op = open_initialised(o.data_dir);
     if (!op) return error(op.error().message);
     auto id = op->st->set_workspace(op->org.id, op->cluster.id, o.workspace, o.weight);

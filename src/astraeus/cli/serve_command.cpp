@@ -1,5 +1,9 @@
 // `astraeus serve`: the live service: REST API, scheduler, goodput, metrics
+#include <fcntl.h>
+#include <sys/file.h>
+
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <pthread.h>
@@ -60,6 +64,16 @@ int run_serve(const ServeOptions& o) {
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
+    // One server per data directory: an exclusive lock held until the process exits.
+    std::error_code ec;
+    std::filesystem::create_directories(cfg->data_dir, ec);
+    const std::string lock_path = cfg->data_dir + "/serve.lock";
+    const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+        std::cerr << "astraeus serve: another `astraeus serve` is using " << cfg->data_dir
+                  << " (" << lock_path << " is locked)\n";
+        return 1;
+    }
     auto st = store::open_sqlite(cfg->data_dir);
     if (!st) {
         std::cerr << "astraeus serve: " << st.error().message << "\n";

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <fmt/format.h>
+#include <set>
 #include <vector>
 
 #include "astraeus/goodput_io/rfc3339.hpp"
@@ -55,13 +56,22 @@ Result<std::string> rows_table(const json& doc, const std::string& by) {
     if (!rows) return std::unexpected(rows.error());
     if (!(*rows)->is_array()) return fail("the server's \"rows\" is not a list");
     std::vector<goodput::NamedCounts> named;
+    // Run rows of several workspaces (an organisation admin's view) show "workspace/run":
+    // run names are unique per workspace only.
+    std::set<std::string> workspaces;
+    for (const json& row : **rows)
+        if (row.is_object() && row.contains("workspace") && row["workspace"].is_string())
+            workspaces.insert(row["workspace"].get<std::string>());
+    const bool qualify = by == "run" && workspaces.size() > 1;
     for (const json& row : **rows) {
         auto name = member(row, by.c_str(), "a goodput row");
         if (!name) return std::unexpected(name.error());
         auto c = counts_from_ledger(row);
         if (!c) return std::unexpected(c.error());
-        named.push_back({(*name)->is_string() ? (*name)->get<std::string>() : (*name)->dump(),
-                         *c});
+        std::string shown = (*name)->is_string() ? (*name)->get<std::string>() : (*name)->dump();
+        if (qualify && row.contains("workspace") && row["workspace"].is_string())
+            shown = row["workspace"].get<std::string>() + "/" + shown;
+        named.push_back({std::move(shown), *c});
     }
     return goodput::goodput_table(key_header(by), named);
 }

@@ -21,10 +21,6 @@ using namespace detail;
 
 namespace detail {
 
-bool valid_name(const std::string& s) {
-    static const std::regex re("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
-    return std::regex_match(s, re);
-}
 
 std::string parts_text(const std::vector<gp::HeldPart>& parts) {
     std::string s;
@@ -52,6 +48,11 @@ std::vector<gp::HeldPart> parse_parts(const std::string& s) {
 }
 
 }  // namespace detail
+
+bool valid_name(const std::string& s) {
+    static const std::regex re("[A-Za-z0-9][A-Za-z0-9._-]{0,62}");
+    return std::regex_match(s, re);
+}
 
 // --- clock -----------------------------------------------------------------------------------
 

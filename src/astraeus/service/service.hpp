@@ -44,6 +44,10 @@ struct ApiError {
 template <class T>
 using ApiResult = std::expected<T, ApiError>;
 
+/// Names of runs and workspaces: [A-Za-z0-9][A-Za-z0-9._-]{0,62} (safe in URLs, metric labels
+/// and tables).
+bool valid_name(const std::string& s);
+
 /// Query parameters of a request.
 using Params = std::map<std::string, std::string>;
 
@@ -149,6 +153,8 @@ private:
     goodput::RunFilter filter_for(const Caller& c) const;
     nlohmann::json run_json(const RunMem& r) const;
     std::string by_name(goodput::By by, int id) const;
+    /// by=run answers: each row gets its run's "workspace".
+    void add_run_workspaces(nlohmann::json& doc, const std::vector<goodput::Row>& rows) const;
     ApiResult<nlohmann::json> goodput_for(const Caller& c, const Params& q,
                                           const goodput::RunFilter& f);
 

@@ -78,7 +78,16 @@ ApiResult<json> Service::goodput_for(const Caller& c, const Params& q, const gp:
     const auto rows = ledger_.query(w->by, gp::Period{w->start, w->end}, f);
     std::vector<gp::NamedCounts> named;
     for (const auto& r : rows) named.push_back({by_name(w->by, r.id), r.counts});
-    return gp::rows_json(gp::to_string(w->by), w->start, w->end, named);
+    json out = gp::rows_json(gp::to_string(w->by), w->start, w->end, named);
+    if (w->by == gp::By::Run) add_run_workspaces(out, rows);
+    return out;
+}
+
+void Service::add_run_workspaces(json& doc, const std::vector<gp::Row>& rows) const {
+    // Run names are unique per workspace only: each run row names its workspace.
+    auto& arr = doc["rows"];
+    for (std::size_t i = 0; i < rows.size() && i < arr.size(); ++i)
+        arr[i]["workspace"] = by_name(gp::By::Workspace, ledger_.workspace_of(rows[i].id));
 }
 
 ApiResult<json> Service::goodput(const Caller& c, const Params& q) {
@@ -118,6 +127,7 @@ ApiResult<json> Service::goodput_weekly(const Caller& c, const Params& q) {
         std::vector<gp::NamedCounts> named;
         for (const auto& r : wk.rows) named.push_back({by_name(by, r.id), r.counts});
         json one = gp::rows_json(gp::to_string(by), wk.week_start_s, wk.week_start_s + gp::kWeek, named);
+        if (by == gp::By::Run) add_run_workspaces(one, wk.rows);
         one.erase("by");
         json entry;
         entry["week"] = gp::iso_week_label(wk.week_start_s);

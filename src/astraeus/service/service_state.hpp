@@ -23,8 +23,6 @@ inline ApiError bad(std::string m) { return {400, std::move(m)}; }
 inline ApiError not_found(std::string m) { return {404, std::move(m)}; }
 inline std::string str(std::int64_t v) { return std::to_string(v); }
 
-/// Run and workspace names: [A-Za-z0-9][A-Za-z0-9._-]{0,62}.
-bool valid_name(const std::string& s);
 /// "machine:gpus,..." (the store's form of a worker's parts) and back.
 std::string parts_text(const std::vector<gp::HeldPart>& parts);
 std::vector<gp::HeldPart> parse_parts(const std::string& s);

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# Guards found by a user test: one server per data directory and per port, admin commands do
+# not create a store at a mistyped --data-dir, workspace names are checked, a repeated query
+# parameter is an error, and an organisation admin's by=run rows name their workspace (run
+# names are unique per workspace only; astra shows "workspace/run" then).
+# usage: serve_guards_test.sh ASTRAEUS_BINARY ASTRA_BINARY
+set -u
+ASTRAEUS=$1; ASTRA=$2
+WORK=$(mktemp -d)
+. "$(dirname "$0")/live_server_lib.sh"
+trap 'stop_all; rm -rf "$WORK"' EXIT
+command -v curl > /dev/null && command -v jq > /dev/null || { echo "curl/jq missing"; exit 77; }
+fails=0; passes=0
+check() { if eval "$2"; then passes=$((passes+1)); else echo "FAIL: $1"; fails=$((fails+1)); fi; }
+
+echo '{"time_scale": 60}' > "$WORK/cfg.json"
+start_server "$WORK/cfg.json" || exit 1
+
+"$ASTRAEUS" serve --data-dir "$WORK/data" --listen 127.0.0.1:0 > "$WORK/second.log" 2>&1
+rc=$?
+check "a second server on the same data dir exits 1 (got $rc)" '[ "$rc" -eq 1 ]'
+check "and says the data dir is in use" 'grep -q "another .astraeus serve. is using" "$WORK/second.log"'
+"$ASTRAEUS" serve --data-dir "$WORK/other" --listen "127.0.0.1:$SERVER_PORT" > "$WORK/port.log" 2>&1
+rc=$?
+check "a second server on the same port exits 1 (got $rc)" '[ "$rc" -eq 1 ]'
+check "and says it cannot listen" 'grep -q "cannot listen on 127.0.0.1:$SERVER_PORT" "$WORK/port.log"'
+
+"$ASTRAEUS" admin token list --data-dir "$WORK/typo" > /dev/null 2> "$WORK/typo.err"
+rc=$?
+check "admin on a mistyped data dir exits 2 (got $rc)" '[ "$rc" -eq 2 ]'
+check "and creates nothing" '[ ! -e "$WORK/typo" ]'
+admin workspace add 'bad name/' > /dev/null 2> "$WORK/ws.err"
+rc=$?
+check "a bad workspace name exits 2 (got $rc)" '[ "$rc" -eq 2 ] && grep -q "bad workspace name" "$WORK/ws.err"'
+
+admin workspace add ml --weight 1 > /dev/null
+admin workspace add cv --weight 1 > /dev/null
+ML=$(new_token --workspace ml); CV=$(new_token --workspace cv); ADMIN=$(new_token --org-admin)
+for t in "$ML" "$CV"; do
+  curl -sS -o /dev/null -X POST "$API/runs" -H "Authorization: Bearer $t" \
+    -d '{"name":"k1","workers":1,"gpus_per_worker":1,"sim_duration_s":600}'
+done
+sleep 3  # a few service minutes
+code=$(curl -sS -o "$WORK/dup.json" -w '%{http_code}' "$API/goodput?by=run&by=pool" -H "Authorization: Bearer $ADMIN")
+check "a repeated query parameter: 400 (got $code)" '[ "$code" = 400 ] && grep -q "given more than once" "$WORK/dup.json"'
+curl -sS "$API/goodput?by=run" -H "Authorization: Bearer $ADMIN" > "$WORK/runs.json"
+check "by=run rows name their workspace" \
+  '[ "$(jq -c "[.rows[] | [.workspace, .run]] | sort" "$WORK/runs.json")" = "[[\"cv\",\"k1\"],[\"ml\",\"k1\"]]" ]'
+ASTRALYX_API=$API ASTRALYX_TOKEN=$ADMIN "$ASTRA" astraeus goodput --by run > "$WORK/table.txt"
+check "astra shows workspace/run for an admin" 'grep -q "^cv/k1 " "$WORK/table.txt" && grep -q "^ml/k1 " "$WORK/table.txt"'
+ASTRALYX_API=$API ASTRALYX_TOKEN=$ML "$ASTRA" astraeus goodput --by run > "$WORK/table_ml.txt"
+check "a workspace token sees plain run names" 'grep -q "^k1 " "$WORK/table_ml.txt" && ! grep -q "cv" "$WORK/table_ml.txt"'
+
+echo "$passes passed, $fails failed"
+[ "$fails" -eq 0 ]
