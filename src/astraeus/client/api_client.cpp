@@ -114,6 +114,8 @@ CallResult ApiClient::call(std::string method, std::string_view path,
     text += std::to_string(res->status);
     text += ": ";
     text += message;
+    if (message.starts_with("no such endpoint") && !location_.base_path.ends_with("/v1"))
+        text += " (ASTRALYX_API should end with the API's base path, e.g. http://127.0.0.1:8080/v1)";
     const int code = res->status >= 400 && res->status < 500 ? kExitUsage : kExitServer;
     return std::unexpected(CallFailure{code, std::move(text)});
 }

@@ -153,8 +153,8 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
     submit->add_option("--workers", s.workers, "number of workers (the gang)")
         ->required()->check(CLI::PositiveNumber);
     submit->add_option("--gpus-per-worker", s.gpus_per_worker, "GPUs each worker holds")
-        ->required()->check(CLI::NonNegativeNumber);
-    submit->add_option("--pool", s.pool, "the pool to run in (default \"default\")");
+        ->required()->check(CLI::PositiveNumber);
+    submit->add_option("--pool", s.pool, "the pool to run in (default: the cluster's first pool)");
     submit->add_option("--time-limit", s.time_limit_s, "time limit in seconds (default none)")
         ->check(CLI::PositiveNumber);
     submit->add_option("--workspace", s.workspace,
