@@ -95,7 +95,23 @@ awk 'BEGIN {
 check "goodput_drop fires" "grep -q \"^2026-11-03T11:00:00Z alert goodput_drop workspace 'ml' firing (goodput 0% over the last hour, 100% over the 24 hours before)$\" '$tmp/d.err' && grep -q \"^2026-11-03T11:00:00Z alert goodput_drop pool 'a100' firing\" '$tmp/d.err'"
 check "goodput_drop resolves" "grep -q \"^2026-11-03T12:00:00Z alert goodput_drop workspace 'ml' resolved\" '$tmp/d.err' && [ \$(wc -l < '$tmp/d.err') -eq 4 ]"
 "$bin" goodput replay "$tmp/drop.jsonl" --json 2> /dev/null > "$tmp/d.json"
-check "alerts in --json" "grep -q '\"alert\": \"goodput_drop\"' '$tmp/d.json' && grep -q '\"state\": \"resolved\"' '$tmp/d.json'"
+check "alerts in --json" "grep -q '\"name\": \"goodput_drop\"' '$tmp/d.json' && grep -q '\"state\": \"resolved\"' '$tmp/d.json'"
+if command -v python3 > /dev/null; then
+  # The keys and meanings of GET /v1/alerts (name, scope, target, state, since, value), then
+  # the extras: workspace 'ml' fires at T0 + 25 h = 2026-11-03T11:00:00Z with 0 % against 100 %.
+  check "--json alerts: the service's keys" "python3 - '$tmp/d.json' <<'EOF'
+import json, sys
+a = json.load(open(sys.argv[1]))['alerts']
+assert len(a) == 4, a
+f = a[0]
+assert set(f) == {'name', 'scope', 'target', 'state', 'since', 'value', 'previous_day_goodput'}, list(f)
+assert f['name'] == 'goodput_drop' and f['scope'] == 'workspace' and f['target'] == 'ml'
+assert f['state'] == 'firing' and f['since'] == '2026-11-03T11:00:00Z' and f['value'] == 0
+assert f['previous_day_goodput'] == 1 and 'at' not in f and 'alert' not in f
+assert a[1]['scope'] == 'pool' and a[1]['target'] == 'a100' and a[1]['state'] == 'firing'
+assert {x['since'] for x in a[2:]} == {'2026-11-03T12:00:00Z'} and {x['state'] for x in a[2:]} == {'resolved'}
+EOF"
+fi
 
 # 8. Bad input: exit 2, FILE:LINE and what was expected on stderr, nothing on stdout.
 "$bin" goodput replay "$fx/bad_order.jsonl" > "$tmp/b.out" 2> "$tmp/b.err"
@@ -103,7 +119,7 @@ check "out of order exits 2" '[ $? -eq 2 ]'
 check "out of order message" "grep -q 'bad_order.jsonl:3: time 2026-11-02T10:04:59Z is before the previous event.s time 2026-11-02T10:05:00Z (events must be in time order)' '$tmp/b.err'"
 check "out of order: nothing on stdout" '[ ! -s "$tmp/b.out" ]'
 "$bin" goodput replay "$fx/bad_field.jsonl" --json > "$tmp/b2.out" 2> "$tmp/b2.err"
-check "bad field exits 2, line 3 (a blank line counts)" "[ \$? -eq 2 ] && grep -q \"bad_field.jsonl:3: field 'worker': expected a worker index >= 0, got \\\"0\\\"\" '$tmp/b2.err' && [ ! -s '$tmp/b2.out' ]"
+check "bad field exits 2, line 3 (a blank line counts)" "[ \$? -eq 2 ] && grep -q \"bad_field.jsonl:3: field 'worker': expected a worker index 0..1048575, got \\\"0\\\"\" '$tmp/b2.err' && [ ! -s '$tmp/b2.out' ]"
 "$bin" goodput replay "$tmp/no-such.jsonl" > "$tmp/b3.out" 2> "$tmp/b3.err"
 check "missing file exits 2" "[ \$? -eq 2 ] && grep -q 'no-such.jsonl: cannot open' '$tmp/b3.err' && [ ! -s '$tmp/b3.out' ]"
 "$bin" goodput replay "$fx/two_runs.jsonl" --start 2025-09-28T10:49:59Z > "$tmp/b4.out" 2> "$tmp/b4.err"
@@ -116,6 +132,37 @@ check "bad --by exits 2" "[ \$? -eq 2 ] && grep -q 'expected workspace, run, mac
 check "unknown --run exits 2" "[ \$? -eq 2 ] && grep -q \"no run 'nope'\" '$tmp/b6.err' && [ ! -s '$tmp/b6.out' ]"
 "$bin" goodput replay "$fx/two_runs.jsonl" --end tomorrow > "$tmp/b7.out" 2> "$tmp/b7.err"
 check "bad --end exits 2" "[ \$? -eq 2 ] && grep -q 'expected an RFC 3339 time' '$tmp/b7.err' && [ ! -s '$tmp/b7.out' ]"
+# Lines that crashed or ran for minutes (every nlohmann exception is a FILE:LINE message, exit
+# 2, nothing on stdout; a run asks for at most 2^20 GPUs), duplicate keys, too many samples,
+# an empty log.
+sub='{"t":1793613600,"event":"submit","run":"r","workspace":"w","pool":"p","gpus":2}'
+bad_line() {  # NAME LOG-TEXT EXPECTED-STDERR-LINE
+  printf '%s\n' "$2" > "$tmp/bad.jsonl"
+  timeout 20 "$bin" goodput replay "$tmp/bad.jsonl" > "$tmp/bl.out" 2> "$tmp/bl.err"
+  local rc=$?
+  check "$1" "[ $rc -eq 2 ] && [ ! -s '$tmp/bl.out' ] && [ \"\$(cat '$tmp/bl.err')\" = \"astraeus goodput replay: $3\" ]"
+}
+ovf="a number out of range (number overflow parsing '1e400'; numbers are at most 1.7976931348623157e308)"
+bad_line "1e400 in gpus_pct" "$sub
+{\"t\":1793613600,\"event\":\"util\",\"run\":\"r\",\"worker\":0,\"gpus_pct\":[1e400,50]}" "$tmp/bad.jsonl:2: field 'gpus_pct': $ovf"
+bad_line "1e400 gpus" '{"t":1,"event":"submit","run":"r","workspace":"w","pool":"p","gpus":1e400}' "$tmp/bad.jsonl:1: field 'gpus': $ovf"
+bad_line "1e999 busy_pct" '{"event":"config","busy_pct":1e999}' "$tmp/bad.jsonl:1: field 'busy_pct': a number out of range (number overflow parsing '1e999'; numbers are at most 1.7976931348623157e308)"
+bad_line "a float gpus" '{"t":1,"event":"submit","run":"r","workspace":"w","pool":"p","gpus":2.5}' "$tmp/bad.jsonl:1: field 'gpus': expected GPUs per worker, an integer 1..1048576, got 2.5"
+bad_line "10^6 x 10^6 GPUs" '{"t":1,"event":"submit","run":"r","workspace":"w","pool":"p","workers":1000000,"gpus":1000000}' "$tmp/bad.jsonl:1: a run asks for at most 1048576 GPUs: workers x gpus = 1000000 x 1000000 = 1000000000000 is over 1048576"
+bad_line "2*10^9 workers: the real bound" '{"t":1,"event":"submit","run":"r","workspace":"w","pool":"p","workers":2000000000,"gpus":1}' "$tmp/bad.jsonl:1: field 'workers': expected the gang size, an integer 1..1048576, got 2000000000"
+bad_line "duplicate key" '{"t":1,"event":"submit","run":"r","workspace":"w","pool":"p","gpus":1,"gpus":2}' "$tmp/bad.jsonl:1: duplicate key 'gpus'"
+bad_line "3 samples for 2 GPUs" "$sub
+{\"t\":1793613600,\"event\":\"util\",\"run\":\"r\",\"worker\":0,\"gpus_pct\":[1,2,3]}" "$tmp/bad.jsonl:2: field 'gpus_pct': 3 values, but run 'r' worker 0 has 2 GPUs (at most one value per GPU)"
+bad_line "an empty log" '' "$tmp/bad.jsonl: no events"
+bad_line "only a config line" '{"event":"config","busy_pct":5}' "$tmp/bad.jsonl: no events"
+: > "$tmp/empty.jsonl"
+"$bin" goodput replay "$tmp/empty.jsonl" --weeks 1 > "$tmp/em.out" 2> "$tmp/em.err"
+check "an empty log with --weeks: no 1969 week" "[ \$? -eq 2 ] && [ ! -s '$tmp/em.out' ] && ! grep -q 1969 '$tmp/em.err'"
+# 1024 x 1024 GPUs = 2^20 is accepted (and quick).
+printf '%s\n' '{"t":1793613600,"event":"submit","run":"r","workspace":"w","pool":"p","workers":1024,"gpus":1024}' '{"t":1793617200,"event":"end","run":"r"}' > "$tmp/big.jsonl"
+timeout 20 "$bin" goodput replay "$tmp/big.jsonl" > "$tmp/big.out" 2>&1
+check "2^20 GPUs accepted" "[ \$? -eq 0 ] && grep -q '^w  ' '$tmp/big.out'"
+
 "$bin" goodput > /dev/null 2>&1
 check "goodput without a subcommand exits 2" '[ $? -eq 2 ]'
 "$bin" goodput replay --help > "$tmp/h.txt" 2>&1

@@ -194,8 +194,9 @@ TEST(GoodputScenario, FivePercentIsBusyFourPointNineIsIdle) {
     //   five: [5, 5] -> mean 5.0 >= 5: productive 10 x 2 min = 1200
     //   low: [4.9, 4.9] -> 4.9 < 5: idle 1200
     //   mixed: [0, 10] -> mean 5.0: productive; uneven: [9.8, 0] -> mean 4.9: idle
-    // and "bad": samples [4294967295, null, -1, 50] each minute (3 invalid, the 50 counts:
-    // productive) for 5 minutes, then no samples for 5 minutes (idle, "without a sample").
+    // and "bad": samples [4294967295, null] and [-1, 50] each minute (one value per GPU per
+    // line; 3 invalid, the 50 counts: productive) for 5 minutes, then no samples for 5 minutes
+    // (idle, "without a sample").
     Log log;
     const char* names[] = {"five", "low", "mixed", "uneven", "bad"};
     const char* samples[] = {"5, 5", "4.9, 4.9", "0, 10", "9.8, 0"};
@@ -203,7 +204,10 @@ TEST(GoodputScenario, FivePercentIsBusyFourPointNineIsIdle) {
     for (const char* n : names) log.place(T0, n, 0, "m").move(T0, "start", n, 0);
     for (int m = 0; m < 10; ++m) {
         for (int i = 0; i < 4; ++i) log.util(T0 + m * kMin + 30, names[i], 0, samples[i]);
-        if (m < 5) log.util(T0 + m * kMin + 30, "bad", 0, "4294967295, null, -1, 50");
+        if (m < 5) {
+            log.util(T0 + m * kMin + 30, "bad", 0, "4294967295, null");
+            log.util(T0 + m * kMin + 30, "bad", 0, "-1, 50");
+        }
     }
     log.move(T0 + 10 * kMin, "end", "five").move(T0 + 10 * kMin, "end", "low");
     log.move(T0 + 10 * kMin, "end", "mixed").move(T0 + 10 * kMin, "end", "uneven");
@@ -378,12 +382,12 @@ TEST(GoodputEventLog, BadLinesNameTheLineAndWhatWasExpected) {
         {sub + R"({"t":"2026-11-02T10:00:00Z","event":"start","run":"r","worker":2})", "test.jsonl:2: field 'worker': run 'r' has workers 0..1, got 2"},
         {sub + R"({"t":"2026-11-02T10:00:00Z","event":"start","run":"r","worker":1})", "test.jsonl:2: 'start' event: start: run 'r' worker 1 is not placed"},
         {sub + R"({"t":"2026-11-02T10:00:00Z","event":"stop","run":"r","worker":0,"reason":"boredom"})", "test.jsonl:2: field 'reason': expected owner, stall or preemption, got \"boredom\""},
-        {sub + R"({"t":"2026-11-02T10:00:00Z","event":"place","run":"r","machine":"m","gpus":0})", "test.jsonl:2: field 'gpus': expected GPUs held, an integer >= 1, got 0"},
+        {sub + R"({"t":"2026-11-02T10:00:00Z","event":"place","run":"r","machine":"m","gpus":0})", "test.jsonl:2: field 'gpus': expected GPUs held, an integer 1..1048576, got 0"},
         {sub + R"({"t":"2026-11-02T10:00:00Z","event":"place","run":"r"})", "test.jsonl:2: a 'place' event needs either 'machine'"},
         {sub + R"({"t":"2026-11-02T10:00:00Z","event":"util","run":"r","worker":0,"gpus_pct":["high"]})", "test.jsonl:2: field 'gpus_pct': expected a non-empty array of percents"},
         {sub + R"({"t":"2026-11-02T10:00:00Z","event":"util","run":"r","gpus_pct":[1]})", "test.jsonl:2: field 'worker' is missing (a 'util' event needs it)"},
-        {sub + R"({"t":"2026-11-02T10:00:00Z","event":"progress","run":"r","worker":0,"step":1.5})", "test.jsonl:2: field 'step': expected an integer step count, got 1.5"},
-        {R"({"t":1,"event":"submit","run":"r","workspace":"w","pool":"p","gpus":0})", "test.jsonl:1: field 'gpus': expected GPUs per worker, an integer >= 1, got 0"},
+        {sub + R"({"t":"2026-11-02T10:00:00Z","event":"progress","run":"r","worker":0,"step":1.5})", "test.jsonl:2: field 'step': expected an integer step count, -2^63..2^63-1, got 1.5"},
+        {R"({"t":1,"event":"submit","run":"r","workspace":"w","pool":"p","gpus":0})", "test.jsonl:1: field 'gpus': expected GPUs per worker, an integer 1..1048576, got 0"},
         {R"({"t":1,"event":"submit","run":"r","pool":"p","gpus":1})", "test.jsonl:1: field 'workspace' is missing (a 'submit' event needs it)"},
         {sub + R"({"event":"config","busy_pct":5})", "test.jsonl:2: a 'config' line must come first"},
         {R"({"event":"config","busy_pct":500})", "test.jsonl:1: field 'busy_pct': expected a percent 0..100, got 500"},
@@ -395,13 +399,157 @@ TEST(GoodputEventLog, BadLinesNameTheLineAndWhatWasExpected) {
         const std::string got = replay_text(c.log, r);
         EXPECT_EQ(got.substr(0, c.error.size()), c.error) << "log:\n" << c.log;
     }
-    // An --end before the first event: nothing applied, an empty ledger.
+    // An --end before the first event: nothing applied, an empty ledger, and an error (there
+    // is nothing to account: the table would be of a 1970 period).
     ReplayOptions o;
     o.end_s = 0;
     Replayer r(o);
-    EXPECT_EQ(replay_text(sub, r), "");
+    EXPECT_EQ(replay_text(sub, r), "test.jsonl: no events at or before the end "
+                                   "1970-01-01T00:00:00Z (the first is at 2026-11-02T10:00:00Z)");
     EXPECT_TRUE(r.empty());
     EXPECT_EQ(r.ledger().row_count(), 0U);
+}
+
+TEST(GoodputEventLog, EveryJsonExceptionIsAFileLineErrorNotACrash) {
+    // Numbers beyond a double (nlohmann throws out_of_range 406 while parsing), floats and
+    // huge values where an integer is read (get<int>() would throw or wrap), and numbers far
+    // past 2^64 (parsed as floats): each a FILE:LINE message naming the field.
+    const std::string sub =
+        R"({"t":1793613600,"event":"submit","run":"r","workspace":"w","pool":"p","gpus":2})"
+        "\n";
+    const std::vector<BadCase> cases = {
+        {sub + R"({"t":1793613600,"event":"util","run":"r","worker":0,"gpus_pct":[1e400,50]})",
+         "test.jsonl:2: field 'gpus_pct': a number out of range (number overflow parsing '1e400'"},
+        {R"({"t":1,"event":"submit","run":"r","workspace":"w","pool":"p","gpus":1e400})",
+         "test.jsonl:1: field 'gpus': a number out of range (number overflow parsing '1e400'"},
+        {R"({"event":"config","busy_pct":1e999})",
+         "test.jsonl:1: field 'busy_pct': a number out of range (number overflow parsing '1e999'"},
+        {R"({"event":"config","thresholds":[{"metric":"workers_stalled","op":">","value":-1e400}]})",
+         "test.jsonl:1: field 'value': a number out of range (number overflow parsing '-1e400'"},
+        {R"({"t":1e400,"event":"start","run":"r"})",
+         "test.jsonl:1: field 't': a number out of range"},
+        {R"({"t":1,"event":"submit","run":"r","workspace":"w","pool":"p","gpus":2.0})",
+         "test.jsonl:1: field 'gpus': expected GPUs per worker, an integer 1..1048576, got 2.0"},
+        {R"({"t":1,"event":"submit","run":"r","workspace":"w","pool":"p","gpus":1e300})",
+         "test.jsonl:1: field 'gpus': expected GPUs per worker, an integer 1..1048576, got 1e+300"},
+        {R"({"t":1,"event":"submit","run":"r","workspace":"w","pool":"p","gpus":99999999999999999999999})",
+         "test.jsonl:1: field 'gpus': expected GPUs per worker, an integer 1..1048576, got 9.999999999999999e+22"},
+        {sub + R"({"t":1793613600,"event":"start","run":"r","worker":18446744073709551615})",
+         "test.jsonl:2: field 'worker': expected a worker index 0..1048575, got 18446744073709551615"},
+        {sub + R"({"t":1793613600,"event":"progress","run":"r","worker":0,"step":18446744073709551615})",
+         "test.jsonl:2: field 'step': expected an integer step count, -2^63..2^63-1, got 18446744073709551615"},
+        {R"({"t":-9223372036854775808,"event":"start","run":"r"})",
+         "test.jsonl:1: field 't': expected an RFC 3339 time (\"2026-11-02T10:00:30Z\") or integer Unix seconds, 1970-01-01T00:00:00Z..9999-12-31T23:59:59Z (0..253402300799), got -9223372036854775808"},
+        {R"({"t":253402300800,"event":"start","run":"r"})", "test.jsonl:1: field 't': expected"},
+        {R"({"event":"config","stall_timeout_s":2147483648})",
+         "test.jsonl:1: field 'stall_timeout_s': expected an integer number of seconds 1..2147483647, got 2147483648"},
+        {"{\"t\":1,\"event\":\"start\",\"run\":\"r\xff\"}",
+         "test.jsonl:1: expected one JSON object per line (invalid JSON at byte"},
+    };
+    for (const auto& c : cases) {
+        Replayer r;
+        const std::string got = replay_text(c.log, r);
+        EXPECT_EQ(got.substr(0, c.error.size()), c.error) << "log:\n" << c.log;
+    }
+    // The largest values still accepted: t = 9999-12-31T23:59:59Z as an integer and a string.
+    for (const char* t : {"253402300799", "\"9999-12-31T23:59:59Z\""}) {
+        Replayer r;
+        EXPECT_EQ(replay_text(fmt::format(R"({{"t":{},"event":"submit","run":"r","workspace":"w",)"
+                                          R"("pool":"p","gpus":1}})",
+                                          t) + "\n",
+                              r),
+                  "");
+        EXPECT_EQ(r.first_s(), 253402300799);
+    }
+}
+
+TEST(GoodputEventLog, ARunAsksForAtMost2To20Gpus) {
+    // workers x gpus <= 1048576 = 2^20: 1024 x 1024 is accepted; 1024 x 1025 = 1049600 is not,
+    // nor 1000000 x 1000000 = 10^12 (each field alone is in range).
+    auto submit = [](std::int64_t workers, std::int64_t gpus) {
+        return fmt::format(R"({{"t":1793613600,"event":"submit","run":"r","workspace":"w",)"
+                           R"("pool":"p","workers":{},"gpus":{}}})",
+                           workers, gpus) +
+               "\n";
+    };
+    {
+        Replayer r;
+        EXPECT_EQ(replay_text(submit(1024, 1024), r), "");
+        EXPECT_EQ(r.counter()->workers(), 1024);
+    }
+    const std::vector<BadCase> cases = {
+        {submit(1024, 1025), "test.jsonl:1: a run asks for at most 1048576 GPUs: workers x gpus = "
+                             "1024 x 1025 = 1049600 is over 1048576"},
+        {submit(1000000, 1000000), "test.jsonl:1: a run asks for at most 1048576 GPUs: workers x "
+                                   "gpus = 1000000 x 1000000 = 1000000000000 is over 1048576"},
+        {submit(2000000000, 1), "test.jsonl:1: field 'workers': expected the gang size, an "
+                                "integer 1..1048576, got 2000000000"},
+        {submit(1, 1048577), "test.jsonl:1: field 'gpus': expected GPUs per worker, an integer "
+                             "1..1048576, got 1048577"},
+        // A worker placed over parts holds at most 2^20 GPUs: 2 x 524289 = 1048578.
+        {submit(1, 8) + R"({"t":1793613600,"event":"place","run":"r","parts":[)"
+                        R"({"machine":"a","gpus":524289},{"machine":"b","gpus":524289}]})",
+         "test.jsonl:2: field 'parts': a worker holds at most 1048576 GPUs, the parts hold over that"},
+    };
+    for (const auto& c : cases) {
+        Replayer r;
+        EXPECT_EQ(replay_text(c.log, r), c.error) << "log:\n" << c.log;
+    }
+}
+
+TEST(GoodputEventLog, AnEmptyLogIsAnError) {
+    for (const std::string text : {"", "\n  \n", "{\"event\":\"config\",\"busy_pct\":5}\n"}) {
+        Replayer r;
+        EXPECT_EQ(replay_text(text, r), "test.jsonl: no events") << text;
+    }
+}
+
+TEST(GoodputEventLog, DuplicateKeysAreRejected) {
+    const std::vector<BadCase> cases = {
+        {R"({"t":1,"event":"start","run":"a","run":"b"})", "test.jsonl:1: duplicate key 'run'"},
+        {R"({"event":"config","thresholds":[{"metric":"workers_stalled","op":">","op":"<","value":1}]})",
+         "test.jsonl:1: duplicate key 'op'"},
+    };
+    for (const auto& c : cases) {
+        Replayer r;
+        EXPECT_EQ(replay_text(c.log, r), c.error) << c.log;
+    }
+    // The same key in two different objects is fine (each threshold has its own "op").
+    Replayer r;
+    EXPECT_EQ(replay_text(R"({"event":"config","thresholds":[{"metric":"workers_stalled","op":">","value":1},)"
+                          R"({"metric":"runs_with_straggler","op":">","value":1}]})" "\n"
+                          R"({"t":1,"event":"submit","run":"r","workspace":"w","pool":"p","gpus":1})" "\n",
+                          r),
+              "");
+}
+
+TEST(GoodputEventLog, UtilAtMostOneValuePerGpu) {
+    // 2 workers x 2 GPUs (7 lines); worker 1 is placed on parts of 3 + 1 GPUs (4 held). Worker 0: 2
+    // values are fine, 1 is fine (fewer: the others are not sampled), 3 are not. Worker 1: 4
+    // values are fine (the GPUs it holds), 5 are not.
+    Log log;
+    log.submit(T0, "r", "ws", "p", 2, 2).place(T0, "r", 0, "m1");
+    log.line(fmt::format(R"({{"t":{},"event":"place","run":"r","worker":1,"parts":)"
+                         R"([{{"machine":"m2","gpus":3}},{{"machine":"m3","gpus":1}}]}})",
+                         T0));
+    log.move(T0, "start", "r").util(T0 + 30, "r", 0, "50, 60").util(T0 + 31, "r", 0, "70");
+    log.util(T0 + 32, "r", 1, "1, 2, 3, 4");
+    {
+        Replayer r;
+        ASSERT_EQ(replay_text(log.text(), r), "");
+    }
+    Log three = log;
+    three.util(T0 + 40, "r", 0, "1, 2, 3");
+    Replayer r3;
+    EXPECT_EQ(replay_text(three.text(), r3),
+              "test.jsonl:8: field 'gpus_pct': 3 values, but run 'r' worker 0 has 2 GPUs (at most "
+              "one value per GPU)");
+    Log five = log;
+    five.util(T0 + 40, "r", 1, "1, 2, 3, 4, 5");
+    Replayer r5;
+    EXPECT_EQ(replay_text(five.text(), r5),
+              "test.jsonl:8: field 'gpus_pct': 5 values, but run 'r' worker 1 has 4 GPUs (at most "
+              "one value per GPU)");
 }
 
 }  // namespace

@@ -76,13 +76,16 @@ std::string alert_line(const AlertRecord& a) {
     return s + "\n";
 }
 
+// The keys and meanings of the service's GET /v1/alerts (Service::alerts): name, scope,
+// target, state, since (the transition: the hour boundary it happened at), value; then the
+// replay's extras. The log names no cluster: a cluster alert's target is "".
 nlohmann::json alert_json(const AlertRecord& a) {
     nlohmann::json j;
-    j["at"] = format_rfc3339(a.at_s);
-    j["alert"] = a.alert;
+    j["name"] = a.alert;
     j["scope"] = a.scope;
-    if (!a.name.empty()) j["name"] = a.name;
+    j["target"] = a.name;
     j["state"] = a.state;
+    j["since"] = format_rfc3339(a.at_s);
     j["value"] = a.value;
     if (a.previous) j["previous_day_goodput"] = *a.previous;
     if (a.op) j["op"] = *a.op;

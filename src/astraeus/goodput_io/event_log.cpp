@@ -17,10 +17,21 @@ constexpr std::array<std::string_view, 10> kKinds{"config", "submit", "place",  
                                                   "fail",   "release", "end", "util",  "progress"};
 
 std::string got(const json& v) {
-    std::string s = v.dump();
-    if (s.size() > 60) s = s.substr(0, 57) + "...";
+    // The parser only accepts valid UTF-8, so dump() does not throw; cut at a character
+    // boundary so that the message stays valid UTF-8.
+    std::string s = v.dump(-1, ' ', false, json::error_handler_t::replace);
+    if (s.size() > 60) {
+        std::size_t cut = 57;
+        while (cut > 0 && (static_cast<unsigned char>(s[cut]) & 0xC0) == 0x80) --cut;
+        s = s.substr(0, cut) + "...";
+    }
     return s;
 }
+
+// The bounds of the log's fields (docs/formats/goodput-events.md states them).
+constexpr std::int64_t kMaxGpus = std::int64_t{1} << 20;  // per run: workers x gpus
+constexpr std::int64_t kMaxInt = std::numeric_limits<int>::max();
+constexpr Seconds kMaxTime = 253402300799;  // 9999-12-31T23:59:59Z
 
 std::unexpected<Error> bad(std::string_view field, std::string_view expected, const json& v) {
     std::string m = "field '";
@@ -78,18 +89,23 @@ Result<std::string> name(const json& o, std::string_view key) {
 }
 
 Result<Seconds> time_of(const json& v) {
+    const char* what = "an RFC 3339 time (\"2026-11-02T10:00:30Z\") or integer Unix seconds, "
+                       "1970-01-01T00:00:00Z..9999-12-31T23:59:59Z (0..253402300799)";
     if (v.is_string()) {
         auto t = parse_rfc3339(v.get<std::string>());
         if (!t) return fail("field 't': " + t.error().message);
+        if (*t < 0 || *t > kMaxTime) return bad("t", what, v);
         return *t;
     }
-    if (v.is_number_integer() && !(v.is_number_unsigned() &&
-                                   v.get<std::uint64_t>() > (std::uint64_t{1} << 40)))
-        return v.get<std::int64_t>();
-    return bad("t", "an RFC 3339 time (\"2026-11-02T10:00:30Z\") or integer Unix seconds", v);
+    if (v.is_number_unsigned()) {
+        if (v.get<std::uint64_t>() <= static_cast<std::uint64_t>(kMaxTime))
+            return static_cast<Seconds>(v.get<std::uint64_t>());
+    } else if (v.is_number_integer()) {
+        const auto t = v.get<std::int64_t>();
+        if (t >= 0 && t <= kMaxTime) return t;
+    }
+    return bad("t", what, v);
 }
-
-constexpr std::int64_t kMaxInt = std::numeric_limits<int>::max();
 
 Result<NamedThreshold> threshold(const json& v) {
     if (!v.is_object())
@@ -117,11 +133,11 @@ Result<NamedThreshold> threshold(const json& v) {
     auto o = parse_op(op.get<std::string>());
     if (!o) return bad("op", "\"<\" or \">\"", op);
     t.op = *o;
-    auto value = number(v, "value", -1e300, 1e300, "a number");
+    auto value = number(v, "value", -1e300, 1e300, "a number -1e300..1e300");
     if (!value) return std::unexpected(value.error());
     t.value = *value;
     if (v.contains("for_s")) {
-        auto f = integer(v, "for_s", 0, kMaxInt, "an integer number of seconds >= 0");
+        auto f = integer(v, "for_s", 0, kMaxInt, "an integer number of seconds 0..2147483647");
         if (!f) return std::unexpected(f.error());
         t.for_s = *f;
     }
@@ -130,7 +146,7 @@ Result<NamedThreshold> threshold(const json& v) {
 
 Result<void> parse_config(const json& o, LogConfig& c) {
     if (o.contains("stall_timeout_s")) {
-        auto v = integer(o, "stall_timeout_s", 1, kMaxInt, "an integer number of seconds >= 1");
+        auto v = integer(o, "stall_timeout_s", 1, kMaxInt, "an integer number of seconds 1..2147483647");
         if (!v) return std::unexpected(v.error());
         c.stall_timeout_s = *v;
     }
@@ -141,7 +157,7 @@ Result<void> parse_config(const json& o, LogConfig& c) {
     }
     if (o.contains("straggler_window_s")) {
         auto v = integer(o, "straggler_window_s", 1, kMaxInt,
-                         "an integer number of seconds >= 1");
+                         "an integer number of seconds 1..2147483647");
         if (!v) return std::unexpected(v.error());
         c.straggler_window_s = *v;
     }
@@ -161,7 +177,7 @@ Result<void> parse_config(const json& o, LogConfig& c) {
         c.drop_points = *v;
     }
     if (o.contains("drop_min_gpu_hours")) {
-        auto v = number(o, "drop_min_gpu_hours", 0, 1e12, "GPU-hours >= 0");
+        auto v = number(o, "drop_min_gpu_hours", 0, 1e12, "GPU-hours 0..1e12");
         if (!v) return std::unexpected(v.error());
         c.drop_min_gpu_hours = *v;
     }
@@ -180,14 +196,83 @@ Result<void> parse_config(const json& o, LogConfig& c) {
 
 std::string_view to_string(EventKind k) { return kKinds[static_cast<int>(k)]; }
 
-Result<Event> parse_event(std::string_view line) {
-    json o;
+namespace {
+
+// nlohmann's message without its "[json.exception.KIND.N] " prefix.
+std::string what_of(const json::exception& e) {
+    std::string m = e.what();
+    if (m.starts_with("[json.exception.")) {
+        if (const auto at = m.find("] "); at != std::string::npos) m.erase(0, at + 2);
+    }
+    return m;
+}
+
+// Parses one line into `o`, rejecting duplicate keys (nlohmann keeps the last one silently):
+// a parser callback keeps the keys of each open object. Every nlohmann exception becomes an
+// error: parse errors, and numbers out of a double's range (1e400: out_of_range 406), which
+// name the field whose value they are (the last key seen).
+Result<void> parse_line(std::string_view line, json& o) {
+    std::vector<std::vector<std::string>> keys;  // one list per open object
+    std::string duplicate, last_key;
+    const json::parser_callback_t cb = [&](int, json::parse_event_t ev, json& parsed) {
+        switch (ev) {
+            case json::parse_event_t::object_start: keys.emplace_back(); break;
+            case json::parse_event_t::object_end:
+                if (!keys.empty()) keys.pop_back();
+                break;
+            case json::parse_event_t::key:
+                if (parsed.is_string() && !keys.empty()) {
+                    const auto& k = parsed.get_ref<const std::string&>();
+                    last_key = k;
+                    auto& open = keys.back();
+                    if (std::find(open.begin(), open.end(), k) != open.end()) {
+                        if (duplicate.empty()) duplicate = k;
+                    } else {
+                        open.push_back(k);
+                    }
+                }
+                break;
+            default: break;
+        }
+        return true;
+    };
     try {
-        o = json::parse(line);
+        o = json::parse(line, cb);
     } catch (const json::parse_error& e) {
         return fail("expected one JSON object per line (invalid JSON at byte " +
                     std::to_string(e.byte) + ")");
+    } catch (const json::out_of_range& e) {
+        std::string m;
+        if (!last_key.empty()) m = "field '" + last_key + "': ";
+        m += "a number out of range (";
+        m += what_of(e);
+        m += "; numbers are at most 1.7976931348623157e308)";
+        return fail(std::move(m));
+    } catch (const json::exception& e) {
+        return fail("expected one JSON object per line (" + what_of(e) + ")");
     }
+    if (!duplicate.empty()) return fail("duplicate key '" + duplicate + "'");
+    return {};
+}
+
+Result<Event> parse_object(const json& o);
+
+}  // namespace
+
+Result<Event> parse_event(std::string_view line) {
+    json o;
+    if (auto p = parse_line(line, o); !p) return std::unexpected(p.error());
+    try {
+        return parse_object(o);
+    } catch (const json::exception& e) {
+        // Every access is checked before it is made; this is a safety net, not a path.
+        return fail("unexpected JSON value (" + what_of(e) + ")");
+    }
+}
+
+namespace {
+
+Result<Event> parse_object(const json& o) {
     if (!o.is_object()) return fail("expected a JSON object, got " + got(o));
     if (!o.contains("event"))
         return fail("field 'event' is missing (expected config, submit, place, start, stop, "
@@ -243,7 +328,7 @@ Result<Event> parse_event(std::string_view line) {
     if (e.kind == EventKind::Util || e.kind == EventKind::Progress)
         if (auto n = need("worker"); !n) return std::unexpected(n.error());
     if (o.contains("worker")) {
-        auto w = integer(o, "worker", 0, kMaxInt - 1, "a worker index >= 0");
+        auto w = integer(o, "worker", 0, kMaxGpus - 1, "a worker index 0..1048575");
         if (!w) return std::unexpected(w.error());
         e.worker = static_cast<int>(*w);
     }
@@ -258,13 +343,25 @@ Result<Event> parse_event(std::string_view line) {
             if (!pool) return std::unexpected(pool.error());
             e.workspace = std::move(*ws);
             e.pool = std::move(*pool);
-            auto g = integer(o, "gpus", 1, 1 << 20, "GPUs per worker, an integer >= 1");
+            auto g = integer(o, "gpus", 1, kMaxGpus, "GPUs per worker, an integer 1..1048576");
             if (!g) return std::unexpected(g.error());
             e.gpus = static_cast<int>(*g);
             if (o.contains("workers")) {
-                auto w = integer(o, "workers", 1, 1 << 20, "the gang size, an integer >= 1");
+                auto w = integer(o, "workers", 1, kMaxGpus, "the gang size, an integer 1..1048576");
                 if (!w) return std::unexpected(w.error());
                 e.workers = static_cast<int>(*w);
+            }
+            // A run asks for at most 2^20 GPUs: this bounds the replay's work per event and
+            // keeps GPU-seconds far from int64 overflow.
+            if (const std::int64_t all = std::int64_t{e.workers} * e.gpus; all > kMaxGpus) {
+                std::string m = "a run asks for at most 1048576 GPUs: workers x gpus = ";
+                m += std::to_string(e.workers);
+                m += " x ";
+                m += std::to_string(e.gpus);
+                m += " = ";
+                m += std::to_string(all);
+                m += " is over 1048576";
+                return fail(std::move(m));
             }
             break;
         }
@@ -278,7 +375,7 @@ Result<Event> parse_event(std::string_view line) {
                 if (!m) return std::unexpected(m.error());
                 Event::Part p{std::move(*m), 0};
                 if (o.contains("gpus")) {
-                    auto g = integer(o, "gpus", 1, 1 << 20, "GPUs held, an integer >= 1");
+                    auto g = integer(o, "gpus", 1, kMaxGpus, "GPUs held, an integer 1..1048576");
                     if (!g) return std::unexpected(g.error());
                     p.gpus = static_cast<int>(*g);
                 }
@@ -287,16 +384,21 @@ Result<Event> parse_event(std::string_view line) {
                 if (o.contains("gpus"))
                     return fail("field 'gpus' goes inside each of 'parts' when 'parts' is given");
                 const json& a = o.at("parts");
-                const char* what = "a non-empty array of {\"machine\": name, \"gpus\": n >= 1}";
+                const char* what = "a non-empty array of {\"machine\": name, \"gpus\": 1..1048576}";
                 if (!a.is_array() || a.empty()) return bad("parts", what, a);
+                std::int64_t held = 0;
                 for (const json& x : a) {
                     if (!x.is_object() || x.size() != 2 || !x.contains("machine") ||
                         !x.contains("gpus"))
                         return bad("parts", what, x);
                     auto m = name(x, "machine");
                     if (!m) return std::unexpected(m.error());
-                    auto g = integer(x, "gpus", 1, 1 << 20, "GPUs held, an integer >= 1");
+                    auto g = integer(x, "gpus", 1, kMaxGpus, "GPUs held, an integer 1..1048576");
                     if (!g) return std::unexpected(g.error());
+                    held += *g;
+                    if (held > kMaxGpus)
+                        return fail("field 'parts': a worker holds at most 1048576 GPUs, the parts "
+                                    "hold over that");
                     e.parts.push_back({std::move(*m), static_cast<int>(*g)});
                 }
             }
@@ -327,7 +429,7 @@ Result<Event> parse_event(std::string_view line) {
         case EventKind::Progress: {
             if (auto n = need("step"); !n) return std::unexpected(n.error());
             auto s = integer(o, "step", std::numeric_limits<std::int64_t>::min(),
-                             std::numeric_limits<std::int64_t>::max(), "an integer step count");
+                             std::numeric_limits<std::int64_t>::max(), "an integer step count, -2^63..2^63-1");
             if (!s) return std::unexpected(s.error());
             e.step = *s;
             break;
@@ -336,6 +438,8 @@ Result<Event> parse_event(std::string_view line) {
     }
     return e;
 }
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 
@@ -497,6 +601,7 @@ Result<void> Replayer::apply_to(const Event& e) {
         info.first_worker = counter_->workers();
         ledger_.set_run(run, info.workspace, info.pool);
         for (int w = 0; w < e.workers; ++w) counter_->add_worker(e.t, run, e.gpus);
+        held_gpus_.resize(static_cast<std::size_t>(counter_->workers()), 0);
         going_ += e.workers;
         stragglers_.set_gang(run, e.workers);
         info_.push_back(info);
@@ -511,13 +616,40 @@ Result<void> Replayer::apply_to(const Event& e) {
     const int from = e.worker ? *e.worker : 0;
     const int to = e.worker ? *e.worker + 1 : info.workers;
     std::vector<HeldPart> parts;
-    for (const auto& p : e.parts)
+    int placed_gpus = 0;  // at most 2^20 (parse_event)
+    for (const auto& p : e.parts) {
         parts.push_back({intern(machines_, p.machine), p.gpus > 0 ? p.gpus : info.gpus});
+        placed_gpus += parts.back().gpus;
+    }
+    for (int w = from; w < to && e.kind == EventKind::Util; ++w) {
+        // One value per GPU: more values than the worker's GPUs (those it holds once placed,
+        // else those its run asks for) is a mistake in the log; fewer is fine.
+        const int id = info.first_worker + w;
+        const int gpus = held_gpus_[static_cast<std::size_t>(id)] > 0
+                             ? held_gpus_[static_cast<std::size_t>(id)]
+                             : info.gpus;
+        if (e.gpus_pct.size() > static_cast<std::size_t>(gpus)) {
+            std::string m = "field 'gpus_pct': ";
+            m += std::to_string(e.gpus_pct.size());
+            m += " values, but run '";
+            m += e.run;
+            m += "' worker ";
+            m += std::to_string(w);
+            m += " has ";
+            m += std::to_string(gpus);
+            m += gpus == 1 ? " GPU" : " GPUs";
+            m += " (at most one value per GPU)";
+            return fail(std::move(m));
+        }
+    }
     for (int w = from; w < to; ++w) {
         const int id = info.first_worker + w;
         Result<void> r;
         switch (e.kind) {
-            case EventKind::Place: r = counter_->place(e.t, id, parts); break;
+            case EventKind::Place:
+                r = counter_->place(e.t, id, parts);
+                if (r) held_gpus_[static_cast<std::size_t>(id)] = placed_gpus;
+                break;
             case EventKind::Start: r = counter_->start(e.t, id); break;
             case EventKind::Stop: r = counter_->stop(e.t, id, e.reason); break;
             case EventKind::Fail: r = counter_->fail(e.t, id); break;
@@ -587,6 +719,8 @@ std::vector<int> Replayer::stragglers_of(int run) const {
 Result<void> replay_stream(std::istream& in, std::string_view file, Replayer& replayer) {
     std::string line;
     long n = 0;
+    long events = 0;          // lines other than config
+    Seconds first_t = 0;  // the first event's time
     auto where = [&] {
         std::string w(file);
         w += ':';
@@ -600,15 +734,21 @@ Result<void> replay_stream(std::istream& in, std::string_view file, Replayer& re
         if (line.find_first_not_of(" \t") == std::string::npos) continue;
         auto e = parse_event(line);
         if (!e) return fail(where() + e.error().message);
+        if (e->kind != EventKind::Config && events++ == 0) first_t = e->t;
         if (auto r = replayer.apply(*e); !r) return fail(where() + r.error().message);
     }
     if (in.bad()) return fail(std::string(file) + ": read error");
-    if (auto r = replayer.finish(); !r) {
+    auto whole = [&](std::string_view message) {
         std::string m(file);
         m += ": ";
-        m += r.error().message;
+        m += message;
         return fail(std::move(m));
-    }
+    };
+    if (!events) return whole("no events");
+    if (auto r = replayer.finish(); !r) return whole(r.error().message);
+    if (replayer.empty())
+        return whole("no events at or before the end " + format_rfc3339(replayer.end_s()) +
+                     " (the first is at " + format_rfc3339(first_t) + ")");
     return {};
 }
 

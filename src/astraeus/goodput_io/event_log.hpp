@@ -75,8 +75,9 @@ struct Event {
     LogConfig config;
 };
 
-/// One line of the log parsed and checked on its own (the field set of its kind, types and
-/// ranges); errors say which field and what was expected, without file or line.
+/// One line of the log parsed and checked on its own (valid JSON without duplicate keys, the
+/// field set of its kind, types and ranges: a run asks for at most 2^20 GPUs, workers x gpus);
+/// errors say which field and what was expected, without file or line. Never throws.
 Result<Event> parse_event(std::string_view line);
 
 /// Settings given on the command line: they win over the log's config line.
@@ -113,8 +114,10 @@ public:
     Replayer& operator=(const Replayer&) = delete;
 
     /// Applies one event; an error (without file or line) when it is out of time order, names
-    /// an unknown or already-submitted run, a worker outside the gang, or a move the worker's
-    /// state does not allow. Events after options.end_s are skipped (Ok).
+    /// an unknown or already-submitted run, a worker outside the gang, a move the worker's
+    /// state does not allow, or a util event with more values than the worker's GPUs (those of
+    /// its last placement, else its run's per-worker GPUs). Events after options.end_s are
+    /// skipped (Ok).
     Result<void> apply(const Event& e);
     /// Counts everything up to options.end_s or the last event's time, evaluating the alerts at
     /// the hour boundaries up to it. Call once, after the last apply. Ok on an empty log.
@@ -169,6 +172,7 @@ private:
     std::unique_ptr<AlertEngine> alerts_;
     std::vector<std::string> runs_, workspaces_, pools_, machines_;
     std::vector<RunInfo> info_;
+    std::vector<int> held_gpus_;  ///< by counter worker id: GPUs of its last placement (0: none)
     std::optional<Seconds> first_s_;
     Seconds last_t_ = 0;
     Seconds next_hour_ = 0;  ///< the next hour boundary to evaluate
@@ -180,7 +184,9 @@ private:
 };
 
 /// Reads a whole log from `in` (named `file` in messages) into `replayer` and finishes it.
-/// Errors are "FILE:LINE: message". Blank lines are skipped.
+/// Errors are "FILE:LINE: message" ("FILE: message" for the whole log: "no events" when it has
+/// no line but a config line, and an error when every event is after options.end_s). Blank
+/// lines are skipped. Never throws on bad input (every JSON exception becomes an error).
 Result<void> replay_stream(std::istream& in, std::string_view file, Replayer& replayer);
 
 }  // namespace astraeus::goodput
