@@ -77,7 +77,7 @@ Generated generate(std::uint64_t seed) {
             r.name = "run-" + std::to_string(g.runs.size());
             r.ws = workspaces[uni(0, 2)];
             r.pool = pools[uni(0, 1)];
-            r.gpus = uni(1, 8);
+            r.gpus = uni(2, 8);  // sample lists hold up to 2 values, at most one per GPU
             r.w.resize(static_cast<std::size_t>(uni(1, 3)));
             for (auto& k : r.w) {
                 k.submit = t;

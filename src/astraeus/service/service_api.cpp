@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <regex>
 
 #include "astraeus/goodput_io/prometheus_text.hpp"
 #include "astraeus/service/token.hpp"

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <regex>
 
 #include "astraeus/goodput_io/prometheus_text.hpp"
 #include "astraeus/service/token.hpp"
@@ -54,8 +53,7 @@ ApiResult<Window> parse_window(const Params& q, Seconds now) {
     }
     if (has_days) {
         const std::string& d = q.at("days");
-        static const std::regex re("[0-9]{1,6}");
-        if (!std::regex_match(d, re)) return std::unexpected(bad("bad 'days': '" + d + "' (a whole number of days)"));
+        if (!is_digits(d, 6)) return std::unexpected(bad("bad 'days': '" + d + "' (a whole number of days)"));
         const Seconds n = std::stoll(d);
         if (n < 1) return std::unexpected(bad("'days' must be at least 1"));
         w.start = w.end - n * gp::kDay;
@@ -113,8 +111,7 @@ ApiResult<json> Service::goodput_weekly(const Caller& c, const Params& q) {
     }
     int weeks = 8;
     if (auto it = q.find("weeks"); it != q.end()) {
-        static const std::regex re("[0-9]{1,3}");
-        if (!std::regex_match(it->second, re) || std::stoi(it->second) > 56)
+        if (!is_digits(it->second, 3) || std::stoi(it->second) > 56)
             return std::unexpected(bad("bad 'weeks': '" + it->second + "' (0..56; 57 weeks fit in 400 days)"));
         weeks = std::stoi(it->second);
     }

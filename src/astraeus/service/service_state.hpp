@@ -22,6 +22,13 @@ inline constexpr int kMaxGpusPerWorker = 1024;
 inline ApiError bad(std::string m) { return {400, std::move(m)}; }
 inline ApiError not_found(std::string m) { return {404, std::move(m)}; }
 inline std::string str(std::int64_t v) { return std::to_string(v); }
+/// 1 to max_len decimal digits.
+inline bool is_digits(const std::string& s, std::size_t max_len) {
+    if (s.empty() || s.size() > max_len) return false;
+    for (char c : s)
+        if (c < '0' || c > '9') return false;
+    return true;
+}
 
 /// "machine:gpus,..." (the store's form of a worker's parts) and back.
 std::string parts_text(const std::vector<gp::HeldPart>& parts);
