@@ -13,6 +13,7 @@
 #include "astraeus/config/tenant_config.hpp"
 #include "astraeus/goodput/ledger.hpp"
 #include "astraeus/sim/goodput_recorder.hpp"
+#include "astraeus/sim/metrics.hpp"
 #include "astraeus/sim/report.hpp"
 #include "astraeus/trace/reference_csv.hpp"
 
@@ -144,6 +145,130 @@ TEST(SimGoodput, FailureHoldsThenRestarts) {
     EXPECT_EQ(r->goodput->events.failures, 1);
 }
 
+TEST(SimGoodput, LeaseEndNotRenewedCountsTheCheckpointAsHeldPreemption) {
+    // As LeaseEndNotRenewedIsPreemptionWaitingAndStartupsCount with a checkpoint of 60 s at
+    // every lease end (the lease's last 60 s write it).
+    //  A: placed 0, starting 0..60, runs 60..840 (work 900 - 60 - 60 = 780 s); not renewed at
+    //     900: stop(preemption) at 840, release at 900; waiting (preemption) 900..1500.
+    //  B: waiting 100..900, starting 900..960, runs 960..1500 (540 s), ends.
+    //  A: placed again 1500, restart 1500..1560, runs 1560..2400 (lease end renewed on the
+    //     same GPUs: the checkpoint minute stays running), then the last
+    //     2000 - 780 - (900 - 60 - 60) = 440 s: ends at 2840.
+    // Held preemption: [840, 900) = 60 s x 4 GPUs (840 is a minute boundary).
+    LifecycleConfig lc = LifecycleConfig::none();
+    lc.startup_s = 60;
+    const Workload w = workload({"a", "b"}, {job(0, 4, 0, 2000),
+                                             job(1, 2, 100, 540)});
+    SimConfig c = config(1, 4, 900, lc);
+    c.options.policy = "srtf";
+    c.options.checkpoint_s = 60;
+    auto r = simulate(w, c);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->runs[0].end_s, 2840);
+    EXPECT_EQ(r->runs[1].end_s, 1500);
+    const goodput::Counts a = r->goodput->ledger.run_total(0);
+    EXPECT_EQ(held(a, Category::Starting), 4 * 60);
+    EXPECT_EQ(held(a, Category::Productive), 4 * (780 + 1280));  // 60..840, 1560..2840
+    EXPECT_EQ(held(a, Category::Preemption), 4 * 60);              // 840..900
+    EXPECT_EQ(not_held(a, Category::Preemption), 4 * 600);         // 900..1500
+    EXPECT_EQ(held(a, Category::Restart), 4 * 60);
+    EXPECT_EQ(sum(a), 4 * 2840);
+    EXPECT_EQ(r->goodput->events.preemptions, 1);
+}
+
+TEST(SimGoodput, LastFailedAttemptEndsTheJobForGood) {
+    // FailureHoldsThenRestarts with --max-attempts 1: place 0, start 60, fail 61, holds its
+    // GPUs 180 s and ends at 241 in the failed state (never placed again).
+    // Minutes: [0,60) starting; [60,240) failed (the states at 120, 180, 240); the last,
+    // partial count [240,241) in the state it ended from: failed. Failure 181 s x 4 GPUs.
+    LifecycleConfig lc = LifecycleConfig::none();
+    lc.startup_s = 60;
+    lc.early_failure_p = 1.0;
+    lc.early_failure_window_s = 2;
+    lc.failure_hold_s = 180;
+    lc.max_attempts = 1;
+    const Workload w = workload({"a"}, {job(0, 4, 0, 1000)});
+    auto r = simulate(w, config(1, 4, 3600, lc));
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->runs[0].status, RunStatus::Pending);  // admitted, not done
+    EXPECT_EQ(r->runs[0].life_s, 241);
+    EXPECT_EQ(r->end_s, 241);
+    const goodput::Counts a = r->goodput->ledger.run_total(0);
+    EXPECT_EQ(held(a, Category::Starting), 4 * 60);
+    EXPECT_EQ(held(a, Category::Failure), 4 * 181);
+    EXPECT_EQ(held(a, Category::Restart), 0);
+    EXPECT_EQ(sum(a), 4 * 241);
+    EXPECT_EQ(r->goodput->events.failures, 1);
+    EXPECT_EQ(r->goodput->events.failed_for_good, 1);
+    EXPECT_EQ(r->goodput->events.most_failures, 1);
+    const Summary s = summarize(w, *r, 4);
+    EXPECT_EQ(s.jobs_admitted, 1u);
+    EXPECT_EQ(s.jobs_done, 0u);
+    // With 2 attempts the second one completes (FailureHoldsThenRestarts: ends at 1301).
+    lc.max_attempts = 2;
+    auto r2 = simulate(w, config(1, 4, 3600, lc));
+    ASSERT_TRUE(r2) << r2.error().message;
+    EXPECT_EQ(r2->runs[0].status, RunStatus::Done);
+    EXPECT_EQ(r2->runs[0].end_s, 1301);
+    EXPECT_EQ(r2->goodput->events.failed_for_good, 0);
+}
+
+TEST(SimGoodput, JobsThatNeverCheckpointEndAfterMaxAttempts) {
+    // The highest failure rate allowed, 10 per GPU-hour, on 8-GPU jobs of 2 hours with no
+    // checkpoint of their own and a lease longer than the trace: 80 failures per running hour
+    // (mean 45 s), so an attempt survives 2 hours with probability e^-160. Without a bound the
+    // jobs retry forever; with --max-attempts 5 each fails exactly 5 times, then for good.
+    LifecycleConfig lc = LifecycleConfig::none();
+    lc.failure_rate_gpu_hour = 10;
+    lc.job_checkpoint_s = 0;
+    lc.max_attempts = 5;
+    const Workload w = workload({"a"}, {job(0, 8, 0, 7200), job(0, 8, 30, 7200)});
+    auto r = simulate(w, config(2, 8, 1000000, lc));
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->goodput->events.failures, 2 * 5);
+    EXPECT_EQ(r->goodput->events.failed_for_good, 2);
+    EXPECT_EQ(r->goodput->events.most_failures, 5);
+    for (int j = 0; j < 2; ++j) {
+        EXPECT_EQ(r->runs[j].status, RunStatus::Pending);
+        // every second from submission to the end counted once, x 8 GPUs
+        EXPECT_EQ(sum(r->goodput->ledger.run_total(j)), 8 * r->runs[j].life_s);
+    }
+}
+
+TEST(SimGoodput, BadValuesNameTheirFlag) {
+    LifecycleConfig c;
+    c.early_failure_p = 2;
+    EXPECT_EQ(check_lifecycle(c).error().message,
+              "--early-failure: expected a probability from 0 to 1, got 2");
+    c = {};
+    c.failure_rate_gpu_hour = 10.5;
+    EXPECT_EQ(check_lifecycle(c).error().message,
+              "--failure-rate: expected a rate from 0 to 10 per GPU-hour, got 10.5");
+    c = {};
+    c.stall_timeout_s = 59;
+    EXPECT_EQ(check_lifecycle(c).error().message,
+              "--stall-timeout: expected seconds from 60 to 86400, got 59");
+    c = {};
+    c.max_attempts = 0;
+    EXPECT_EQ(check_lifecycle(c).error().message,
+              "--max-attempts: expected a whole number from 1 to 100, got 0");
+    EXPECT_EQ(LifecycleConfig::named("x").error().message,
+              "--lifecycle: expected calibrated or none, got 'x'");
+    EXPECT_TRUE(check_lifecycle(LifecycleConfig{}));
+    EXPECT_TRUE(check_lifecycle(LifecycleConfig::none()));
+}
+
+TEST(SimGoodput, WeekHeadingsShowTheDateAsReplayDoes) {
+    // Epoch 1511740800 = Monday 2017-11-27T00:00:00Z (ISO week 2017-W48); a job of 1 hour.
+    Workload w = workload({"a"}, {job(0, 1, 0, 3600)});
+    w.epoch_unix_s = 1511740800;
+    auto r = simulate(w, config(1, 1, 7200, LifecycleConfig::none()));
+    ASSERT_TRUE(r) << r.error().message;
+    const std::string text = goodput_text(*r->goodput, goodput::By::Workspace, 1);
+    EXPECT_NE(text.find("\nWeek 2017-W48 (from 2017-11-27)\n"), std::string::npos) << text;
+    EXPECT_EQ(text.find("T00:00:00Z"), std::string::npos) << text;
+}
+
 TEST(SimGoodput, StallDetectedAfterTheTimeoutIsStalledFromItsOnset) {
     // 1 x 4 GPUs, one job of 3000 s, no start-up, stalls every 6 minutes of running on
     // average; timeout 600 s; stopped 60 s; then placed again. The minutes from the onset to
@@ -159,7 +284,17 @@ TEST(SimGoodput, StallDetectedAfterTheTimeoutIsStalledFromItsOnset) {
     const goodput::Counts a = r->goodput->ledger.run_total(0);
     EXPECT_GE(r->goodput->events.stalls, 1);
     EXPECT_GE(held(a, Category::Stalled), 4 * 600);
-    EXPECT_EQ(sum(a), 4 * r->runs[0].end_s);
+    // An attempt runs its 3000 s without a stall with probability e^(-3000/360) = 2.4e-4 (its
+    // own checkpoints come every 3600 s): the job fails for good at its 100th stall (the
+    // default --max-attempts) unless an attempt gets through. Either way every second from
+    // submission (0) to its end is counted once.
+    EXPECT_EQ(r->goodput->events.stalls + r->goodput->events.failures,
+              r->goodput->events.most_failures);
+    if (r->runs[0].status != RunStatus::Done) {
+        EXPECT_EQ(r->goodput->events.most_failures, 100);
+        EXPECT_EQ(r->goodput->events.failed_for_good, 1);
+    }
+    EXPECT_EQ(sum(a), 4 * r->runs[0].life_s);
 }
 
 TEST(SimGoodput, LifecycleNoneLeavesTheScheduleAsWithoutGoodput) {

@@ -48,6 +48,7 @@ Result<LifecycleConfig> lifecycle_of(const SimulateArgs& a) {
         else if (n == "--stall-timeout") c.stall_timeout_s = f.stall_timeout_s;
         else if (n == "--straggler-p") c.straggler_p = f.straggler_p;
         else if (n == "--util-segment") c.util_segment_s = f.util_segment_s;
+        else if (n == "--max-attempts") c.max_attempts = f.max_attempts;
     }
     if (auto ok = check_lifecycle(c); !ok) return std::unexpected(ok.error());
     return c;
@@ -68,8 +69,8 @@ int run_simulate(const SimulateArgs& a) {
     auto by = goodput::parse_by(a.goodput_by);
     if (!by) return usage_error("simulate", Error{"--goodput-by: " + by.error().message});
     if (a.goodput_weeks < 0 || a.goodput_weeks > 56)
-        return usage_error("simulate", Error{"--goodput-weeks must be between 0 and 56, got " +
-                                             std::to_string(a.goodput_weeks)});
+        return usage_error("simulate", Error{"--goodput-weeks: expected a number of weeks from 0 "
+                                             "to 56, got " + std::to_string(a.goodput_weeks)});
     if (a.goodput) {
         if (p.config.options.mode == Mode::Compat)
             return usage_error("simulate", Error{"--goodput needs --mode default (the compat "
@@ -117,9 +118,11 @@ int run_simulate(const SimulateArgs& a) {
     if (result->goodput) {
         const GoodputEvents& e = result->goodput->events;
         std::cout << fmt::format("\nGoodput (lifecycle {}: {} placements, {} failures, {} machine "
-                                 "losses, {} stalls, {} stragglers, {} preemptions)\n",
+                                 "losses, {} stalls, {} stragglers, {} preemptions, {} job{} "
+                                 "failed for good)\n",
                                  result->goodput->lifecycle.name, e.placements, e.failures,
-                                 e.machine_losses, e.stalls, e.stragglers, e.preemptions)
+                                 e.machine_losses, e.stalls, e.stragglers, e.preemptions,
+                                 e.failed_for_good, e.failed_for_good == 1 ? "" : "s")
                   << goodput_table << "\n";
     }
     std::cout << fmt::format("  outputs in {}/ (jobs.csv, tenants.csv, summary.json, "
@@ -208,6 +211,13 @@ std::function<int()> add_simulate(CLI::App& app) {
     f.push_back(sub->add_option("--util-segment", m.util_segment_s,
                                 "mean seconds between utilization level changes of a running "
                                 "job (levels drawn from Philly's GPU utilization CDF)")
+                    ->capture_default_str());
+    f.push_back(sub->add_option("--max-attempts", m.max_attempts,
+                                "attempts per job (1..100): an attempt ends at a failure, "
+                                "machine loss or stall (not at a lease end); a job whose last "
+                                "attempt fails holds its GPUs for the holding time, then fails for "
+                                "good (never placed again; jobs.csv: pending, no end). Bounds "
+                                "every simulation whatever the rates")
                     ->capture_default_str());
     return [args] { return run_simulate(*args); };
 }

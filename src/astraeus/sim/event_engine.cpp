@@ -459,7 +459,7 @@ private:
         RunState& r = run(j);
         if (gp_) {
             consume(j, t);
-            gp_->preempt(j, t);
+            gp_->preempt(j, t, t);  // killed mid-lease: no stopping time (see the doc's limits)
         }
         held(j, t);
         release(j);
@@ -536,6 +536,9 @@ private:
             *model_);
         startup_.assign(n, 0);
         lease_end_mark_.assign(n, -1);
+        lease_end_stop_.assign(n, 0);
+        failed_attempts_.assign(n, 0);
+        for_good_.assign(n, 0);
         faults_ = lc.early_failure_p > 0 || lc.failure_rate_gpu_hour > 0 ||
                   lc.failure_rate_job_hour > 0 || lc.stall_rate_job_hour > 0 ||
                   lc.machine_loss_rate_day > 0;
@@ -644,6 +647,10 @@ private:
         consume(j, t);
         if (kind == kStall) gp_->stall(j, onset, t);
         else gp_->fail(j, t);
+        // The attempt ended with this fault; the max_attempts-th one ends the job for good
+        // (at the release below), so that every simulation ends whatever the rates.
+        gp_->count_failed_attempts(++failed_attempts_[j]);
+        for_good_[j] = failed_attempts_[j] >= model_->config().max_attempts;
         held(j, t);
         limbo_parts_[j] = r.placement;
         release(j);
@@ -666,14 +673,16 @@ private:
             switch (ev.kind) {
                 case ModelKind::Release: {
                     const int j = ev.id;
-                    gp_->release(j, t);
+                    if (for_good_[j]) gp_->fail_for_good(j, t);
+                    else gp_->release(j, t);
                     for (const auto& part : limbo_parts_[j].parts) {
                         if (down_[part.machine]) reserved_[part.machine] += part.gpus;
                         else give_back(part.machine, part.gpus);
                     }
                     limbo_parts_[j] = {};
                     --limbo_;
-                    become_pending(j, t);
+                    if (for_good_[j]) give_up(j, t);
+                    else become_pending(j, t);
                     break;
                 }
                 case ModelKind::MachineLoss: {
@@ -709,14 +718,33 @@ private:
         }
     }
 
+    /// Job j failed for good at t (its last attempt failed): it leaves the simulation without
+    /// completing (status pending, no end: jobs.csv and the summary count it admitted, not
+    /// done; the goodput line counts it failed).
+    void give_up(int j, Seconds t) {
+        RunState& r = run(j);
+        r.status = RunStatus::Pending;
+        r.life_s = t - w_.jobs[j].submit_s;
+        const int u = tenant(j);
+        --active_[u];
+        --round_in_.active_jobs;
+        demand_[u] -= gpus(j);
+        res_.end_s = std::max(res_.end_s, t);
+        ++done_;
+    }
+
     void give_back(int machine, int n) {
         Placement p;
         p.parts.push_back({machine, n});
         cluster_.give(p);
     }
 
+    /// j's lease ended at t (not yet known whether it is renewed on the same GPUs). Its last
+    /// checkpoint_s seconds wrote the checkpoint: if it is not renewed there, that is the
+    /// worker stopping for the preemption (from the lease's start at the earliest).
     void mark_lease_end(int j, Seconds t) {
         lease_end_mark_[j] = t;
+        lease_end_stop_[j] = std::max(lease_start_[j], t - opt_.checkpoint_s);
         marked_.push_back(j);
     }
 
@@ -725,7 +753,7 @@ private:
         for (int j : marked_) {
             if (lease_end_mark_[j] != t) continue;
             lease_end_mark_[j] = -1;
-            gp_->preempt(j, t);
+            gp_->preempt(j, lease_end_stop_[j], t);
         }
         marked_.clear();
     }
@@ -741,7 +769,7 @@ private:
                    p.parts[k].gpus == r.last_placement.parts[k].gpus;
         if (renewal) {
             lease_end_mark_[j] = -1;
-            if (!same) gp_->preempt(j, t);
+            if (!same) gp_->preempt(j, lease_end_stop_[j], t);
         }
         if (same) {
             startup_[j] = 0;
@@ -784,7 +812,10 @@ private:
     bool faults_ = false;                    ///< any failure, stall or loss rate
     std::vector<Seconds> startup_;           ///< start-up seconds of the current lease
     std::vector<Seconds> lease_end_mark_;    ///< lease ended at this time, not yet re-placed
+    std::vector<Seconds> lease_end_stop_;    ///< its stop (preemption) if not renewed there
     std::vector<int> marked_;
+    std::vector<std::int64_t> failed_attempts_;  ///< attempts ended by a fault, per job
+    std::vector<char> for_good_;             ///< the fault in progress is the job's last
     std::vector<std::uint8_t> fault_kind_;
     std::vector<Seconds> fault_at_, stall_onset_, work_from_;
     std::vector<Seconds> early_left_, fail_left_, stall_left_;  ///< running seconds to go

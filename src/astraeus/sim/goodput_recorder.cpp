@@ -114,13 +114,13 @@ void GoodputRecorder::place(int j, Seconds t, const Placement& p, Seconds start_
     ++events_.placements;
 }
 
-void GoodputRecorder::preempt(int j, Seconds t) {
-    flush(j, t);
+void GoodputRecorder::preempt(int j, Seconds stop_at, Seconds release_at) {
+    flush(j, stop_at);
     JobState& s = jobs_[j];
     s.start_at = -1;
     s.running = false;
-    check(counter_.stop(unix_s(t), s.worker, goodput::Cause::Preemption));
-    check(counter_.release(unix_s(t), s.worker));
+    check(counter_.stop(unix_s(stop_at), s.worker, goodput::Cause::Preemption));
+    check(counter_.release(unix_s(release_at), s.worker));
     ++events_.preemptions;
 }
 
@@ -154,6 +154,11 @@ void GoodputRecorder::end(int j, Seconds t) {
     JobState& s = jobs_[j];
     s.running = false;
     check(counter_.end(unix_s(t), s.worker));
+}
+
+void GoodputRecorder::fail_for_good(int j, Seconds t) {
+    check(counter_.end(unix_s(t), jobs_[j].worker));
+    ++events_.failed_for_good;
 }
 
 std::shared_ptr<GoodputResult> GoodputRecorder::finish(Seconds end_t) {
@@ -217,8 +222,9 @@ std::string goodput_text(const GoodputResult& r, goodput::By by, int weeks) {
     auto blocks = r.ledger.weekly(by, r.end_unix, weeks);
     if (!blocks) return out + "weekly: " + blocks.error().message + "\n";
     for (const auto& wk : *blocks) {
+        // As `goodput replay --weeks` and the astra client: "Week 2017-W48 (from 2017-11-27)".
         out += fmt::format("\nWeek {} (from {})\n", goodput::iso_week_label(wk.week_start_s),
-                           goodput::format_rfc3339(wk.week_start_s));
+                           goodput::format_rfc3339(wk.week_start_s).substr(0, 10));
         out += goodput::goodput_table(header_of(by), named(r, by, wk.rows));
     }
     return out;
@@ -261,12 +267,14 @@ nlohmann::json goodput_json(const GoodputResult& r, goodput::By by, int weeks) {
         {"straggler_p", c.straggler_p},
         {"straggler_factor", c.straggler_factor},
         {"util_segment_s", c.util_segment_s},
+        {"max_attempts", c.max_attempts},
         {"utilization", c.full_utilization ? "100%" : "philly-gpu-util-cdf"},
     };
     const GoodputEvents& e = r.events;
     j["events"] = {{"placements", e.placements},       {"failures", e.failures},
                    {"machine_losses", e.machine_losses}, {"stalls", e.stalls},
-                   {"stragglers", e.stragglers},       {"preemptions", e.preemptions}};
+                   {"stragglers", e.stragglers},       {"preemptions", e.preemptions},
+                   {"failed_for_good", e.failed_for_good}, {"most_failures", e.most_failures}};
     j["no_sample_minutes"] = r.no_sample_minutes;
     return j;
 }

@@ -7,6 +7,7 @@
 // Times given to the recorder are simulated seconds; the ledger holds Unix seconds
 // (workload epoch + simulated seconds). Thread safety: not thread-safe (one per simulation).
 #pragma once
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -30,6 +31,8 @@ struct GoodputEvents {
     std::int64_t stalls = 0;
     std::int64_t stragglers = 0;
     std::int64_t preemptions = 0;     ///< lease ends not renewed and delay-job preemptions
+    std::int64_t failed_for_good = 0; ///< jobs ended at their max_attempts-th failed attempt
+    std::int64_t most_failures = 0;   ///< the most failed attempts (failures, losses, stalls) of a job
 };
 
 /// The goodput of one simulation.
@@ -53,8 +56,10 @@ public:
     void submit(int j, Seconds t);
     /// Job j is placed on `p` at t and will be running from start_at >= t.
     void place(int j, Seconds t, const Placement& p, Seconds start_at);
-    /// A lease end not renewed or a preemption at t: stop(preemption) and release at t.
-    void preempt(int j, Seconds t);
+    /// A preemption: stop(preemption) at stop_at, release at release_at >= stop_at (a lease end
+    /// not renewed on the same GPUs: the lease's checkpoint time; a delay-job preemption: both
+    /// at the kill).
+    void preempt(int j, Seconds stop_at, Seconds release_at);
     /// Job j fails at t (a failure or a lost machine) and keeps its GPUs until release().
     void fail(int j, Seconds t);
     /// Job j stopped progressing at onset; the stall is detected (and the run stopped) at
@@ -64,6 +69,13 @@ public:
     void release(int j, Seconds t);
     /// Job j completed at t.
     void end(int j, Seconds t);
+    /// A failed or stalled job j fails for good at t (its last attempt): it ends, its last count
+    /// in the state it ended from (failed or stopping for the stall, still holding its GPUs).
+    void fail_for_good(int j, Seconds t);
+    /// Job j has had `n` failed attempts (for the report's maximum).
+    void count_failed_attempts(std::int64_t n) {
+        events_.most_failures = std::max(events_.most_failures, n);
+    }
     void count_machine_loss() { ++events_.machine_losses; }
 
     /// The first error of the count (an engine bug), if any.

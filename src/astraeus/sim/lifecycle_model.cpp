@@ -1,5 +1,7 @@
 #include "astraeus/sim/lifecycle_model.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 
@@ -23,41 +25,45 @@ LifecycleConfig LifecycleConfig::none() {
 Result<LifecycleConfig> LifecycleConfig::named(const std::string& name) {
     if (name == "calibrated") return LifecycleConfig{};
     if (name == "none") return none();
-    return fail("unknown lifecycle '" + name + "' (expected calibrated or none)");
+    return fail("--lifecycle: expected calibrated or none, got '" + name + "'");
 }
 
 Result<void> check_lifecycle(const LifecycleConfig& c) {
-    auto secs = [](const char* what, Seconds v, Seconds hi) -> Result<void> {
-        if (v >= 0 && v <= hi) return {};
-        return fail(std::string(what) + " must be between 0 and " + std::to_string(hi) +
-                    " s, got " + std::to_string(v));
+    // Each message names the command-line flag (or, for the three without one, the
+    // LifecycleConfig field) and the value as given.
+    auto secs = [](const char* flag, Seconds v, Seconds lo, Seconds hi) -> Result<void> {
+        if (v >= lo && v <= hi) return {};
+        return fail(fmt::format("{}: expected seconds from {} to {}, got {}", flag, lo, hi, v));
     };
-    auto real = [](const char* what, double v, double hi) -> Result<void> {
+    auto prob = [](const char* flag, double v) -> Result<void> {
+        if (std::isfinite(v) && v >= 0 && v <= 1) return {};
+        return fail(fmt::format("{}: expected a probability from 0 to 1, got {}", flag, v));
+    };
+    auto rate = [](const char* flag, double v, double hi, const char* per) -> Result<void> {
         if (std::isfinite(v) && v >= 0 && v <= hi) return {};
-        return fail(std::string(what) + " must be between 0 and " + std::to_string(hi) +
-                    ", got " + std::to_string(v));
+        return fail(fmt::format("{}: expected a rate from 0 to {} per {}, got {}", flag, hi, per,
+                                v));
     };
-    for (auto r : {secs("the start-up time", c.startup_s, 86400),
-                   secs("the start-up time per doubling", c.startup_per_doubling_s, 86400),
-                   secs("the early failure window", c.early_failure_window_s, 86400),
-                   secs("the failure holding time", c.failure_hold_s, 86400),
-                   secs("the job's own checkpoint interval", c.job_checkpoint_s, 365 * 86400),
-                   secs("the repair time", c.repair_s, 365 * 86400),
-                   secs("the stall stopping time", c.stall_stop_s, 86400),
-                   real("the early failure probability", c.early_failure_p, 1),
-                   real("the failure rate per GPU-hour", c.failure_rate_gpu_hour, 10),
-                   real("the failure rate per job-hour", c.failure_rate_job_hour, 10),
-                   real("the machine loss rate per machine-day", c.machine_loss_rate_day, 100),
-                   real("the stall rate per job-hour", c.stall_rate_job_hour, 10),
-                   real("the straggler probability", c.straggler_p, 1),
-                   real("the straggler factor", c.straggler_factor, 1)})
+    for (auto r : {secs("--startup", c.startup_s, 0, 86400),
+                   secs("--startup-per-doubling", c.startup_per_doubling_s, 0, 86400),
+                   secs("early_failure_window_s", c.early_failure_window_s, 0, 86400),
+                   secs("--failure-hold", c.failure_hold_s, 0, 86400),
+                   secs("--job-checkpoint", c.job_checkpoint_s, 0, 365 * 86400),
+                   secs("--repair-time", c.repair_s, 0, 365 * 86400),
+                   secs("stall_stop_s", c.stall_stop_s, 0, 86400),
+                   secs("--stall-timeout", c.stall_timeout_s, 60, 86400),
+                   secs("--util-segment", c.util_segment_s, 60, 30 * 86400),
+                   prob("--early-failure", c.early_failure_p),
+                   rate("--failure-rate", c.failure_rate_gpu_hour, 10, "GPU-hour"),
+                   rate("--failure-rate-job", c.failure_rate_job_hour, 10, "job-hour"),
+                   rate("--machine-loss-rate", c.machine_loss_rate_day, 100, "machine-day"),
+                   rate("--stall-rate", c.stall_rate_job_hour, 10, "job-hour"),
+                   prob("--straggler-p", c.straggler_p),
+                   prob("straggler_factor", c.straggler_factor)})
         if (!r) return r;
-    if (c.stall_timeout_s < 60 || c.stall_timeout_s > 86400)
-        return fail("the stall timeout must be between 60 and 86400 s, got " +
-                    std::to_string(c.stall_timeout_s));
-    if (c.util_segment_s < 60 || c.util_segment_s > 30 * 86400)
-        return fail("the utilization segment must be between 60 s and 30 days, got " +
-                    std::to_string(c.util_segment_s));
+    if (c.max_attempts < 1 || c.max_attempts > kMaxAttemptsLimit)
+        return fail(fmt::format("--max-attempts: expected a whole number from 1 to {}, got {}",
+                                kMaxAttemptsLimit, c.max_attempts));
     return {};
 }
 

@@ -51,6 +51,11 @@ struct LifecycleConfig {
     // random time on: the gang's utilization is multiplied by straggler_factor.
     double straggler_p = 0.05;
     double straggler_factor = 0.5;
+    /// Attempts per job: an attempt ends at a failure, a machine loss or a stall (a lease end
+    /// or a preemption does not end it). The job whose max_attempts-th attempt fails fails for
+    /// good: it holds its GPUs for the holding time, then ends in that state (never placed
+    /// again). Bounds every simulation whatever the rates (1..kMaxAttemptsLimit).
+    int max_attempts = 100;
     // Utilization: a level drawn from the CDF, redrawn after exponential segments of this mean.
     Seconds util_segment_s = 3600;
     bool full_utilization = false;             ///< none: every running minute is 100 %
@@ -61,7 +66,11 @@ struct LifecycleConfig {
     static Result<LifecycleConfig> named(const std::string& name);
 };
 
-/// The first parameter out of range, with a message naming it; nothing when all fit.
+/// The largest --max-attempts accepted.
+inline constexpr int kMaxAttemptsLimit = 100;
+
+/// The first parameter out of range, with a message naming its flag ("--early-failure: expected
+/// a probability from 0 to 1, got 2"); nothing when all fit.
 Result<void> check_lifecycle(const LifecycleConfig& c);
 
 /// Philly's per-GPU-minute GPU utilization, as 101 quantiles (0 %, 1 %, ..., 100 % of the
