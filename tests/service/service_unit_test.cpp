@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <regex>
 
 #include "astraeus/service/token.hpp"
 #include "astraeus/policies/registry.hpp"
@@ -126,7 +125,12 @@ TEST(Store, TokensAreFoundByHashAndRevoked) {
 TEST(Token, ShapeAndHash) {
     auto t = service::new_token();
     ASSERT_TRUE(t);
-    EXPECT_TRUE(std::regex_match(*t, std::regex("astx_[A-Za-z0-9_-]{43}"))) << *t;
+    // astx_ + 43 base64url characters (no std::regex: GCC 12 warns falsely on it under ASan).
+    ASSERT_EQ(t->size(), 48u) << *t;
+    EXPECT_EQ(t->substr(0, 5), "astx_");
+    EXPECT_EQ(t->find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-", 5),
+              std::string::npos)
+        << *t;
     EXPECT_NE(*t, *service::new_token());
     // FIPS 180-2 test vector: SHA-256("abc").
     EXPECT_EQ(service::sha256_hex("abc"),

@@ -49,7 +49,7 @@ std::vector<gp::HeldPart> parse_parts(const std::string& s) {
 }  // namespace detail
 
 bool valid_name(const std::string& s) {
-    // [A-Za-z0-9][A-Za-z0-9._-]{0,62}, by hand: std::regex trips GCC 12's -Wmaybe-uninitialized
+    // [A-Za-z0-9][A-Za-z0-9._-]{0,62}, by hand: std::regex trips GCC 12 -Wmaybe-uninitialized
     // under the sanitizers, and is slow.
     const auto alnum = [](char c) {
         return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
