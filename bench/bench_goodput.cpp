@@ -13,6 +13,7 @@
 #include "astraeus/config/tenant_config.hpp"
 #include "astraeus/goodput/ledger.hpp"
 #include "astraeus/sim/engine.hpp"
+#include "bench_data.hpp"
 #include "astraeus/sim/goodput_recorder.hpp"
 #include "astraeus/trace/read_trace.hpp"
 #include "astraeus/trace/tenant_assign.hpp"
@@ -20,29 +21,8 @@
 namespace astraeus {
 namespace {
 
-const std::string kData = ASTRAEUS_DATA_DIR;
-
-template <class T>
-T must(Result<T> r) {
-    if (!r) {
-        std::cerr << "bench setup: " << r.error().message << "\n";
-        std::exit(1);
-    }
-    return std::move(*r);
-}
-
-/// The main job's workload (as bench_simulate.cpp): 111,549 Philly jobs, VCs drawn (seed 1).
-const Workload& philly() {
-    static const Workload w = [] {
-        auto arrivals = must(read_trace(kData + "/philly/philly_trace.csv.gz", "rfold-philly"));
-        auto sample = must(read_trace(kData + "/philly/sampled_jobs.json.gz", "philly-joblog"));
-        auto assigned = must(assign_tenants(std::move(arrivals), mix_from_workload(sample), 1));
-        auto weights = must(
-            read_tenant_config(kData + "/astraea-artifact/philly-share-production.csv", ""));
-        return must(apply_tenants(std::move(assigned), weights, UnknownTenant::Error, "philly"));
-    }();
-    return w;
-}
+using bench::must;
+using bench::philly;
 
 void run_full(benchmark::State& state, std::optional<LifecycleConfig> lc) {
     SimConfig c;

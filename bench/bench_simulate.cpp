@@ -13,6 +13,7 @@
 #include "astraeus/config/tenant_config.hpp"
 #include "astraeus/policies/registry.hpp"
 #include "astraeus/sim/engine.hpp"
+#include "bench_data.hpp"
 #include "astraeus/trace/read_trace.hpp"
 #include "astraeus/trace/reference_csv.hpp"
 #include "astraeus/trace/slice.hpp"
@@ -21,16 +22,9 @@
 namespace astraeus {
 namespace {
 
-const std::string kData = ASTRAEUS_DATA_DIR;
-
-template <class T>
-T must(Result<T> r) {
-    if (!r) {
-        std::cerr << "bench setup: " << r.error().message << "\n";
-        std::exit(1);
-    }
-    return std::move(*r);
-}
+using bench::kData;
+using bench::must;
+using bench::philly;
 
 const Workload& fake_job() {
     static const Workload w = [] {
@@ -43,19 +37,6 @@ const Workload& fake_job() {
 }
 
 /// The main job's workload: all 111,549 Philly jobs, VCs drawn (seed 1) from the DRE sample's
-/// mix, weights of the 15 production VCs.
-const Workload& philly() {
-    static const Workload w = [] {
-        auto arrivals = must(read_trace(kData + "/philly/philly_trace.csv.gz", "rfold-philly"));
-        auto sample = must(read_trace(kData + "/philly/sampled_jobs.json.gz", "philly-joblog"));
-        auto assigned = must(assign_tenants(std::move(arrivals), mix_from_workload(sample), 1));
-        auto weights = must(
-            read_tenant_config(kData + "/astraea-artifact/philly-share-production.csv", ""));
-        return must(apply_tenants(std::move(assigned), weights, UnknownTenant::Error, "philly"));
-    }();
-    return w;
-}
-
 Workload busiest(int days) {
     auto window = must(busiest_days(philly(), days));
     return slice_window(philly(), window.from_s, window.to_s);
