@@ -328,13 +328,19 @@ std::vector<Decision> RoundAdapter::round(Seconds now) {
     return out;
 }
 
-void RoundAdapter::lease_end(int j, Seconds t) {
-    advance(t);
+bool RoundAdapter::stop_running(int j, Seconds t) {
     RunState& r = runs_[j];
-    if (r.status != RunStatus::Running) return;
+    if (r.status != RunStatus::Running) return false;
     r.executed_s = executed(j, t);
     fill_input(t);
     leave_running(j);
+    return true;
+}
+
+void RoundAdapter::lease_end(int j, Seconds t) {
+    advance(t);
+    if (!stop_running(j, t)) return;
+    RunState& r = runs_[j];
     ++r.lease_expiries;
     ++r.checkpoints;
     r.last_checkpoint_s = t;
@@ -343,26 +349,15 @@ void RoundAdapter::lease_end(int j, Seconds t) {
 
 void RoundAdapter::requeue(int j, Seconds t) {
     advance(t);
-    RunState& r = runs_[j];
-    if (r.status == RunStatus::Running) {
-        r.executed_s = executed(j, t);
-        fill_input(t);
-        leave_running(j);
-        to_pending(j, t);
-    }
+    if (stop_running(j, t)) to_pending(j, t);
 }
 
 void RoundAdapter::remove(int j, Seconds t) {
     advance(t);
     RunState& r = runs_[j];
-    if (r.status == RunStatus::Running) {
-        r.executed_s = executed(j, t);
-        fill_input(t);
-        leave_running(j);
-    } else if (r.status == RunStatus::Pending) {
+    if (!stop_running(j, t)) {
+        if (r.status != RunStatus::Pending) return;
         leave_pending(j);
-    } else {
-        return;
     }
     const int u = jobs_[j].tenant;
     --active_[u];

@@ -84,6 +84,8 @@ private:
     void to_pending(int j, Seconds t);
     void leave_pending(int j);
     void to_running(int j, Placement p, Seconds t);
+    /// If j is running at t: its work up to t, the round input, off the running lists; true then.
+    bool stop_running(int j, Seconds t);
     void leave_running(int j);
     void fill_input(Seconds now);
     void prepare_tenant(std::size_t u, TenantQueue& q);
