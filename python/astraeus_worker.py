@@ -222,7 +222,9 @@ def progress(step: int, *, post: bool = True) -> None:
     Raises ValueError when ``step`` is not a non-negative integer.
     """
     global _last_written_step, _last_post_time_s
-    if isinstance(step, bool) or not isinstance(step, int):
+    if isinstance(step, bool):
+        raise ValueError(f"progress(step={step!r}): expected a non-negative integer")
+    if not isinstance(step, int):
         try:
             as_int = int(step)  # numpy / torch integer scalars
         except (TypeError, ValueError):
