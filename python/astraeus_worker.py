@@ -59,7 +59,7 @@ from pathlib import Path
 from typing import Callable, NamedTuple, Optional, Tuple
 
 __all__ = [
-    "Checkpoint", "attempt", "checkpoint_dir", "checkpoint_signals", "in_astraeus",
+    "Checkpoint", "attempt", "checkpoint_dir", "checkpoint_signals", "ignore_checkpoint_signals", "in_astraeus",
     "install_signal_handler", "is_main", "latest_checkpoint", "list_checkpoints", "local_rank",
     "master", "node_rank", "progress", "rank", "request_stop", "run_name", "save_checkpoint",
     "should_checkpoint", "signal_received", "signals_deferred", "stop_requested_at", "worker_index", "workers",
@@ -309,6 +309,19 @@ def install_signal_handler(also_interrupt: bool = False) -> Tuple[int, ...]:
             signal.signal(signum, _on_signal)
     _installed = tuple(sorted(set(_installed) | set(wanted)))
     return _installed
+
+
+def ignore_checkpoint_signals(_worker_id: object = None) -> None:
+    """Makes this process ignore the checkpoint signals (SIG_IGN), for helper processes.
+
+    The signal goes to the worker's whole process group, so helper processes (data loader
+    workers, pre-processing pools) get it too and would die of it. Call this first thing in
+    them, e.g. ``DataLoader(..., worker_init_fn=astraeus_worker.ignore_checkpoint_signals)``
+    (the argument, a worker id, is ignored); the main process checkpoints and then shuts them
+    down. Main thread of that process only.
+    """
+    for signum in checkpoint_signals():
+        signal.signal(signum, signal.SIG_IGN)
 
 
 class signals_deferred:

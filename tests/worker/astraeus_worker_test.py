@@ -51,7 +51,8 @@ def child(script: str, env: dict, cwd: str) -> subprocess.Popen:
     """A real Python child process running ``script`` with the module importable."""
     code = f"import sys; sys.path.insert(0, {str(MODULE_DIR)!r})\n" + textwrap.dedent(script)
     return subprocess.Popen([sys.executable, "-c", code], env=env, cwd=cwd, text=True,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            start_new_session=True)  # its own process group, as the runner does
 
 
 def wait_for_line(process: subprocess.Popen, expected: str, timeout_s: float = 10.0) -> None:
@@ -257,6 +258,7 @@ LOOP_UNTIL_FLAG = """
     end = time.monotonic() + 20
     while not aw.should_checkpoint() and time.monotonic() < end:
         time.sleep(0.01)
+    time.sleep(0.3)  # still alive (handler in place) when the test's later signals arrive
     print("flag", aw.should_checkpoint(), aw.signal_received(), flush=True)
 """
 
@@ -316,6 +318,35 @@ class SignalTest(TempDirTest):
         out, err = process.communicate(timeout=20)
         self.assertEqual((process.returncode, out), (0, f"False True {int(signal.SIGTERM)}\n"),
                          err)
+
+    def test_helper_processes_ignore_the_signal_the_main_process_checkpoints(self) -> None:
+        # The signal goes to the whole process group: a forked helper that called
+        # ignore_checkpoint_signals() survives it, the main process sees the flag and ends it.
+        process = child("""
+            import os, signal, time, astraeus_worker as aw
+            aw.install_signal_handler()
+            read_end, write_end = os.pipe()
+            helper = os.fork()
+            if helper == 0:
+                aw.ignore_checkpoint_signals(7)
+                os.write(write_end, b"x")
+                time.sleep(20)
+                os._exit(0)
+            os.read(read_end, 1)
+            print("ready", flush=True)
+            end = time.monotonic() + 20
+            while not aw.should_checkpoint() and time.monotonic() < end:
+                time.sleep(0.01)
+            time.sleep(0.2)
+            alive = os.waitpid(helper, os.WNOHANG) == (0, 0)
+            os.kill(helper, signal.SIGKILL)
+            os.waitpid(helper, 0)
+            print("helper alive", alive, "flag", aw.should_checkpoint())
+        """, clean_env(), str(self.dir))
+        wait_for_line(process, "ready")
+        os.killpg(process.pid, signal.SIGTERM)
+        out, err = process.communicate(timeout=20)
+        self.assertEqual((process.returncode, out), (0, "helper alive True flag True\n"), err)
 
     def test_request_stop(self) -> None:
         aw = self.module()
