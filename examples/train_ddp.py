@@ -200,6 +200,7 @@ def main(argv: list) -> int:
             return 0
         return 1
 
+    aw.progress(step, force=True)  # the last step now, not up to 0.2 s later
     if stopped:
         save(step)
         number = aw.signal_received()

@@ -44,6 +44,7 @@ reported once on stderr and never stops the training; checkpoint I/O errors rais
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import re
@@ -68,6 +69,7 @@ __all__ = [
 
 DEFAULT_CHECKPOINT_DIR = "checkpoints"
 DEFAULT_KEEP = 3
+PROGRESS_FILE_INTERVAL_S = 0.2
 PROGRESS_POST_INTERVAL_S = 10.0
 PROGRESS_POST_TIMEOUT_S = 2.0
 
@@ -166,6 +168,9 @@ def master() -> Optional[Tuple[str, int]]:
 
 _progress_lock = threading.Lock()
 _last_written_step: Optional[int] = None
+_last_write_time_s: Optional[float] = None
+_pending_step: Optional[int] = None
+_flush_registered = False
 _last_post_time_s: Optional[float] = None
 _warned = set()
 
@@ -211,17 +216,38 @@ def _post_progress(step: int) -> None:
                            "the progress file still reports progress")
 
 
-def progress(step: int, *, post: bool = True) -> None:
-    """Reports the step counter ``step`` (a count of steps, >= 0) in one call.
+def _write_progress_file(path: str, step: int, now_s: float) -> None:
+    global _last_written_step, _last_write_time_s, _pending_step
+    try:
+        _write_atomically(Path(path), f"{step}\n")
+    except OSError as error:
+        _warn_once("file", f"cannot write the progress file {path}: {error}")
+    _last_written_step, _last_write_time_s, _pending_step = step, now_s, None
 
-    Atomically replaces ``ASTRAEUS_PROGRESS_FILE`` with ``"<step>\\n"`` (temporary file in the same
-    directory, then rename; skipped when the step did not change). When ``post`` is true and
-    ``ASTRAEUS_API`` and ``ASTRAEUS_TOKEN`` are set, also POSTs ``{"worker": I, "step": step}`` to
-    ``/v1/runs/{run}/progress``, at most once every 10 s (timeout 2 s). Without those variables it
-    does nothing. Never raises for I/O: a failure is reported once on stderr.
-    Raises ValueError when ``step`` is not a non-negative integer.
+
+def _flush_pending() -> None:
+    """Writes a step that ``progress()`` held back (runs at interpreter exit)."""
+    with _progress_lock:
+        path = os.environ.get("ASTRAEUS_PROGRESS_FILE", "")
+        if path and _pending_step is not None:
+            _write_progress_file(path, _pending_step, time.monotonic())
+
+
+def progress(step: int, *, force: bool = False, post: bool = True) -> None:
+    """Reports the step counter ``step`` (a count of steps, >= 0) in one call; call it every step.
+
+    Atomically replaces ``ASTRAEUS_PROGRESS_FILE`` with ``"<step>\\n"`` (temporary file in the
+    same directory, then rename), at most once every 0.2 s (``PROGRESS_FILE_INTERVAL_S``; a
+    rename on ext4 costs milliseconds): a step reported sooner is held back and written by the
+    next call after the interval, by ``progress(step, force=True)``, or at interpreter exit
+    (``sys.exit``, end of the script; not after SIGKILL). The first report is written at once.
+    When ``post`` is true and ``ASTRAEUS_API`` and ``ASTRAEUS_TOKEN`` are set, also POSTs
+    ``{"worker": I, "step": step}`` to ``/v1/runs/{run}/progress``, at most once every 10 s
+    (timeout 2 s). Without those variables it does nothing.
+    Never raises for I/O: a failure is reported once on stderr. Raises ValueError when ``step``
+    is not a non-negative integer.
     """
-    global _last_written_step, _last_post_time_s
+    global _last_post_time_s, _pending_step, _flush_registered
     if isinstance(step, bool):
         raise ValueError(f"progress(step={step!r}): expected a non-negative integer")
     if not isinstance(step, int):
@@ -235,15 +261,20 @@ def progress(step: int, *, post: bool = True) -> None:
     if step < 0:
         raise ValueError(f"progress(step={step}): expected a non-negative integer")
     with _progress_lock:
+        now_s = time.monotonic()
         path = os.environ.get("ASTRAEUS_PROGRESS_FILE", "")
-        if path and step != _last_written_step:
-            try:
-                _write_atomically(Path(path), f"{step}\n")
-                _last_written_step = step
-            except OSError as error:
-                _warn_once("file", f"cannot write the progress file {path}: {error}")
+        if path:
+            if step == _last_written_step:
+                _pending_step = None
+            elif (force or _last_write_time_s is None
+                  or now_s - _last_write_time_s >= PROGRESS_FILE_INTERVAL_S):
+                _write_progress_file(path, step, now_s)
+            else:
+                _pending_step = step
+                if not _flush_registered:
+                    atexit.register(_flush_pending)
+                    _flush_registered = True
         if post:
-            now_s = time.monotonic()
             if _last_post_time_s is None or now_s - _last_post_time_s >= PROGRESS_POST_INTERVAL_S:
                 if _api_base() is not None:
                     _last_post_time_s = now_s

@@ -91,11 +91,46 @@ class ProgressTest(TempDirTest):
         aw.progress(1200)
         self.assertEqual(path.read_bytes(), b"1200\n")
         inode = path.stat().st_ino
-        aw.progress(1201)
+        aw.progress(1201, force=True)
         self.assertEqual(path.read_bytes(), b"1201\n")
         # Replaced by a rename (a new file), not rewritten in place: readers never see it empty.
         self.assertNotEqual(path.stat().st_ino, inode)
         self.assertEqual(sorted(p.name for p in self.dir.iterdir()), ["progress"])
+
+    def test_writes_at_most_every_interval_and_the_last_step_at_exit(self) -> None:
+        path = self.dir / "progress"
+        aw = self.module(ASTRAEUS_PROGRESS_FILE=str(path))
+        aw.progress(1)
+        aw.progress(2)  # within 0.2 s of the first write: held back
+        self.assertEqual(path.read_text(), "1\n")
+        aw._last_write_time_s -= aw.PROGRESS_FILE_INTERVAL_S  # as if 0.2 s had passed
+        aw.progress(3)
+        self.assertEqual(path.read_text(), "3\n")
+        # A child that reports 1..1000 as fast as it can and exits: far fewer than 1000 writes
+        # (each write is a new inode... counted by the reader below) and the file ends at 1000.
+        child_path = self.dir / "child-progress"
+        process = child("""
+            import os, sys, time, astraeus_worker as aw
+            start = time.monotonic()
+            writes, inode = 0, None
+            for step in range(1, 1001):
+                aw.progress(step)
+                try:
+                    now = os.stat(os.environ["ASTRAEUS_PROGRESS_FILE"]).st_ino
+                except FileNotFoundError:
+                    now = None
+                if now != inode:
+                    writes, inode = writes + 1, now
+            elapsed = time.monotonic() - start
+            print(writes, int(elapsed / aw.PROGRESS_FILE_INTERVAL_S) + 1)
+            sys.exit(0)  # the held-back step 1000 is written at exit
+        """, clean_env(ASTRAEUS_PROGRESS_FILE=str(child_path)), str(self.dir))
+        out, err = process.communicate(timeout=30)
+        self.assertEqual(process.returncode, 0, err)
+        writes, most = (int(x) for x in out.split())
+        self.assertGreaterEqual(writes, 1)
+        self.assertLessEqual(writes, most)
+        self.assertEqual(child_path.read_text(), "1000\n")
 
     def test_same_step_is_not_rewritten(self) -> None:
         path = self.dir / "progress"
@@ -131,7 +166,7 @@ class ProgressTest(TempDirTest):
         """, clean_env(), str(self.dir))
         wait_for_line(reader, "ready")
         for step in range(1, 500):
-            aw.progress(step)
+            aw.progress(step, force=True)
         out, err = reader.communicate(timeout=40)
         seen, bad, last = (int(x) for x in out.split())
         self.assertEqual((bad, last), (0, 499), err)
@@ -213,7 +248,7 @@ class ProgressPostTest(TempDirTest):
                          ASTRAEUS_API=self.base, ASTRAEUS_TOKEN="astx_secret",
                          ASTRAEUS_PROGRESS_FILE=str(self.dir / "p"))
         aw.progress(10)
-        aw.progress(11)  # within 10 s of the first: file only
+        aw.progress(11, force=True)  # within 10 s of the first: file only
         self.assertEqual(self.requests, [
             ("/v1/runs/llm/progress?workspace=ml%20team", "Bearer astx_secret",
              {"worker": 1, "step": 10})])
@@ -242,7 +277,7 @@ class ProgressPostTest(TempDirTest):
             closed = f"http://127.0.0.1:{s.getsockname()[1]}"
         process = child("""
             import astraeus_worker as aw
-            aw.progress(1); aw._last_post_time_s = None; aw.progress(2)
+            aw.progress(1); aw._last_post_time_s = None; aw.progress(2, force=True)
             print(open(aw.os.environ["ASTRAEUS_PROGRESS_FILE"]).read().strip())
         """, clean_env(ASTRAEUS_RUN="llm", ASTRAEUS_API=closed, ASTRAEUS_TOKEN="t",
                        ASTRAEUS_PROGRESS_FILE=str(self.dir / "p")), str(self.dir))
