@@ -60,11 +60,11 @@ from pathlib import Path
 from typing import Callable, NamedTuple, Optional, Tuple
 
 __all__ = [
-    "Checkpoint", "attempt", "checkpoint_dir", "checkpoint_signals", "ignore_checkpoint_signals", "in_astraeus",
-    "install_signal_handler", "is_main", "latest_checkpoint", "list_checkpoints", "local_rank",
-    "master", "node_rank", "progress", "rank", "request_stop", "run_name", "save_checkpoint",
-    "should_checkpoint", "signal_received", "signals_deferred", "stop_requested_at", "worker_index", "workers",
-    "workspace", "world_size",
+    "Checkpoint", "attempt", "checkpoint_dir", "checkpoint_signals", "ignore_checkpoint_signals",
+    "in_astraeus", "install_signal_handler", "is_main", "latest_checkpoint", "list_checkpoints",
+    "local_rank", "master", "node_rank", "progress", "rank", "request_stop", "run_name",
+    "save_checkpoint", "should_checkpoint", "signal_received", "signals_deferred",
+    "stop_requested_at", "worker_index", "workers", "workspace", "world_size",
 ]
 
 DEFAULT_CHECKPOINT_DIR = "checkpoints"

@@ -538,6 +538,10 @@ class EnvironmentTest(TempDirTest):
                           aw.attempt(), aw.in_astraeus(), aw.is_main()),
                          ("llm", "ml", 3, 4, 2, True, False))
 
+    def test_every_exported_name_exists(self) -> None:
+        aw = self.module()
+        self.assertEqual([n for n in aw.__all__ if not hasattr(aw, n)], [])
+
     def test_defaults_outside_astraeus(self) -> None:
         aw = self.module()
         self.assertEqual((aw.rank(), aw.world_size(), aw.local_rank(), aw.node_rank(),

@@ -48,13 +48,20 @@ launch() {
 }
 
 # wait_all TIMEOUT_S: waits for both ranks; sets rc0 rc1 (124 when still running at the timeout).
+rc0='' rc1=''
 wait_all() {
-  local deadline=$((SECONDS + $1)) i
+  local deadline=$((SECONDS + $1)) i rcs=()
   for i in 0 1; do
     while kill -0 "${pids[$i]}" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
-    if kill -0 "${pids[$i]}" 2>/dev/null; then eval "rc$i=124"; else wait "${pids[$i]}"; eval "rc$i=$?"; fi
+    if kill -0 "${pids[$i]}" 2>/dev/null; then
+      rcs+=(124)
+    else
+      wait "${pids[$i]}"
+      rcs+=($?)
+    fi
   done
-  pids=()
+  rc0=${rcs[0]} rc1=${rcs[1]}
+  [ "$rc0" != 124 ] && [ "$rc1" != 124 ] && pids=()
 }
 
 steps=40
