@@ -185,9 +185,16 @@ def _warn_once(key: str, message: str) -> None:
 def _write_atomically(path: Path, text: str) -> None:
     """Replaces ``path`` with ``text``: write a temporary file in the same directory, rename."""
     tmp = path.with_name(f".{path.name}.tmp-{os.getpid()}")
-    with open(tmp, "w", encoding="ascii") as f:
-        f.write(text)
-    os.replace(tmp, path)
+    try:
+        with open(tmp, "w", encoding="ascii") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+        raise
 
 
 def _api_base() -> Optional[str]:

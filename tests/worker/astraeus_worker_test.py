@@ -201,6 +201,18 @@ class ProgressTest(TempDirTest):
         self.assertEqual((process.returncode, out), (0, "ok\n"))
         self.assertEqual(err.count("cannot write the progress file"), 1, err)
 
+    def test_failed_rename_leaves_no_temporary(self) -> None:
+        target = self.dir / "progress"
+        target.mkdir()  # a directory cannot be replaced by a file
+        (target / "x").write_text("")
+        aw = self.module(ASTRAEUS_PROGRESS_FILE=str(target))
+        with mock.patch("sys.stderr") as stderr:
+            aw.progress(1)
+            aw.progress(2, force=True)
+        written = "".join(call.args[0] for call in stderr.write.call_args_list)
+        self.assertEqual(written.count("cannot write the progress file"), 1, written)
+        self.assertEqual(sorted(p.name for p in self.dir.iterdir()), ["progress"])
+
     def test_command_line_progress(self) -> None:
         path = self.dir / "p"
         env = clean_env(ASTRAEUS_PROGRESS_FILE=str(path))
