@@ -6,6 +6,7 @@
 #              rank 0 writes step-K.pt, both exit 0, both progress files say K.
 #   attempt 2: "resumed from step K" on both ranks, "done at step 40", progress 40, and the same
 #              checksum as the uninterrupted reference (the resume lost and repeated nothing).
+#   start-up:  SIGTERM while the ranks import torch and meet: both exit 0 at step 0.
 #   failure:   --fail-at-step 5 --fail-rank 1: rank 1 exits 1 after 4 steps; rank 0 sees the peer
 #              gone and exits 1 too (not after the 60-s timeout).
 # Usage: train_ddp_test.sh SOURCE_DIR. Exit 77 (skip) when /usr/bin/python3 or torch is missing.
@@ -114,6 +115,20 @@ for r in 0 1; do
 done
 sum=$(grep '^final loss ' "$work/a2.0.out" | sed 's/.* checksum //')
 [ "$sum" = "$ref_sum" ] || fail "attempt 2: checksum $sum differs from the uninterrupted run's $ref_sum"
+
+# --- SIGTERM during start-up (torch import, rendezvous): a clean stop at step 0, not a crash
+launch s 1 "$work/s-ck" --steps $steps
+deadline=$((SECONDS + 60))
+until grep -q '^rank 0 world' "$work/s.0.out" && grep -q '^rank 1 world' "$work/s.1.out"; do
+  [ $SECONDS -lt $deadline ] || fail "start-up run: no rank lines"
+  sleep 0.02
+done
+kill -TERM -- "-${pids[0]}" "-${pids[1]}"
+wait_all 60
+[ "$rc0/$rc1" = "0/0" ] || fail "SIGTERM during start-up: exit codes $rc0/$rc1 (expected 0/0)"
+for r in 0 1; do
+  grep -qx "stopped at step 0 by SIGTERM" "$work/s.$r.out" || fail "start-up run: rank $r did not stop at step 0"
+done
 
 # --- failure: rank 1 exits 1 before step 5; rank 0 notices and exits 1
 launch f 1 "$work/f-ck" --steps $steps --fail-at-step 5 --fail-rank 1
