@@ -21,6 +21,10 @@ TEST(HttpConformance, AllowListsTheMethodsOfAPath) {
     EXPECT_EQ(t.allowed("/v1/runs//stop"), "");  // an empty segment is no run name
     EXPECT_EQ(t.allowed("/v1/nope"), "");
     EXPECT_EQ(t.allowed("/v1/runs/a/b/c"), "");
+    EXPECT_TRUE(t.allows("/v1/runs/x", "HEAD"));
+    EXPECT_TRUE(t.allows("/v1/runs", "POST"));
+    EXPECT_FALSE(t.allows("/v1/runs/x", "POST"));
+    EXPECT_FALSE(t.allows("/v1/runs", "PO"));
 }
 
 TEST(HttpConformance, Utf8) {

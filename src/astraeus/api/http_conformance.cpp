@@ -66,7 +66,11 @@ std::string clean(std::string_view s, std::size_t max) {
 void RouteTable::add(std::string method, std::string pattern) {
     Route r;
     r.method = std::move(method);
-    for (auto& seg : split_path(pattern)) r.segments.push_back(seg == "([^/]+)" ? "" : seg);
+    // The capture holds a '/', so it is replaced before the split: "\x01" = any one segment.
+    constexpr std::string_view kAny = "([^/]+)";
+    for (std::size_t at = pattern.find(kAny); at != std::string::npos; at = pattern.find(kAny))
+        pattern.replace(at, kAny.size(), "\x01");
+    for (auto& seg : split_path(pattern)) r.segments.push_back(seg == "\x01" ? "" : seg);
     routes_.push_back(std::move(r));
 }
 
@@ -87,6 +91,11 @@ std::string RouteTable::allowed(std::string_view path) const {
     std::string out;
     for (const auto& m : methods) out += (out.empty() ? "" : ", ") + m;
     return out;
+}
+
+bool RouteTable::allows(std::string_view path, std::string_view method) const {
+    const std::string all = ", " + allowed(path) + ",";
+    return all.find(", " + std::string(method) + ",") != std::string::npos;
 }
 
 bool valid_utf8(std::string_view s) {

@@ -17,6 +17,8 @@ public:
     /// The methods routes answer for `path`, sorted, without repeats, joined by ", " (an
     /// `Allow` header value; HEAD with GET); "" when no route matches.
     std::string allowed(std::string_view path) const;
+    /// True when a route answers `method` on `path` (HEAD with GET).
+    bool allows(std::string_view path, std::string_view method) const;
 
 private:
     struct Route {

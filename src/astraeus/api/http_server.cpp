@@ -2,6 +2,7 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 
@@ -181,15 +182,17 @@ HttpServer::HttpServer(service::Service& svc, int threads, const TlsFiles& tls)
     const RouteTable& routes = impl_->routes;
     http.set_error_handler([&sv, &routes](const httplib::Request& req, httplib::Response& res) {
         if (!res.body.empty()) return;
-        static constexpr std::string_view kMethods[] = {"GET", "HEAD", "POST", "PUT", "DELETE", "OPTIONS", "PATCH"};
-        const bool known_method = std::find(std::begin(kMethods), std::end(kMethods), req.method) != std::end(kMethods);
-        const bool unrouted = res.status == 404 || (res.status == 400 && !known_method);
+        // cpp-httplib answers 404 when no route has the method, and 400 before routing for a
+        // PUT, PATCH or DELETE without a body or an unknown method: both are unrouted when no
+        // route of the path has the method.
+        const std::string allow = routes.allowed(req.path);
+        const bool unrouted =
+            res.status == 404 || (res.status == 400 && !req.path.empty() && !routes.allows(req.path, req.method));
         if (unrouted && (req.path == "/v1" || req.path.starts_with("/v1/"))) {
             auto caller = sv.authenticate(req.get_header_value("Authorization"));
             if (!caller) return send_error(res, caller.error());
         }
         if (unrouted) {
-            const std::string allow = routes.allowed(req.path);
             if (!allow.empty()) {
                 res.set_header("Allow", allow);
                 return send_error(res, {405, "method " + req.method + " not allowed on " + req.path + " (allowed: " + allow + ")"});

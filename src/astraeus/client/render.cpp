@@ -73,7 +73,7 @@ Result<std::string> rows_table(const json& doc, const std::string& by) {
         std::string shown = (*name)->is_string() ? (*name)->get<std::string>() : (*name)->dump();
         if (qualify && row.contains("workspace") && row["workspace"].is_string())
             shown = row["workspace"].get<std::string>() + "/" + shown;
-        named.push_back({std::move(shown), *c});
+        named.push_back({terminal_safe(shown), *c});
     }
     return goodput::goodput_table(key_header(by), named);
 }

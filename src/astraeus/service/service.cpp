@@ -187,6 +187,10 @@ Result<void> Service::load() {
                     }
                 }
         }
+    auto pools = store_->pools(cluster_.id);
+    if (!pools) return std::unexpected(pools.error());
+    auto machines = store_->machines(cluster_.id);
+    if (!machines) return std::unexpected(machines.error());
     AstraeaOptions base;
     base.lease_s = cfg_.lease_s;
     base.starvation_s = cfg_.starvation_s;
