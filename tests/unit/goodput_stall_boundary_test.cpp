@@ -93,8 +93,9 @@ TEST(GoodputStallBoundary, NewAttemptStartsWithNoProgressHistory) {
     // 1 worker x 1 GPU. Attempt 1: started 10:00, busy, progress 10:01 and 10:02 (step 2),
     // fails 10:05, released 10:06, waits until 13:00 to be placed again, starts 13:02 and
     // restores from a checkpoint for 15 minutes: its first progress (step 1, below attempt 1's
-    // step 2) comes at 13:17. Ends 13:30. Attempt 2 is not judged by attempt 1's clock or
-    // step: no stall at all.
+    // step 2) comes at 13:17, the next at 13:25. Ends 13:30. Attempt 2 is not judged by
+    // attempt 1's clock or step: no stall at all (attempt 1's clock would have found one at
+    // 13:12, 10 minutes after the start).
     //   productive [10:00, 10:05) 300 + [13:02, 13:30) 1680 = 1980
     //   failure held [10:05, 10:06) 60; failure not held [10:06, 13:00) 10440
     //   restart [13:00, 13:02) 120                      sum 12600 = 3.5 h
@@ -111,6 +112,7 @@ TEST(GoodputStallBoundary, NewAttemptStartsWithNoProgressHistory) {
         .move(T0 + 182 * kMin, "start", "r", 0)
         .util_minutes(T0 + 182 * kMin, T0 + 210 * kMin, "r", 0, "90")
         .progress(T0 + 197 * kMin, "r", 0, 1)
+        .progress(T0 + 205 * kMin, "r", 0, 2)
         .move(T0 + 210 * kMin, "end", "r", 0);
     Replayer r;
     ASSERT_EQ(replay_text(log.text(), r), "");

@@ -68,9 +68,16 @@ void RouteTable::add(std::string method, std::string pattern) {
     r.method = std::move(method);
     // The capture holds a '/', so it is replaced before the split: "\x01" = any one segment.
     constexpr std::string_view kAny = "([^/]+)";
-    for (std::size_t at = pattern.find(kAny); at != std::string::npos; at = pattern.find(kAny))
-        pattern.replace(at, kAny.size(), "\x01");
-    for (auto& seg : split_path(pattern)) r.segments.push_back(seg == "\x01" ? "" : seg);
+    std::string plain;
+    for (std::size_t i = 0; i < pattern.size();) {
+        if (std::string_view(pattern).substr(i, kAny.size()) == kAny) {
+            plain += '\x01';
+            i += kAny.size();
+        } else {
+            plain += pattern[i++];
+        }
+    }
+    for (auto& seg : split_path(plain)) r.segments.push_back(seg == "\x01" ? "" : seg);
     routes_.push_back(std::move(r));
 }
 
