@@ -319,16 +319,19 @@ Result<void> Service::reconcile_run(store::RunRec& rec, Seconds t) {
         rec.attempt_list.back().ended_s = t;
         rec.attempt_list.back().outcome = "failed";
     }
-    if (pool_gone || rec.attempts >= kMaxAttempts) {
-        // It can never run again: it ends failed, counted up to the last count before the
-        // restart (the store's counted_to), nothing after.
-        rec.state = "failed";
+    const bool winding_down = rec.state == "stopping" && (rec.stop_cause == "owner" || rec.stop_cause == "limit");
+    if (pool_gone || winding_down || rec.attempts >= kMaxAttempts) {
+        // It can never run again (or was stopping at its owner's wish): it ends, counted up to
+        // the last count before the restart (the store's counted_to), nothing after.
+        rec.state = winding_down ? "stopped" : "failed";
+        if (winding_down && !rec.attempt_list.empty() && rec.attempt_list.back().ended_s == t)
+            rec.attempt_list.back().outcome = "stopped";
         rec.ended_s = t;
         for (auto& k : rec.worker_list) {
             k.phase = static_cast<int>(gp::Phase::Ended);
             k.parts.clear();
         }
-        log(LogLevel::Warn, "run.reconciled", {{"run", rec.name}, {"state", "failed"}, {"reason", gone}});
+        log(LogLevel::Warn, "run.reconciled", {{"run", rec.name}, {"state", rec.state}, {"reason", gone}});
     } else {
         // Requeued as after a failure of its attempt (its GPUs on the removed machine are gone):
         // its workers wait to be placed again, counted as failure (not held) meanwhile.

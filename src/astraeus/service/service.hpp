@@ -136,7 +136,8 @@ private:
     Result<void> restore_run(RunMem& r, Seconds counted_to);
     /// A run not ended whose pool or a machine it holds is no longer in the configuration:
     /// requeued as after a failure (pending, reason "requeued: ...") or, when its pool is gone
-    /// or its attempts are spent, ended failed, at time t; written to the store. Others: as is.
+    /// or its attempts are spent, ended failed (stopped when it was winding down at its
+    /// owner's request), at time t; written to the store. Others: as is.
     Result<void> reconcile_run(store::RunRec& rec, Seconds t);
 
     // Under mu_:
