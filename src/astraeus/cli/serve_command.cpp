@@ -26,6 +26,7 @@ struct ServeOptions {
     std::string data_dir;
     std::string port_file;
     std::string log_level = "info";
+    api::TlsFiles tls;
 };
 
 Result<std::pair<std::string, int>> split_listen(const std::string& s) {
@@ -57,6 +58,12 @@ int run_serve(const ServeOptions& o) {
         std::cerr << "astraeus serve: " << hp.error().message << "\n";
         return 2;
     }
+    if (o.tls.enabled()) {
+        if (auto ok = api::check_tls_files(o.tls); !ok) {
+            std::cerr << "astraeus serve: " << ok.error().message << "\n";
+            return 2;
+        }
+    }
     // Signals are taken by sigwait below, in this thread only: block them before any thread.
     sigset_t set;
     sigemptyset(&set);
@@ -65,10 +72,12 @@ int run_serve(const ServeOptions& o) {
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
     // One server per data directory: an exclusive lock held until the process exits.
-    std::error_code ec;
-    std::filesystem::create_directories(cfg->data_dir, ec);
+    if (auto ok = store::create_data_dir(cfg->data_dir); !ok) {
+        std::cerr << "astraeus serve: " << ok.error().message << "\n";
+        return 1;
+    }
     const std::string lock_path = cfg->data_dir + "/serve.lock";
-    const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
         std::cerr << "astraeus serve: another `astraeus serve` is using " << cfg->data_dir
                   << " (" << lock_path << " is locked)\n";
@@ -85,7 +94,7 @@ int run_serve(const ServeOptions& o) {
         std::cerr << "astraeus serve: " << svc.error().message << "\n";
         return 1;
     }
-    api::HttpServer http(**svc, cfg->threads);
+    api::HttpServer http(**svc, cfg->threads, o.tls);
     auto port = http.bind(hp->first, hp->second);
     if (!port) {
         std::cerr << "astraeus serve: " << port.error().message << "\n";
@@ -99,6 +108,7 @@ int run_serve(const ServeOptions& o) {
     }
     log(LogLevel::Info, "http.listening",
         {{"address", hp->first}, {"port", std::to_string(*port)}, {"data_dir", cfg->data_dir},
+         {"scheme", o.tls.enabled() ? "https" : "http"},
          {"time_scale", std::to_string(cfg->time_scale)}});
     std::thread sched([&] { (*svc)->loop(); });
     std::thread web([&] { http.serve(); });
@@ -123,6 +133,8 @@ std::function<int()> add_serve(CLI::App& app) {
     s->add_option("--data-dir", o->data_dir, "directory of the SQLite store (default astraeus-data)");
     s->add_option("--port-file", o->port_file, "write the bound port to this file once listening");
     s->add_option("--log-level", o->log_level, "debug, info, warn or error (default info)");
+    s->add_option("--tls-cert", o->tls.cert_file, "serve HTTPS with this certificate (chain), PEM; needs --tls-key");
+    s->add_option("--tls-key", o->tls.key_file, "the certificate's private key, PEM (unencrypted)");
     return [o] { return run_serve(*o); };
 }
 

@@ -8,6 +8,7 @@
 
 #include "astraeus/client/api_client.hpp"
 #include "astraeus/client/render.hpp"
+#include "astraeus/client/terminal_text.hpp"
 
 namespace astraeus::client {
 
@@ -41,7 +42,7 @@ int answer(const CallResult& res, bool as_json,
            const std::function<Result<std::string>(const json&)>& render, std::ostream& out,
            std::ostream& err) {
     if (!res) {
-        err << "astra: " << res.error().message << '\n';
+        err << "astra: " << terminal_safe(res.error().message) << '\n';
         return res.error().exit_code;
     }
     if (as_json) {
@@ -51,7 +52,7 @@ int answer(const CallResult& res, bool as_json,
     }
     const json doc = json::parse(*res, nullptr, false);
     if (doc.is_discarded()) {
-        err << "astra: the server's answer is not JSON: " << res->substr(0, 200) << '\n';
+        err << "astra: the server's answer is not JSON: " << terminal_safe(res->substr(0, 200)) << '\n';
         return kExitServer;
     }
     auto text = render(doc);
@@ -68,7 +69,7 @@ int answer(const CallResult& res, bool as_json,
 std::string alerts_first(const ApiClient& client, std::ostream& err) {
     const auto res = client.get("/alerts");
     if (!res) {
-        err << "astra: alerts not shown: " << res.error().message << '\n';
+        err << "astra: alerts not shown: " << terminal_safe(res.error().message) << '\n';
         return {};
     }
     const json doc = json::parse(*res, nullptr, false);
@@ -109,6 +110,9 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
         "server error (5xx). Run `astra COMMAND --help` for each command.",
         "astra"};
     app.require_subcommand(1);
+    std::string cacert;
+    app.add_option("--cacert", cacert,
+                   "verify an https server with this CA certificate (PEM) instead of the system's CAs");
 
     // astra astraeus goodput
     auto* astraeus_cmd = app.add_subcommand("astraeus", "Astraeus views (goodput)");
@@ -199,6 +203,12 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
     if (!client) {
         err << "astra: " << client.error().message << '\n';
         return client.error().exit_code;
+    }
+    if (!cacert.empty()) {
+        if (auto ok = client->set_ca_cert(cacert); !ok) {
+            err << "astra: " << ok.error().message << '\n';
+            return kExitUsage;
+        }
     }
 
     if (goodput_cmd->parsed()) {

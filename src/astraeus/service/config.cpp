@@ -68,12 +68,17 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
         if (!j["pools"].is_array() || j["pools"].empty())
             return fail(where + ": 'pools' must be a non-empty array");
         c.pools.clear();
+        c.pools_given = true;
         for (const json& p : j["pools"]) {
             const std::string w = where + ": pools[" + std::to_string(c.pools.size()) + "]";
             TRY(only_keys(p, {"name", "machines"}, w));
             PoolConfig pc;
             TRY(get(p, "name", pc.name, w));
             if (pc.name.empty()) return fail(w + ": a pool needs a name");
+            for (std::size_t i = 0; i < c.pools.size(); ++i)
+                if (c.pools[i].name == pc.name)
+                    return fail(w + ": duplicate pool name '" + pc.name + "' (also pools[" +
+                                std::to_string(i) + "]): each pool needs its own name");
             if (!p.contains("machines") || !p["machines"].is_array())
                 return fail(w + ": 'machines' must be an array of {\"count\", \"gpus\"}");
             for (const json& m : p["machines"]) {

@@ -42,6 +42,10 @@ struct ServiceConfig {
     std::string organization = "default";
     std::string cluster = "default";
     std::vector<PoolConfig> pools{{"default", {{4, 8}}}};
+    /// True when the configuration named its pools: they are then the cluster's inventory
+    /// (reconciled with the store at start; service.hpp). False: the store's pools are kept
+    /// and `pools` (the default) is used only for an empty store.
+    bool pools_given = false;
     std::string policy = "astraea";
     std::string placer = "consolidate";
     Seconds lease_s = 1800;

@@ -116,7 +116,20 @@ Result<std::unique_ptr<Service>> Service::open(ServiceConfig config,
                                                std::unique_ptr<Executor> executor) {
     auto last = store->meta("last_event_s");
     if (!last) return std::unexpected(last.error());
-    const Seconds base = std::max(Clock::real_now(), last->value_or(0));
+    // The count's clock never goes back (counted_to: no GPU-second counted twice), and at
+    // time_scale 1 the service's clock is the real clock. A data directory run faster
+    // (time_scale > 1) is ahead of the real clock: continuing it at time_scale 1 would keep
+    // the clock ahead for good, so it is refused beyond a small skew (a clock step of the
+    // host); within it the clock is the real one and the count waits for it.
+    const Seconds real = Clock::real_now();
+    const Seconds stored = last->value_or(0);
+    constexpr Seconds kMaxSkew = 120;
+    if (config.time_scale == 1.0 && stored > real + kMaxSkew)
+        return fail("the data directory's clock is at " + gp::format_rfc3339(stored) + ", " +
+                    std::to_string(stored - real) + " s ahead of the real clock (" + gp::format_rfc3339(real) +
+                    "): it was run with time_scale > 1, and its times cannot go back; use a new data "
+                    "directory for time_scale 1 (or keep time_scale > 1)");
+    const Seconds base = config.time_scale == 1.0 ? real : std::max(real, stored);
     std::unique_ptr<Service> s(new Service(std::move(config), std::move(store), std::move(executor), base));
     if (auto ok = s->load(); !ok) return std::unexpected(ok.error());
     return s;
@@ -144,21 +157,36 @@ Result<void> Service::load() {
     cluster_ = *found;
     for (const auto& o : *orgs)
         if (o.id == cluster_.org_id) org_ = o;
-    // Pools and machines of the config that the store lacks.
-    for (const PoolConfig& pc : cfg_.pools) {
-        auto pid = store_->add_pool(cluster_.id, pc.name);
-        if (!pid) return std::unexpected(pid.error());
-        auto ms = store_->machines(cluster_.id);
-        if (!ms) return std::unexpected(ms.error());
-        const bool has = std::any_of(ms->begin(), ms->end(), [&](auto& m) { return m.pool_id == *pid; });
-        if (has) continue;
-        int k = 0;
-        for (const MachineGroup& g : pc.machines)
-            for (int i = 0; i < g.count; ++i) {
-                auto mid = store_->add_machine(*pid, pc.name + "-" + std::to_string(++k), g.gpus);
-                if (!mid) return std::unexpected(mid.error());
-            }
-    }
+    // Pools and machines: the configuration's, when it names them, is the inventory (new
+    // pools and machines are added; the store's others are retired: not scheduled, their runs
+    // reconciled below); otherwise the store's (the default pool only for an empty store).
+    auto have_pools = store_->pools(cluster_.id);
+    if (!have_pools) return std::unexpected(have_pools.error());
+    const bool from_config = cfg_.pools_given || have_pools->empty();
+    std::set<std::string> keep_pools, keep_machines;
+    if (from_config)
+        for (const PoolConfig& pc : cfg_.pools) {
+            auto pid = store_->add_pool(cluster_.id, pc.name);
+            if (!pid) return std::unexpected(pid.error());
+            keep_pools.insert(pc.name);
+            auto ms = store_->machines(cluster_.id);
+            if (!ms) return std::unexpected(ms.error());
+            int k = 0;
+            for (const MachineGroup& g : pc.machines)
+                for (int i = 0; i < g.count; ++i) {
+                    const std::string name = pc.name + "-" + std::to_string(++k);
+                    keep_machines.insert(name);
+                    auto m = std::find_if(ms->begin(), ms->end(), [&](auto& x) { return x.name == name; });
+                    if (m == ms->end()) {
+                        auto mid = store_->add_machine(*pid, name, g.gpus);
+                        if (!mid) return std::unexpected(mid.error());
+                    } else if (m->gpus != g.gpus || m->pool_id != *pid) {
+                        return fail("the configuration's machine " + name + " (" + std::to_string(g.gpus) +
+                                    " GPUs) is in the data directory with " + std::to_string(m->gpus) +
+                                    " GPUs (or in another pool): a machine cannot change; give the pool a new name");
+                    }
+                }
+        }
     auto pools = store_->pools(cluster_.id);
     if (!pools) return std::unexpected(pools.error());
     auto machines = store_->machines(cluster_.id);
@@ -168,17 +196,21 @@ Result<void> Service::load() {
     base.starvation_s = cfg_.starvation_s;
     auto opt = policy_options(cfg_.policy, base);
     if (!opt) return std::unexpected(opt.error());
+    for (const auto& m : *machines) machine_names_[m.id] = m.name;
     for (const auto& p : *pools) {
         auto ps = std::make_unique<PoolState>();
         ps->rec = p;
         for (const auto& m : *machines)
-            if (m.pool_id == p.id) ps->machines.push_back(m);
-        if (ps->machines.empty()) continue;
+            if (m.pool_id == p.id && (!cfg_.pools_given || keep_machines.contains(m.name)))
+                ps->machines.push_back(m);
+        if (ps->machines.empty() || (cfg_.pools_given && !keep_pools.contains(p.name))) {
+            retired_pools_[p.id] = p.name;
+            continue;
+        }
         ClusterSpec spec;
         for (std::size_t k = 0; k < ps->machines.size(); ++k) {
             spec.machine_gpus.push_back(ps->machines[k].gpus);
             machine_index_[ps->machines[k].id] = {pools_.size(), static_cast<int>(k)};
-            machine_names_[ps->machines[k].id] = ps->machines[k].name;
         }
         auto sched = RoundAdapter::make(spec, *opt, cfg_.placer);
         if (!sched) return std::unexpected(sched.error());
@@ -241,6 +273,7 @@ Result<void> Service::load() {
     last_event_s_ = last->value_or(0);
     for (auto& rec : *runs) {
         next_run_id_ = std::max(next_run_id_, rec.id + 1);
+        if (auto ok = reconcile_run(rec, std::max(rec.submitted_s, counted_to)); !ok) return ok;
         auto r = std::make_unique<RunMem>();
         r->rec = std::move(rec);
         for (std::size_t p = 0; p < pools_.size(); ++p)
@@ -462,7 +495,9 @@ void Service::schedule(std::size_t pi, Seconds t) {
         r->lease_ended_at = -1;
         if (r->rec.state == "pending" && pool.sched->is_pending(r->job)) {
             std::string why = pool.sched->pending_reason(r->job, r->rec.workers, r->rec.gpus_per_worker);
-            if (why != r->rec.reason) {
+            // A run requeued at start (its machine left the configuration) keeps saying so
+            // until it is placed again.
+            if (why != r->rec.reason && !r->rec.reason.starts_with("requeued: ")) {
                 r->rec.reason = std::move(why);
                 touch(*r);
             }
@@ -730,6 +765,7 @@ void Service::tick() {
 void Service::loop() {
     log(LogLevel::Info, "scheduler.started", {{"policy", cfg_.policy}});
     std::unique_lock lk(mu_);
+    loop_running_ = true;
     while (!stopping_) {
         const Seconds now = clock_.now();
         begin(now);
@@ -740,6 +776,7 @@ void Service::loop() {
         cv_.wait_for(lk, clock_.until(next), [&] { return stopping_ || wake_; });
         wake_ = false;
     }
+    loop_running_ = false;
     log(LogLevel::Info, "scheduler.stopped");
 }
 

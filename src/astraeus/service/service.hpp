@@ -110,6 +110,11 @@ public:
     ApiResult<std::string> metrics(const Caller& c);
     ApiResult<nlohmann::json> alerts(const Caller& c);
 
+    // --- health (no token; service_health.cpp) -------------------------------------------------
+    /// Readiness: {"status": "ready", "store": "ok", "scheduler": "running"} when the store
+    /// answers a read and the scheduler loop runs; 503 with what is not ready otherwise.
+    ApiResult<nlohmann::json> readiness();
+
     /// The scheduler loop: wakes at executor events, lease ends and minute boundaries (the
     /// goodput count, alerts, pruning) until stop() is called.
     void loop();
@@ -129,6 +134,11 @@ private:
             std::unique_ptr<Executor> executor, Seconds clock_base);
     Result<void> load();
     Result<void> restore_run(RunMem& r, Seconds counted_to);
+    /// A run not ended whose pool or a machine it holds is no longer in the configuration:
+    /// requeued as after a failure (pending, reason "requeued: ...") or, when its pool is gone
+    /// or its attempts are spent, ended failed (stopped when it was winding down at its
+    /// owner's request), at time t; written to the store. Others: as is.
+    Result<void> reconcile_run(store::RunRec& rec, Seconds t);
 
     // Under mu_:
     void begin(Seconds now);
@@ -166,13 +176,15 @@ private:
     mutable std::mutex mu_;
     std::condition_variable cv_;
     bool stopping_ = false;
+    bool loop_running_ = false;  ///< loop() is running (readiness)
     bool wake_ = false;
 
     store::OrgRec org_;
     store::ClusterRec cluster_;
     std::vector<std::unique_ptr<PoolState>> pools_;
     std::map<store::Id, std::pair<std::size_t, int>> machine_index_;  ///< id -> (pool, index)
-    std::map<store::Id, std::string> machine_names_;
+    std::map<store::Id, std::string> machine_names_;  ///< every machine, retired ones included
+    std::map<store::Id, std::string> retired_pools_;   ///< pools no longer in the configuration
     std::map<store::Id, store::WorkspaceRec> workspaces_;
     std::map<store::Id, std::unique_ptr<RunMem>> runs_;
     store::Id next_run_id_ = 1;

@@ -24,10 +24,16 @@ using namespace detail;
 // --- auth and visibility ---------------------------------------------------------------------
 
 ApiResult<Caller> Service::authenticate(std::string_view authorization) {
-    constexpr std::string_view kBearer = "Bearer ";
-    if (authorization.substr(0, kBearer.size()) != kBearer)
-        return std::unexpected(ApiError{401, "missing bearer token (Authorization: Bearer <token>)"});
-    const std::string token(authorization.substr(kBearer.size()));
+    // RFC 7235: the scheme is case-insensitive ("Bearer", "bearer"), then one or more spaces.
+    constexpr std::string_view kBearer = "bearer";
+    const auto lower = [](char ch) { return ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch; };
+    bool scheme = authorization.size() > kBearer.size() && authorization[kBearer.size()] == ' ';
+    for (std::size_t i = 0; scheme && i < kBearer.size(); ++i) scheme = lower(authorization[i]) == kBearer[i];
+    if (!scheme) return std::unexpected(ApiError{401, "missing bearer token (Authorization: Bearer <token>)"});
+    std::string_view rest = authorization.substr(kBearer.size());
+    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t')) rest.remove_suffix(1);
+    const std::string token(rest);
     const std::string hash = sha256_hex(token);
     std::lock_guard lk(mu_);
     auto t = store_->token_by_hash(hash);
@@ -84,6 +90,7 @@ std::string Service::by_name(gp::By by, int id) const {
         case gp::By::Pool:
             for (const auto& p : pools_)
                 if (p->rec.id == id) return p->rec.name;
+            if (auto it = retired_pools_.find(id); it != retired_pools_.end()) return it->second;
             return "pool-" + std::to_string(id);
     }
     return "";
@@ -96,7 +103,7 @@ json Service::run_json(const RunMem& r) const {
     j["name"] = r.rec.name;
     auto ws = workspaces_.find(r.rec.workspace_id);
     j["workspace"] = ws == workspaces_.end() ? "" : ws->second.name;
-    j["pool"] = pools_[r.pool]->rec.name;
+    j["pool"] = by_name(gp::By::Pool, static_cast<int>(r.rec.pool_id));
     j["workers"] = r.rec.workers;
     j["gpus_per_worker"] = r.rec.gpus_per_worker;
     j["state"] = r.rec.state;
@@ -210,6 +217,13 @@ ApiResult<json> Service::submit(const Caller& c, std::string_view body) {
                         " has " + str(pool.gpus()) + " GPUs";
         return std::unexpected(bad(m));
     }
+    // A worker's GPUs are on one machine: a worker larger than every machine never fits.
+    int largest = 0;
+    for (const auto& m : pool.machines) largest = std::max(largest, m.gpus);
+    if (gpw > largest)
+        return std::unexpected(bad("no placement for " + str(workers) + " x " + str(gpw) + " GPUs: a worker's " +
+                                   str(gpw) + " GPUs must be on one machine, and pool " + pool.rec.name +
+                                   "'s largest machine has " + str(largest) + " GPUs"));
     const int u = pool.sched->tenant_index(workspaces_.at(ws_id).name);
     if (u < 0) return std::unexpected(ApiError{500, "workspace not known to the scheduler"});
 
