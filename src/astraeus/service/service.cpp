@@ -284,6 +284,31 @@ Result<void> Service::load() {
             if (auto ok = restore_run(*r, counted_to); !ok) return ok;
         runs_[r->rec.id] = std::move(r);
     }
+    // The rounds' fairness history (tenant LTGF windows, jobs' deserved service), replayed from
+    // the runs and their attempts up to the stored clock; the first round goes on from there.
+    {
+        const Seconds to = last_event_s_;
+        Seconds from = (to / opt->bucket_s - opt->window_buckets) * opt->bucket_s;
+        std::vector<std::vector<RoundAdapter::PastRun>> past(pools_.size());
+        Seconds first = to;
+        for (const auto& [id, r] : runs_) {
+            if (pools_[r->pool]->rec.id != r->rec.pool_id || (r->rec.ended_s >= 0 && r->rec.ended_s <= from))
+                continue;
+            auto ws = workspaces_.find(r->rec.workspace_id);
+            if (ws == workspaces_.end()) continue;
+            RoundAdapter::PastRun p;
+            p.tenant = pools_[r->pool]->sched->tenant_index(ws->second.name);
+            p.gpus = r->rec.workers * r->rec.gpus_per_worker;
+            p.submit_s = r->rec.submitted_s;
+            p.end_s = r->rec.ended_s;
+            for (const store::AttemptRec& a : r->rec.attempt_list) p.held.push_back({a.started_s, a.ended_s});
+            p.job = r->ended() ? -1 : r->job;
+            first = std::min(first, p.submit_s);
+            past[r->pool].push_back(std::move(p));
+        }
+        from = std::max(from, first);
+        for (std::size_t p = 0; p < pools_.size(); ++p) pools_[p]->sched->replay_history(past[p], from, to);
+    }
     auto rows = store_->goodput_rows();
     if (!rows) return std::unexpected(rows.error());
     for (const auto& g : *rows)
@@ -310,6 +335,10 @@ Result<void> Service::restore_run(RunMem& r, Seconds counted_to) {
     if (!j) return std::unexpected(j.error());
     r.job = *j;
     pool.job_run[*j] = rec.id;
+    // Its past as the rounds knew it: work done and preemptions (a run that ran is not brand new).
+    int preemptions = 0;
+    for (const store::AttemptRec& a : rec.attempt_list) preemptions += a.outcome == "preempted" ? 1 : 0;
+    pool.sched->restore_job(r.job, rec.executed_s, preemptions);
     // The count: each worker from max(submission, counted_to), in its stored state.
     const Seconds t0 = std::max(rec.submitted_s, counted_to);
     const std::vector<gp::HeldPart> dummy{{static_cast<int>(pool.machines.front().id), 1}};
@@ -363,8 +392,21 @@ Result<void> Service::restore_run(RunMem& r, Seconds counted_to) {
             }
     }
     if (r.holding()) {
-        pool.sched->restore_running(r.job, held, rec.lease_start_s >= 0 ? rec.lease_start_s : rec.phase_since_s,
-                                    rec.executed_s);
+        // The lease clock: its stored start, else its attempt's start (not the phase's: the
+        // phase moves at start-up's end); its stored end, else re-derived from the start.
+        Seconds lease_start = rec.lease_start_s;
+        if (lease_start < 0 && !rec.attempt_list.empty() && rec.attempt_list.back().ended_s < 0)
+            lease_start = rec.attempt_list.back().started_s;
+        if (lease_start < 0) lease_start = rec.phase_since_s;
+        pool.sched->restore_running(r.job, held, lease_start, rec.executed_s);
+        if (rec.lease_end_s < 0 && (rec.state == "starting" || rec.state == "running") &&
+            rec.stop_cause.empty()) {
+            const Seconds lease = pool.sched->lease_s(r.job);
+            if (lease < kNoLeaseEnd) {
+                r.rec.lease_start_s = lease_start;
+                r.rec.lease_end_s = lease_start + lease;
+            }
+        }
         ExecRun er{rec.id, rec.workers, duration, rec.time_limit_s, rec.attempts, rec.executed_s};
         ExecPhase ph = ExecPhase::Starting;
         if (rec.state == "running") ph = ExecPhase::Running;
