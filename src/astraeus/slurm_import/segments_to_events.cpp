@@ -97,6 +97,7 @@ Result<ImportedLog> segments_to_events(std::vector<Segment> segments) {
         emit(first.submit_s, {{"event", "submit"}, {"run", job}, {"workspace", first.account},
                               {"pool", first.partition}, {"workers", 1}, {"gpus", run_gpus}});
         Seconds prev = first.submit_s;
+        bool uneven_noted = false;
         bool ended = false;
         for (std::size_t k = 0; k < segs.size(); ++k) {
             const Segment& s = segs[k];
@@ -119,11 +120,12 @@ Result<ImportedLog> segments_to_events(std::vector<Segment> segments) {
             if (s.end_s && *s.end_s < *s.start_s)
                 return err(s, "End " + at(*s.end_s) + " is before Start " + at(*s.start_s));
             if (s.nodes.empty()) return err(s, "a started segment without nodes (NodeList)");
-            if (s.gpus % static_cast<std::int64_t>(s.nodes.size()) != 0)
+            if (s.gpus % static_cast<std::int64_t>(s.nodes.size()) != 0 && !uneven_noted)
                 out.notes.push_back("job " + job + ": " + std::to_string(s.gpus) + " GPUs on " +
                                     std::to_string(s.nodes.size()) +
                                     " nodes, split as evenly as possible by machine (sacct gives "
                                     "the total, not each node's share)");
+            uneven_noted = uneven_noted || s.gpus % static_cast<std::int64_t>(s.nodes.size()) != 0;
             emit(*s.start_s, {{"event", "place"}, {"run", job}, {"parts", parts_of(s)}});
             held.push_back({s.gpus, *s.start_s, s.end_s});
             emit(*s.start_s, {{"event", "start"}, {"run", job}});

@@ -63,10 +63,11 @@ std::string slurm_goodput_table(std::string_view key_header,
                 widths);
     for (std::size_t i = 0; i < rows.size(); ++i) out += line(rows[i].name, name_width, body[i], widths);
     out += line("TOTAL", name_width, body.back(), widths);
-    out += "\nFrom Slurm accounting: HELD = allocated GPUs x (End - Start) of every job segment; "
-           "WAITING = asked for, not held\n(before the first start, and between requeued "
-           "segments). \"-\" = not in Slurm's records: no GPU utilization, progress or\nstart-up "
-           "phase, and a segment's GPUs are freed at its End (docs/slurm.md).\n";
+    out += "\nFrom Slurm accounting: HELD = allocated GPUs x (End - Start) of every job segment;\n"
+           "WAITING = asked for, not held (before the first start, and between requeued segments);\n"
+           "each minute counted in the state at its end (docs/formats/goodput-events.md).\n"
+           "\"-\" = not in Slurm's records: no GPU utilization, progress or start-up phase, and a\n"
+           "segment's GPUs are freed at its End (docs/slurm.md).\n";
     return out;
 }
 
