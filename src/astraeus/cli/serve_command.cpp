@@ -16,6 +16,7 @@
 #include "astraeus/service/service.hpp"
 #include "astraeus/exec/local_executor.hpp"
 #include "astraeus/exec/nvml.hpp"
+#include "astraeus/cli/serve_slurm.hpp"
 #include "astraeus/service/sim_executor.hpp"
 #include "astraeus/store/store.hpp"
 
@@ -29,6 +30,8 @@ struct ServeOptions {
     std::string port_file;
     std::string log_level = "info";
     std::string executor = "local";
+    std::string slurm_conf;    ///< --slurm-conf (executor slurm; default SLURM_CONF)
+    Seconds slurm_grace_s = 10;  ///< --slurm-grace
     int gpus = 0;  ///< --gpus: declared GPUs of this machine (local executor), 0: from NVML
 };
 
@@ -61,7 +64,8 @@ Result<std::unique_ptr<service::Executor>> make_executor(const ServeOptions& o, 
                      {{"gpus", std::to_string(gpus)}, {"nvml", source ? "yes" : "no"}, {"runs_dir", lc.runs_dir}});
         return std::make_unique<exec::LocalExecutor>(lc, source);
     }
-    return fail("--executor: expected local, sim or agents, got '" + o.executor + "'");
+    if (o.executor == "slurm") return make_slurm_executor(cfg, o.slurm_conf, o.slurm_grace_s);
+    return fail("--executor: expected local, sim, agents or slurm, got '" + o.executor + "'");
 }
 
 Result<std::pair<std::string, int>> split_listen(const std::string& s) {
@@ -165,7 +169,13 @@ std::function<int()> add_serve(CLI::App& app) {
     s->add_option("--log-level", o->log_level, "debug, info, warn or error (default info)");
     s->add_option("--executor", o->executor,
                   "local (default: workers run as child processes on this machine), agents (node "
-                  "agents) or sim (simulated workers)");
+                  "agents), sim (simulated workers) or slurm (Slurm runs the workers; docs/slurm.md)");
+    s->add_option("--slurm-conf", o->slurm_conf,
+                  "executor slurm: the cluster's slurm.conf (default: SLURM_CONF, then Slurm's)");
+    s->add_option("--slurm-grace", o->slurm_grace_s,
+                  "executor slurm: seconds between the checkpoint signal and requeue-held "
+                  "(default 10)")
+        ->check(CLI::Range(1, 3600));
     s->add_option("--gpus", o->gpus, "local executor: this machine's GPUs when it has no NVML "
                                      "(CPU-only workers); default: NVML's count")
         ->check(CLI::Range(1, 1024));

@@ -121,8 +121,9 @@ Result<void> SlurmClient::release_on(std::uint32_t job, const std::string& nodes
     return {};
 }
 
-Result<void> SlurmClient::signal(std::uint32_t job, int sig) const {
-    if (slurm_kill_job(job, static_cast<std::uint16_t>(sig), KILL_FULL_JOB) != SLURM_SUCCESS)
+Result<void> SlurmClient::signal(std::uint32_t job, int sig, bool steps_only) const {
+    const std::uint16_t flags = steps_only ? 0 : KILL_FULL_JOB;
+    if (slurm_kill_job(job, static_cast<std::uint16_t>(sig), flags) != SLURM_SUCCESS)
         return slurm_fail("job " + std::to_string(job) + ": signal " + std::to_string(sig));
     return {};
 }

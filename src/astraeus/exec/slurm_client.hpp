@@ -78,8 +78,9 @@ public:
     /// (priority = rank under multifactor with zero weights), StartTime = now_s + 1, release.
     Result<void> release_on(std::uint32_t job, const std::string& nodes, std::int64_t rank,
                             Seconds now_s) const;
-    /// Sends `sig` to every step of the job and its batch shell (KILL_FULL_JOB).
-    Result<void> signal(std::uint32_t job, int sig) const;
+    /// Sends `sig` to every step of the job and its batch shell (KILL_FULL_JOB), or, with
+    /// `steps_only`, to the tasks of its steps only (every worker; not the batch shell or srun).
+    Result<void> signal(std::uint32_t job, int sig, bool steps_only = false) const;
     /// Requeues the job in the held state (it goes PENDING with priority 0 within ~0.5 s).
     Result<void> requeue_hold(std::uint32_t job) const;
     /// Holds a pending job (priority 0).
