@@ -112,8 +112,11 @@ TEST(SlurmEvents, Errors) {
               "f:1: job 1: Start 1970-01-01T00:00:50Z is before its Submit 1970-01-01T00:01:40Z");
     EXPECT_EQ(segments_to_events({seg("1", "COMPLETED", 0, 50, 20, {"n1"}, 1)}).error().message,
               "f:1: job 1: End 1970-01-01T00:00:20Z is before Start 1970-01-01T00:00:50Z");
-    EXPECT_EQ(segments_to_events({seg("1", "COMPLETED", 0, 50, 60, {}, 1)}).error().message,
-              "f:1: job 1: a started segment without nodes (NodeList)");
+    // A record with Start but no nodes (cancelled while pending): waiting, never held.
+    auto never = segments_to_events({seg("1", "CANCELLED", 0, 50, 50, {}, 1)});
+    ASSERT_TRUE(never.has_value());
+    EXPECT_EQ(never->events, "{\"event\":\"submit\",\"gpus\":1,\"pool\":\"gpu\",\"run\":\"1\",\"t\":0,"
+                             "\"workers\":1,\"workspace\":\"ml\"}\n{\"event\":\"end\",\"run\":\"1\",\"t\":50}\n");
 }
 
 }  // namespace

@@ -102,8 +102,9 @@ Result<ImportedLog> segments_to_events(std::vector<Segment> segments) {
         for (std::size_t k = 0; k < segs.size(); ++k) {
             const Segment& s = segs[k];
             const bool last = k + 1 == segs.size();
-            if (!s.start_s || s.gpus == 0) {
-                if (s.start_s)
+            // Slurm records Start = End and no nodes for a job cancelled while pending: it never ran.
+            if (!s.start_s || s.gpus == 0 || s.nodes.empty()) {
+                if (s.start_s && !s.nodes.empty())
                     out.notes.push_back("job " + job + ": a segment started at " + at(*s.start_s) +
                                         " without GPUs in its allocated TRES: counted as waiting");
                 if (last && s.end_s) {
@@ -119,7 +120,6 @@ Result<ImportedLog> segments_to_events(std::vector<Segment> segments) {
                                   (k == 0 ? "its Submit " : "the previous segment's End ") + at(prev));
             if (s.end_s && *s.end_s < *s.start_s)
                 return err(s, "End " + at(*s.end_s) + " is before Start " + at(*s.start_s));
-            if (s.nodes.empty()) return err(s, "a started segment without nodes (NodeList)");
             if (s.gpus % static_cast<std::int64_t>(s.nodes.size()) != 0 && !uneven_noted)
                 out.notes.push_back("job " + job + ": " + std::to_string(s.gpus) + " GPUs on " +
                                     std::to_string(s.nodes.size()) +

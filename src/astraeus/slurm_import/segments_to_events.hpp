@@ -49,7 +49,8 @@ GpuSeconds slurm_allocated_gpu_seconds(const std::vector<ImportedLog::Held>& hel
 /// Builds the event log. Segments of one job are ordered by Start (segments that never started
 /// last, by Submit). Errors name the record ("FILE:LINE: job 12: ...") when times go backwards
 /// (a segment's Start before the previous segment's End, End before Start, Start before Submit),
-/// when a started segment has no node, or when a segment that is not the last has no End.
+/// or when a segment that is not the last has no End. A segment without nodes never ran (Slurm
+/// records Start = End for a job cancelled while pending).
 Result<ImportedLog> segments_to_events(std::vector<Segment> segments);
 
 }  // namespace astraeus::slurm
