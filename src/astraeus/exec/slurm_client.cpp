@@ -52,6 +52,14 @@ int gres_gpus(const std::string& gres) {
 }
 
 Result<SlurmClient> SlurmClient::open(const std::string& slurm_conf) {
+    // libslurm exits the process (fatal) on a missing config: check it first.
+    std::string path = slurm_conf;
+    if (path.empty() && std::getenv("SLURM_CONF")) path = std::getenv("SLURM_CONF");
+    if (path.empty()) path = "/etc/slurm/slurm.conf";
+    if (access(path.c_str(), R_OK) != 0)
+        return fail("cannot read the Slurm configuration '" + path +
+                    "' (give --slurm-conf or set SLURM_CONF)");
+    if (!slurm_conf.empty()) setenv("SLURM_CONF", slurm_conf.c_str(), 1);
     static std::once_flag once;
     std::call_once(once, [&] { slurm_init(slurm_conf.empty() ? nullptr : slurm_conf.c_str()); });
     SlurmClient c;
