@@ -117,7 +117,6 @@ check "the history shows the preemption" \
 curl -sS "$API/runs/train/goodput" -H "Authorization: Bearer $ML" > "$WORK/train_goodput.json"
 python3 "$HERE/ledger_check.py" "$WORK/train.json" "$WORK/train_goodput.json" 2 > "$WORK/ledger.txt"
 check "train's ledger matches its history, category by category" '[ $? = 0 ]' || cat "$WORK/ledger.txt"
-check "its preemption time is counted (> 0)" "grep -Eq '^preemption +expected +[1-9]' '$WORK/ledger.txt'"
 
 # 6. nothing outlives the server
 "$ASTRA" runs submit long -- sh "$W" 100000 1 > /dev/null
