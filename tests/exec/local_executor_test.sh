@@ -118,6 +118,25 @@ curl -sS "$API/runs/train/goodput" -H "Authorization: Bearer $ML" > "$WORK/train
 python3 "$HERE/ledger_check.py" "$WORK/train.json" "$WORK/train_goodput.json" 2 > "$WORK/ledger.txt"
 check "train's ledger matches its history, category by category" '[ $? = 0 ]' || cat "$WORK/ledger.txt"
 
+# 5b. a time limit (120 service seconds = 2 s of running) and an owner's stop: the checkpoint
+#     signal, then stopped; the winding down counts as productive, not preemption.
+"$ASTRA" runs submit limited --time-limit 120 -- sh "$W" 100000 0.1 > /dev/null
+wait_state limited stopped 20
+check "the time limit stopped it" '[ $? = 0 ]'
+check "with the checkpoint signal" "\"$ASTRA\" runs logs limited | grep -q 'checkpoint saved at step'"
+check "its history: running, stopping (limit), stopped" \
+  '[ "$("$ASTRA" runs show limited --json | jq -r "[.history[] | .state + (.cause // \"\")] | join(\" \")")" = "pending starting running stoppinglimit stopped" ]'
+"$ASTRA" runs submit owned -- sh "$W" 100000 0.1 > /dev/null
+wait_state owned running 10
+"$ASTRA" runs stop owned > /dev/null
+wait_state owned stopped 20
+check "the owner's stop: stopped after the checkpoint signal" \
+  "[ \$? = 0 ] && \"$ASTRA\" runs logs owned | grep -q 'checkpoint saved at step'"
+"$ASTRA" runs show owned --json > "$WORK/owned.json"
+curl -sS "$API/runs/owned/goodput" -H "Authorization: Bearer $ML" > "$WORK/owned_goodput.json"
+python3 "$HERE/ledger_check.py" "$WORK/owned.json" "$WORK/owned_goodput.json" 1 > "$WORK/ledger_owned.txt"
+check "owned's ledger matches its history (winding down = productive)" '[ $? = 0 ]' || cat "$WORK/ledger_owned.txt"
+
 # 6. nothing outlives the server
 "$ASTRA" runs submit long -- sh "$W" 100000 1 > /dev/null
 wait_state long running 10

@@ -62,6 +62,8 @@ Result<std::unique_ptr<service::Executor>> make_executor(const ServeOptions& o, 
                      {{"gpus", std::to_string(gpus)}, {"nvml", source ? "yes" : "no"}, {"runs_dir", lc.runs_dir}});
         return std::make_unique<exec::LocalExecutor>(lc, source);
     }
+    if (o.executor == "agents")  // node agents: exec/agent_* (their own branch) plug in here
+        return fail("--executor agents: node agents are not part of this build");
     return fail("--executor: expected local, sim or agents, got '" + o.executor + "'");
 }
 
