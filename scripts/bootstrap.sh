@@ -6,6 +6,7 @@ pkgs=(build-essential cmake ninja-build pkg-config zlib1g-dev
       libcpp-httplib-dev libsqlitecpp-dev libsqlite3-dev libssl-dev libspdlog-dev  # astraeus serve
       curl jq prometheus wrk  # the service's integration tests, Prometheus scrape test, load benchmark
       chromium  # chromium: the headless render test of the HTML report (tests/report/)
+      python3-torch  # examples/train_ddp.py: PyTorch DDP on CPU (tests/worker/)
       slurm-wlm slurmctld slurmd slurm-client munge libslurm-dev  # Slurm executor + its test cluster
       slurmdbd mariadb-server)  # sacct on the test cluster (scripts/slurm-test-cluster.sh, docs/slurm.md)
 missing=()

@@ -58,6 +58,7 @@ Result<std::unique_ptr<service::Executor>> make_executor(const ServeOptions& o, 
                         "declares N GPUs for CPU-only workers");
         const std::string pool = cfg.pools.empty() ? "default" : cfg.pools.front().name;
         cfg.pools = {{pool, {{1, gpus}}}};
+        cfg.local_gpus = gpus;
         exec::LocalExecutorConfig lc = cfg.local;
         lc.runs_dir = cfg.data_dir + "/runs";
         service::log(service::LogLevel::Info, "executor.local",
@@ -65,6 +66,8 @@ Result<std::unique_ptr<service::Executor>> make_executor(const ServeOptions& o, 
         return std::make_unique<exec::LocalExecutor>(lc, source);
     }
     if (o.executor == "slurm") return make_slurm_executor(cfg, o.slurm_conf, o.slurm_grace_s);
+    if (o.executor == "agents")  // node agents: exec/agent_* (their own branch) plug in here
+        return fail("--executor agents: node agents are not part of this build");
     return fail("--executor: expected local, sim, agents or slurm, got '" + o.executor + "'");
 }
 

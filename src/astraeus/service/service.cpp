@@ -85,7 +85,10 @@ Seconds Clock::real_now() {
 
 // --- state -----------------------------------------------------------------------------------
 
-void Service::touch(RunMem& r) { dirty_.insert(r.rec.id); }
+void Service::touch(RunMem& r) {
+    r.note_state();
+    dirty_.insert(r.rec.id);
+}
 
 class Service::Sink final : public gp::DeltaSink {
 public:
@@ -117,7 +120,9 @@ Service::Service(ServiceConfig config, std::unique_ptr<store::Store> store,
                   });
 }
 
-Service::~Service() = default;
+Service::~Service() {
+    exec_.reset();  // first: its thread may still call the wake callback, which uses mu_ and cv_
+}
 
 Result<std::unique_ptr<Service>> Service::open(ServiceConfig config,
                                                std::unique_ptr<store::Store> store,
@@ -181,6 +186,11 @@ Result<void> Service::load() {
         ps->rec = p;
         for (const auto& m : *machines)
             if (m.pool_id == p.id) ps->machines.push_back(m);
+        if (cfg_.local_gpus > 0) {  // the local executor: this machine only, its GPUs
+            if (!pools_.empty()) ps->machines.clear();
+            if (ps->machines.size() > 1) ps->machines.resize(1);
+            if (!ps->machines.empty()) ps->machines.front().gpus = cfg_.local_gpus;
+        }
         if (ps->machines.empty()) continue;
         ClusterSpec spec;
         for (std::size_t k = 0; k < ps->machines.size(); ++k) {
@@ -378,6 +388,7 @@ void Service::commit() {
     const Seconds now = std::max(last_event_s_, clock_.now());
     for (store::Id id : dirty_) {
         RunMem& r = *runs_.at(id);
+        r.note_state();
         r.rec.worker_list.clear();
         for (std::size_t k = 0; k < r.w.size(); ++k) {
             const gp::WorkerStatus& s = counter_->status(r.w[k]);
@@ -457,16 +468,23 @@ void Service::schedule(std::size_t pi, Seconds t) {
     PoolState& pool = *pools_[pi];
     pool.dirty = false;
     const std::vector<Decision> ds = pool.sched->round(t);
+    // Stops first (preemptions, lease ends not renewed), then starts: a real executor then knows
+    // which GPUs are still winding down when it places the new runs on them.
     for (const Decision& d : ds) {
         auto it = pool.job_run.find(d.job);
-        if (it == pool.job_run.end()) continue;
-        RunMem& r = *runs_.at(it->second);
-        if (d.kind == Decision::Kind::Start) apply_start(r, d, t);
-        else preempt(r, t);
+        if (it == pool.job_run.end() || d.kind == Decision::Kind::Start) continue;
+        preempt(*runs_.at(it->second), t);
+    }
+    for (auto& [id, r] : runs_)
+        if (r->pool == pi && !r->ended() && r->lease_ended_at == t && pool.sched->is_pending(r->job) && r->holding())
+            preempt(*r, t);
+    for (const Decision& d : ds) {
+        auto it = pool.job_run.find(d.job);
+        if (it == pool.job_run.end() || d.kind != Decision::Kind::Start) continue;
+        apply_start(*runs_.at(it->second), d, t);
     }
     for (auto& [id, r] : runs_) {
         if (r->pool != pi || r->ended()) continue;
-        if (r->lease_ended_at == t && pool.sched->is_pending(r->job) && r->holding()) preempt(*r, t);
         r->lease_ended_at = -1;
         if (r->rec.state == "pending" && pool.sched->is_pending(r->job)) {
             std::string why = pool.sched->pending_reason(r->job, r->rec.workers, r->rec.gpus_per_worker);
@@ -498,7 +516,14 @@ void Service::apply_start(RunMem& r, const Decision& d, Seconds t) {
         r.rec.attempt_list.back().ended_s = t;
         r.rec.attempt_list.back().outcome = "preempted";
     }
-    exec_->forget(r.rec.id);
+    // A real executor's previous attempt still winding down keeps its processes (and its
+    // checkpoint) until they are gone: the new attempt's launch waits for that (try_launch).
+    if (exec_->runs_commands() && (r.rec.state == "starting" || r.rec.state == "running") && !r.launch_pending) {
+        exec_->stop(t, r.rec.id);  // moved to other GPUs: the checkpoint signal first
+        r.prev_alive = true;
+    }
+    r.prev_alive = r.prev_alive || (exec_->runs_commands() && r.rec.state == "stopping");
+    if (!r.prev_alive) exec_->forget(r.rec.id);
     // Workers take gpus_per_worker GPUs each from the placement's parts, in order.
     std::vector<std::pair<int, int>> left;  // (machine id, gpus)
     for (const auto& p : d.placement.parts) left.push_back({static_cast<int>(pool.machines[p.machine].id), p.gpus});
@@ -526,7 +551,8 @@ void Service::apply_start(RunMem& r, const Decision& d, Seconds t) {
     r.rec.lease_start_s = t;
     r.rec.lease_end_s = lease_end;
     assign_gpus(r);
-    exec_->launch(t, exec_run(r));
+    r.launch_pending = true;
+    try_launch(r, t);
     log(LogLevel::Info, "run.placed", {{"run", r.rec.name}, {"attempt", std::to_string(r.rec.attempts)}});
 }
 
@@ -554,6 +580,7 @@ void Service::preempt(RunMem& r, Seconds t) {
     r.rec.stop_cause = "preemption";
     r.rec.phase_since_s = t;
     r.rec.lease_end_s = -1;
+    cancel_launch(r, t);
     log(LogLevel::Info, "run.preempted", {{"run", r.rec.name}});
 }
 
@@ -617,7 +644,13 @@ void Service::on_exec(const ExecEvent& e) {
     const Seconds t = e.t;
     touch(r);
     using K = ExecEvent::Kind;
-    if (e.attempt > 0 && e.attempt != r.rec.attempts) return;  // a late event of an earlier attempt
+    if (e.attempt > 0 && e.attempt != r.rec.attempts) {  // an event of an earlier attempt
+        if (r.prev_alive && (e.kind == K::StopDone || e.kind == K::Released || e.kind == K::Finished)) {
+            r.prev_alive = false;  // its processes are gone: the new attempt may start
+            try_launch(r, t);
+        }
+        return;
+    }
     switch (e.kind) {
         case K::WorkerStarted:
         case K::WorkerExited:
@@ -684,6 +717,10 @@ void Service::on_exec(const ExecEvent& e) {
             break;
         default: break;
     }
+    // GPUs whose processes are gone may let waiting launches go.
+    if (e.kind == K::StopDone || e.kind == K::Released || e.kind == K::Finished)
+        for (auto& [id, o] : runs_)
+            if (o->launch_pending) try_launch(*o, t);
 }
 
 void Service::minute_work(Seconds now) {
