@@ -66,6 +66,8 @@ SlurmExecutor::~SlurmExecutor() {
     {
         std::lock_guard lock(mu_);
         quit_ = true;
+        for (const auto& [run, st] : runs_)  // held jobs kept for a resume that will not come
+            if (st.phase == Phase::Parked && st.forgotten_at >= 0 && st.job != 0) (void)client_.cancel(st.job);
     }
     cv_.notify_all();
     if (thread_.joinable()) thread_.join();
@@ -377,7 +379,9 @@ void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
                 }
                 break;
             case Phase::Parked:
-                if (s.forgotten_at >= 0 && wall_now() - s.forgotten_at >= 2) {
+                // Forgotten right before a re-placement, whose launch may wait for other runs'
+                // GPUs (their grace): cancel only when no launch came for a minute past that.
+                if (s.forgotten_at >= 0 && wall_now() - s.forgotten_at >= 60 + c_.grace_s) {
                     (void)client_.cancel(s.job);
                     erase.push_back(run);
                 }

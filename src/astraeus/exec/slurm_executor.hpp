@@ -7,7 +7,8 @@
 //            (KILL_FULL_JOB); when the job has exited, or after the grace, requeue-held; StopDone
 //            once it is PENDING and held. The job is kept for the next launch (resume = release).
 //   forget   the job is cancelled (a held job kept for a resume is cancelled only when no launch
-//            follows within 2 s: the service forgets a run right before it places it again)
+//            follows within 60 s + the grace: the service forgets a run right before it places it
+//            again, and that launch may wait for other runs' GPUs; at shutdown they are cancelled)
 // A thread polls slurmctld through libslurm every `poll_ms`: RUNNING -> WorkerStarted + Started;
 // COMPLETED with exit 0 -> Finished; any other end (FAILED, NODE_FAIL, TIMEOUT, CANCELLED by
 // someone else, OUT_OF_MEMORY), or a requeue by Slurm itself (node failure), -> Failed, the job

@@ -648,6 +648,9 @@ void Service::on_exec(const ExecEvent& e) {
         if (r.prev_alive && (e.kind == K::StopDone || e.kind == K::Released || e.kind == K::Finished)) {
             r.prev_alive = false;  // its processes are gone: the new attempt may start
             try_launch(r, t);
+            // ...and so may other runs' launches waiting for these GPUs.
+            for (auto& [id, o] : runs_)
+                if (o->launch_pending) try_launch(*o, t);
         }
         return;
     }
