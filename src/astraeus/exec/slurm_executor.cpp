@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <ctime>
 #include <filesystem>
 #include <set>
@@ -159,7 +160,9 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
         std::string nodes;
         for (const auto& p : r.placement) nodes += (nodes.empty() ? "" : ",") + node_of(p);
         auto failed = [&](const std::string& why) {
-            (void)why;
+            // The service sees the attempt fail; the reason goes to its stderr.
+            std::fprintf(stderr, "astraeus: slurm executor: run %s attempt %d: %s\n",
+                         r.run_name.c_str(), r.attempt, why.c_str());
             evs.push_back({ExecEvent::Kind::Failed, t, r.run});
             evs.back().attempt = r.attempt;
             evs.push_back({ExecEvent::Kind::Released, t, r.run});
