@@ -7,11 +7,20 @@ pkgs=(build-essential cmake ninja-build pkg-config zlib1g-dev
       curl jq prometheus wrk  # the service's integration tests, Prometheus scrape test, load benchmark
       openssl  # the TLS tests' CA and certificates (tests/service/tls_test.sh)
       chromium  # chromium: the headless render test of the HTML report (tests/report/)
-      python3-torch)  # examples/train_ddp.py: PyTorch DDP on CPU (tests/worker/)
+      python3-torch  # examples/train_ddp.py: PyTorch DDP on CPU (tests/worker/)
+      slurm-wlm slurmctld slurmd slurm-client munge libslurm-dev  # Slurm executor + its test cluster
+      slurmdbd mariadb-server)  # sacct on the test cluster (scripts/slurm-test-cluster.sh, docs/slurm.md)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 if [ ${#missing[@]} -eq 0 ]; then echo "bootstrap: all packages present"; exit 0; fi
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
+# Package scripts must not start daemons (munge, slurmctld, slurmd, slurmdbd, mariadb): the Slurm
+# tests start their own under a temp folder and stop them by PID. policy-rc.d exit 101 = "denied".
+if [ ! -e /usr/sbin/policy-rc.d ]; then
+  printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null
+  $SUDO chmod 755 /usr/sbin/policy-rc.d
+  trap '$SUDO rm -f /usr/sbin/policy-rc.d' EXIT
+fi
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"

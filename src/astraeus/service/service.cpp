@@ -85,7 +85,10 @@ Seconds Clock::real_now() {
 
 // --- state -----------------------------------------------------------------------------------
 
-void Service::touch(RunMem& r) { dirty_.insert(r.rec.id); }
+void Service::touch(RunMem& r) {
+    r.note_state();
+    dirty_.insert(r.rec.id);
+}
 
 class Service::Sink final : public gp::DeltaSink {
 public:
@@ -107,9 +110,19 @@ Service::Service(ServiceConfig config, std::unique_ptr<store::Store> store,
     sink_ = std::make_unique<Sink>(ledger_, batch_);
     counter_ = std::make_unique<gp::GoodputCounter>(
         gp::CounterConfig{cfg_.stall_timeout_s, cfg_.busy_pct}, *sink_);
+    exec_->attach([this] { return clock_.now(); },
+                  [this] {
+                      {
+                          std::lock_guard lk(mu_);
+                          wake_ = true;
+                      }
+                      cv_.notify_all();
+                  });
 }
 
-Service::~Service() = default;
+Service::~Service() {
+    exec_.reset();  // first: its thread may still call the wake callback, which uses mu_ and cv_
+}
 
 Result<std::unique_ptr<Service>> Service::open(ServiceConfig config,
                                                std::unique_ptr<store::Store> store,
@@ -203,6 +216,11 @@ Result<void> Service::load() {
         for (const auto& m : *machines)
             if (m.pool_id == p.id && (!cfg_.pools_given || keep_machines.contains(m.name)))
                 ps->machines.push_back(m);
+        if (cfg_.local_gpus > 0) {  // the local executor: this machine only, its GPUs
+            if (!pools_.empty()) ps->machines.clear();
+            if (ps->machines.size() > 1) ps->machines.resize(1);
+            if (!ps->machines.empty()) ps->machines.front().gpus = cfg_.local_gpus;
+        }
         if (ps->machines.empty() || (cfg_.pools_given && !keep_pools.contains(p.name))) {
             retired_pools_[p.id] = p.name;
             continue;
@@ -346,8 +364,9 @@ Result<void> Service::restore_run(RunMem& r, Seconds counted_to) {
     for (const store::WorkerRec& k : rec.worker_list) {
         const int w = counter_->add_worker(t0, static_cast<int>(rec.id), rec.gpus_per_worker);
         r.w.push_back(w);
-        auto parts = parse_parts(k.parts);
+        auto parts = parse_parts(k.parts.substr(0, k.parts.find('@')));
         r.parts.push_back(parts);
+        r.gpu_index.push_back(parse_gpu_index(k.parts));
         const auto phase = static_cast<gp::Phase>(k.phase);
         const auto cause = static_cast<gp::Cause>(k.cause);
         const auto& use = parts.empty() ? dummy : parts;
@@ -407,14 +426,13 @@ Result<void> Service::restore_run(RunMem& r, Seconds counted_to) {
                 r.rec.lease_end_s = lease_start + lease;
             }
         }
-        ExecRun er{rec.id, rec.workers, duration, rec.time_limit_s, rec.attempts, rec.executed_s};
+        const ExecRun er = exec_run(r);
         ExecPhase ph = ExecPhase::Starting;
         if (rec.state == "running") ph = ExecPhase::Running;
         if (rec.state == "stopping") ph = rec.stop_cause == "failure" ? ExecPhase::Failed : ExecPhase::Stopping;
         exec_->restore(er, ph, rec.phase_since_s, rec.executed_s);
     } else if (rec.state == "stopping") {  // a preemption winding down: the policy's GPUs are free
-        ExecRun er{rec.id, rec.workers, duration, rec.time_limit_s, rec.attempts, rec.executed_s};
-        exec_->restore(er, ExecPhase::Stopping, rec.phase_since_s, rec.executed_s);
+        exec_->restore(exec_run(r), ExecPhase::Stopping, rec.phase_since_s, rec.executed_s);
     }
     return {};
 }
@@ -445,12 +463,13 @@ void Service::commit() {
     const Seconds now = std::max(last_event_s_, clock_.now());
     for (store::Id id : dirty_) {
         RunMem& r = *runs_.at(id);
+        r.note_state();
         r.rec.worker_list.clear();
         for (std::size_t k = 0; k < r.w.size(); ++k) {
             const gp::WorkerStatus& s = counter_->status(r.w[k]);
             r.rec.worker_list.push_back({static_cast<int>(k), static_cast<int>(s.phase),
                                          static_cast<int>(s.cause), s.attempt,
-                                         gp::holds_gpus(s) ? parts_text(r.parts[k]) : "",
+                                         gp::holds_gpus(s) ? parts_text(r.parts[k]) + gpu_index_text(r.gpu_index, k) : "",
                                          s.phase == gp::Phase::Running ? r.level : -1});
         }
         batch_.runs.push_back(r.rec);
@@ -524,16 +543,23 @@ void Service::schedule(std::size_t pi, Seconds t) {
     PoolState& pool = *pools_[pi];
     pool.dirty = false;
     const std::vector<Decision> ds = pool.sched->round(t);
+    // Stops first (preemptions, lease ends not renewed), then starts: a real executor then knows
+    // which GPUs are still winding down when it places the new runs on them.
     for (const Decision& d : ds) {
         auto it = pool.job_run.find(d.job);
-        if (it == pool.job_run.end()) continue;
-        RunMem& r = *runs_.at(it->second);
-        if (d.kind == Decision::Kind::Start) apply_start(r, d, t);
-        else preempt(r, t);
+        if (it == pool.job_run.end() || d.kind == Decision::Kind::Start) continue;
+        preempt(*runs_.at(it->second), t);
+    }
+    for (auto& [id, r] : runs_)
+        if (r->pool == pi && !r->ended() && r->lease_ended_at == t && pool.sched->is_pending(r->job) && r->holding())
+            preempt(*r, t);
+    for (const Decision& d : ds) {
+        auto it = pool.job_run.find(d.job);
+        if (it == pool.job_run.end() || d.kind != Decision::Kind::Start) continue;
+        apply_start(*runs_.at(it->second), d, t);
     }
     for (auto& [id, r] : runs_) {
         if (r->pool != pi || r->ended()) continue;
-        if (r->lease_ended_at == t && pool.sched->is_pending(r->job) && r->holding()) preempt(*r, t);
         r->lease_ended_at = -1;
         if (r->rec.state == "pending" && pool.sched->is_pending(r->job)) {
             std::string why = pool.sched->pending_reason(r->job, r->rec.workers, r->rec.gpus_per_worker);
@@ -567,7 +593,14 @@ void Service::apply_start(RunMem& r, const Decision& d, Seconds t) {
         r.rec.attempt_list.back().ended_s = t;
         r.rec.attempt_list.back().outcome = "preempted";
     }
-    exec_->forget(r.rec.id);
+    // A real executor's previous attempt still winding down keeps its processes (and its
+    // checkpoint) until they are gone: the new attempt's launch waits for that (try_launch).
+    if (exec_->runs_commands() && (r.rec.state == "starting" || r.rec.state == "running") && !r.launch_pending) {
+        exec_->stop(t, r.rec.id);  // moved to other GPUs: the checkpoint signal first
+        r.prev_alive = true;
+    }
+    r.prev_alive = r.prev_alive || (exec_->runs_commands() && r.rec.state == "stopping");
+    if (!r.prev_alive) exec_->forget(r.rec.id);
     // Workers take gpus_per_worker GPUs each from the placement's parts, in order.
     std::vector<std::pair<int, int>> left;  // (machine id, gpus)
     for (const auto& p : d.placement.parts) left.push_back({static_cast<int>(pool.machines[p.machine].id), p.gpus});
@@ -594,8 +627,9 @@ void Service::apply_start(RunMem& r, const Decision& d, Seconds t) {
     r.rec.phase_since_s = t;
     r.rec.lease_start_s = t;
     r.rec.lease_end_s = lease_end;
-    const Seconds duration = r.rec.sim_duration_s > 0 ? r.rec.sim_duration_s : r.rec.time_limit_s;
-    exec_->launch(t, {r.rec.id, r.rec.workers, duration, r.rec.time_limit_s, r.rec.attempts, r.rec.executed_s});
+    assign_gpus(r);
+    r.launch_pending = true;
+    try_launch(r, t);
     log(LogLevel::Info, "run.placed", {{"run", r.rec.name}, {"attempt", std::to_string(r.rec.attempts)}});
 }
 
@@ -623,6 +657,7 @@ void Service::preempt(RunMem& r, Seconds t) {
     r.rec.stop_cause = "preemption";
     r.rec.phase_since_s = t;
     r.rec.lease_end_s = -1;
+    cancel_launch(r, t);
     log(LogLevel::Info, "run.preempted", {{"run", r.rec.name}});
 }
 
@@ -672,9 +707,7 @@ void Service::machine_event(const ExecEvent& e) {
             continue;
         }
         on_exec({ExecEvent::Kind::Failed, e.t, id, 0, 0});
-        const Seconds duration = r->rec.sim_duration_s > 0 ? r->rec.sim_duration_s : r->rec.time_limit_s;
-        exec_->restore({id, r->rec.workers, duration, r->rec.time_limit_s, r->rec.attempts, r->rec.executed_s},
-                       ExecPhase::Failed, e.t, r->rec.executed_s);
+        exec_->restore(exec_run(*r), ExecPhase::Failed, e.t, r->rec.executed_s);
     }
 }
 
@@ -688,11 +721,26 @@ void Service::on_exec(const ExecEvent& e) {
     const Seconds t = e.t;
     touch(r);
     using K = ExecEvent::Kind;
+    if (e.attempt > 0 && e.attempt != r.rec.attempts) {  // an event of an earlier attempt
+        if (r.prev_alive && (e.kind == K::StopDone || e.kind == K::Released || e.kind == K::Finished)) {
+            r.prev_alive = false;  // its processes are gone: the new attempt may start
+            try_launch(r, t);
+            // ...and so may other runs' launches waiting for these GPUs.
+            for (auto& [id, o] : runs_)
+                if (o->launch_pending) try_launch(*o, t);
+        }
+        return;
+    }
     switch (e.kind) {
+        case K::WorkerStarted:
+        case K::WorkerExited:
+        case K::Progress:
+        case K::Utilization: return on_worker_event(r, e);
         case K::Started:
+            if (r.rec.state != "starting") break;
             for (int w : r.w) {
                 (void)counter_->start(t, w);
-                (void)counter_->utilization_level(t, w, e.level);
+                if (e.level >= 0) (void)counter_->utilization_level(t, w, e.level);
             }
             r.level = e.level;
             r.rec.state = "running";
@@ -736,7 +784,7 @@ void Service::on_exec(const ExecEvent& e) {
             log(LogLevel::Warn, "run.failed", {{"run", r.rec.name}, {"attempt", std::to_string(r.rec.attempts)}});
             break;
         case K::Released:
-            if (r.rec.attempts >= kMaxAttempts) {
+            if (failures(r) >= cfg_.max_failures) {
                 end_run(r, t, "failed", "failed");
             } else {
                 for (int w : r.w) (void)counter_->release(t, w);
@@ -749,6 +797,10 @@ void Service::on_exec(const ExecEvent& e) {
             break;
         default: break;
     }
+    // GPUs whose processes are gone may let waiting launches go.
+    if (e.kind == K::StopDone || e.kind == K::Released || e.kind == K::Finished)
+        for (auto& [id, o] : runs_)
+            if (o->launch_pending) try_launch(*o, t);
 }
 
 void Service::minute_work(Seconds now) {

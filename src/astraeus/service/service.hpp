@@ -101,6 +101,14 @@ public:
     ApiResult<nlohmann::json> report_progress(const Caller& c, const std::string& name,
                                               const Params& q, std::string_view body);
 
+    /// A worker's log of one attempt (service_logs.cpp): ?worker=I (default 0), ?attempt=K
+    /// (default the latest), ?offset=BYTES (default 0), ?limit=BYTES (default 1 MiB, at most
+    /// 4 MiB). Only workspace tokens of the run's workspace (403 otherwise); 404 for an unknown
+    /// run, a run not started yet, or an executor without logs. Answers {"run", "workspace",
+    /// "attempt", "worker", "offset", "next_offset", "size", "done", "text"}; "done": nothing
+    /// more will be written and everything was read.
+    ApiResult<nlohmann::json> run_logs(const Caller& c, const std::string& name, const Params& q);
+
     // --- goodput (contract "Goodput") ---------------------------------------------------------
     ApiResult<nlohmann::json> goodput(const Caller& c, const Params& q);
     ApiResult<nlohmann::json> goodput_weekly(const Caller& c, const Params& q);
@@ -151,6 +159,20 @@ private:
     void on_exec(const ExecEvent& e);
     void machine_event(const ExecEvent& e);
     void end_run(RunMem& r, Seconds t, const std::string& state, const std::string& outcome);
+    /// WorkerStarted, WorkerExited, Progress and Utilization events (service_exec.cpp).
+    void on_worker_event(RunMem& r, const ExecEvent& e);
+    /// Failed attempts of run r (preemptions are not failures), for max_failures.
+    static int failures(const RunMem& r);
+    /// Launches r's placed attempt unless its GPUs still hold processes of a stopping attempt
+    /// (its own previous one, or another run's): then it waits, `starting`, and is retried
+    /// when those are gone (service_exec.cpp).
+    void try_launch(RunMem& r, Seconds t);
+    /// A stop of a run whose launch was still waiting: nothing runs, the stop is done at t.
+    void cancel_launch(RunMem& r, Seconds t);
+    /// What the executor gets of run r's current attempt (service_exec.cpp).
+    ExecRun exec_run(const RunMem& r) const;
+    /// GPU indices for r's workers on their machines, the lowest free ones (service_exec.cpp).
+    void assign_gpus(RunMem& r);
     void minute_work(Seconds now);
     void refresh_workspaces();
     void touch(RunMem& r);

@@ -1,5 +1,7 @@
 // Service::reconcile_run (service.hpp): at start, a run whose pool or machine is no longer in the
 // configuration is requeued or ended with a reason (docs/operations.md "Changing the inventory").
+#include <algorithm>
+
 #include "astraeus/service/log.hpp"
 #include "astraeus/service/service.hpp"
 #include "astraeus/service/service_state.hpp"
@@ -31,7 +33,9 @@ Result<void> Service::reconcile_run(store::RunRec& rec, Seconds t) {
         rec.attempt_list.back().outcome = "failed";
     }
     const bool winding_down = rec.state == "stopping" && (rec.stop_cause == "owner" || rec.stop_cause == "limit");
-    if (pool_gone || winding_down || rec.attempts >= kMaxAttempts) {
+    const auto failed = std::count_if(rec.attempt_list.begin(), rec.attempt_list.end(),
+                                      [](const auto& a) { return a.outcome == "failed"; });
+    if (pool_gone || winding_down || failed >= cfg_.max_failures) {
         // It can never run again (or was stopping at its owner's wish): it ends, counted up to
         // the last count before the restart (the store's counted_to), nothing after.
         rec.state = winding_down ? "stopped" : "failed";
