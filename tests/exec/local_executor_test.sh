@@ -135,7 +135,8 @@ check "--follow ends when the attempt is done" '[ "$(timeout 10 "$ASTRA" runs lo
 # 5. the ledger matches the history under the minute rule
 curl -sS "$API/runs/train/goodput" -H "Authorization: Bearer $ML" > "$WORK/train_goodput.json"
 python3 "$HERE/ledger_check.py" "$WORK/train.json" "$WORK/train_goodput.json" 2 > "$WORK/ledger.txt"
-check "train's ledger matches its history, category by category" '[ $? = 0 ]' || cat "$WORK/ledger.txt"
+rc=$?; [ $rc = 0 ] || cat "$WORK/ledger.txt"
+check "train's ledger matches its history, category by category" "[ $rc = 0 ]"
 
 # 5b. a time limit (120 service seconds = 2 s of running) and an owner's stop: the checkpoint
 #     signal, then stopped; the winding down counts as productive, not preemption.
@@ -154,7 +155,8 @@ check "the owner's stop: stopped after the checkpoint signal" \
 "$ASTRA" runs show owned --json > "$WORK/owned.json"
 curl -sS "$API/runs/owned/goodput" -H "Authorization: Bearer $ML" > "$WORK/owned_goodput.json"
 python3 "$HERE/ledger_check.py" "$WORK/owned.json" "$WORK/owned_goodput.json" 1 > "$WORK/ledger_owned.txt"
-check "owned's ledger matches its history (winding down = productive)" '[ $? = 0 ]' || cat "$WORK/ledger_owned.txt"
+rc=$?; [ $rc = 0 ] || cat "$WORK/ledger_owned.txt"
+check "owned's ledger matches its history (winding down = productive)" "[ $rc = 0 ]"
 
 # 6. nothing outlives the server
 "$ASTRA" runs submit long -- sh "$W" 100000 1 > /dev/null
