@@ -66,7 +66,8 @@ check "history: running at progress, preempted, restarted" \
   '[ "$(jq -r "[.history[] | .state + (.cause // \"\")] | join(\" \")" "$WORK/ddp.json")" = "pending starting running stoppingpreemption pending starting running succeeded" ]'
 curl -sS "$API/runs/ddp/goodput" -H "Authorization: Bearer $ML" > "$WORK/ddp_goodput.json"
 python3 "$HERE/ledger_check.py" "$WORK/ddp.json" "$WORK/ddp_goodput.json" 2 > "$WORK/ledger.txt"
-check "ddp's ledger matches its history, category by category" '[ $? = 0 ]' || cat "$WORK/ledger.txt"
+rc=$?; [ $rc = 0 ] || cat "$WORK/ledger.txt"
+check "ddp's ledger matches its history, category by category" "[ $rc = 0 ]"
 check "with starting and restart time (torch's start-up, counted until the first progress)" \
   "grep -Eq '^starting +expected +[1-9]' '$WORK/ledger.txt' && grep -Eq '^restart +expected +[1-9]' '$WORK/ledger.txt'"
 
