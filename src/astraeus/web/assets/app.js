@@ -64,6 +64,7 @@ async function route() {
   }
   view.replaceChildren(node);
   view.setAttribute('data-ready', name);
+  if (!performance.getEntriesByName('astraeus:first-view').length) performance.mark('astraeus:first-view');
   const title = view.querySelector('h1');
   document.title = `${title ? title.textContent : 'Astraeus'} · Astraeus`;
 }

@@ -36,8 +36,8 @@ async function loadAttention(box) {
     items.length ? h('ul', { id: 'attention-list' }, items) : message('Nothing stalled, no straggler, no alert firing.')));
 }
 
-function runLink(ws, run) {
-  return h('a', { href: `#/run/${encodeURIComponent(ws)}/${encodeURIComponent(run)}`, text: `${ws}/${run}` });
+function runLink(ws, run, label = `${ws}/${run}`) {
+  return h('a', { href: `#/run/${encodeURIComponent(ws)}/${encodeURIComponent(run)}`, text: label });
 }
 
 function periodControls(reload) {
@@ -97,7 +97,7 @@ async function period(me) {
   const catCol = (c) => ({ label: c.label, num: true, cls: 'cat', value: (r) => cat(r, c.key), cell: (r) => gpuh(cat(r, c.key)) });
   const columns = [
     { label: state.by[0].toUpperCase() + state.by.slice(1), value: (r) => rowName(doc.by, r, multi),
-      cell: (r) => (doc.by === 'run' ? runLink(r.workspace, r.run) : h('span', { text: r[doc.by] })), cls: 'name' },
+      cell: (r) => (doc.by === 'run' ? runLink(r.workspace, r.run, rowName(doc.by, r, multi)) : h('span', { text: r[doc.by] })), cls: 'name' },
     { label: 'Held', num: true, value: (r) => r.allocated_gpu_hours, cell: (r) => gpuh(r.allocated_gpu_hours) },
     { label: 'Productive', num: true, value: (r) => r.productive_gpu_hours, cell: (r) => gpuh(r.productive_gpu_hours) },
     { label: 'Goodput', num: true, value: (r) => r.goodput, cell: (r) => pct(r.goodput) },

@@ -162,7 +162,7 @@ export function sortableTable(columns, rows, { sortBy = 0, desc = false, caption
     }
     ths.forEach((th, i) => th.setAttribute('aria-sort', i === key ? (down ? 'descending' : 'ascending') : 'none'));
     body.replaceChildren(...sorted.map((r) => h('tr', {}, columns.map((c) =>
-      h('td', { class: [c.num ? 'num' : '', c.cls || ''].join(' ').trim() || null }, c.cell(r)))));
+      h('td', { class: [c.num ? 'num' : '', c.cls || ''].join(' ').trim() || null }, c.cell(r))))));
   }
   render();
   return h('div.table-wrap', {}, table);
