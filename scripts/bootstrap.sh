@@ -5,11 +5,20 @@ pkgs=(build-essential cmake ninja-build pkg-config zlib1g-dev
       libfmt-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
       libcpp-httplib-dev libsqlitecpp-dev libsqlite3-dev libssl-dev libspdlog-dev  # astraeus serve
       curl jq prometheus wrk  # the service's integration tests, Prometheus scrape test, load benchmark
-      chromium)  # chromium: the headless render test of the HTML report (tests/report/)
+      chromium  # chromium: the headless render test of the HTML report (tests/report/)
+      nodejs)  # the web pages' browser tests (tests/web/: npm's playwright-core drives chromium)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
-if [ ${#missing[@]} -eq 0 ]; then echo "bootstrap: all packages present"; exit 0; fi
+# Debian's npm package; a nodejs from another repository (e.g. NodeSource's Node 20) brings its own.
+command -v npm >/dev/null 2>&1 || dpkg -s npm >/dev/null 2>&1 || missing+=(npm)
+# The browser tests' one npm package, pinned by tests/web/package-lock.json.
+web_deps() {
+  local dir; dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/web"
+  [ -d "$dir/node_modules/playwright-core" ] || npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
+}
+if [ ${#missing[@]} -eq 0 ]; then echo "bootstrap: all packages present"; web_deps; exit 0; fi
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+web_deps

@@ -13,6 +13,8 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 [ -x "$CHROMIUM" ] || { echo "SKIP: no Chromium at $CHROMIUM (apt-get install chromium)"; exit 77; }
 command -v node > /dev/null || { echo "SKIP: node not installed (apt-get install nodejs)"; exit 77; }
+node_major=$(node -p 'process.versions.node.split(".")[0]')
+[ "$node_major" -ge 20 ] || { echo "SKIP: node $node_major is too old for playwright-core 1.65 (needs 20 or later)"; exit 77; }
 command -v curl > /dev/null || { echo "SKIP: curl not installed"; exit 77; }
 [ -d "$HERE/node_modules/playwright-core" ] || {
   echo "SKIP: playwright-core is not installed in tests/web (scripts/bootstrap.sh runs: npm ci --prefix tests/web)"; exit 77; }

@@ -30,7 +30,15 @@ json sums_json(const TenantServiceSums& s) {
 }  // namespace
 
 ApiResult<json> Service::fairness(const Caller& c) {
-    std::lock_guard lk(mu_);
+    std::unique_lock lk(mu_);
+    // Bring the scheduler's ledgers up to now: the due events first (as every operation does),
+    // then each pool's clock, so that the window ends now and not at the pool's last event.
+    begin(clock_.now());
+    catch_up(clock_.now());
+    for (auto& p : pools_) p->sched->advance(last_event_s_);
+    commit();
+    wake_ = true;
+    cv_.notify_all();
     const bool ws_only = c.token.scope == store::Scope::Workspace;
     std::string own;
     if (ws_only) {
@@ -88,9 +96,9 @@ ApiResult<json> Service::fairness(const Caller& c) {
             if (v.name != ws) continue;
             if (r->rec.reason.rfind("waiting for quota", 0) == 0)
                 why = "workspace " + ws + " holds " + str(v.used_gpus) + " of its " + str(v.quota_gpus) +
-                      "-GPU share of pool " + pool.rec.name + "; this run needs " + str(gpus) +
-                      " more, so it waits until the workspace's runs release GPUs or other workspaces leave "
-                      "theirs unused";
+                      "-GPU share of pool " + pool.rec.name + " and this run needs " + str(gpus) +
+                      " more: it starts when the workspace's own runs release GPUs, or when GPUs other "
+                      "workspaces leave unused can be lent to it";
             else if (!r->rec.reason.empty())
                 why = "pool " + pool.rec.name + " has " + str(pool.sched->free_gpus()) + " GPUs free; this run needs " +
                       str(r->rec.workers) + " x " + str(r->rec.gpus_per_worker) + " GPUs placed together";
