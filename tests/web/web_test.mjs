@@ -158,17 +158,23 @@ try {
   await ready(page, 'runs');
   await shot(page, 'runs-admin');
 
+  const fairBefore = await api(ADMIN, '/fairness');
   await go(page, '#/fairness', 'fairness');
   const fws = await texts(page, '.fair-table tbody td.name');
   check('fairness: the admin sees both workspaces in both pools', fws.sort().join(',') === 'cv,cv,ml,ml', fws.join(','));
   const pending = await texts(page, '#pending-list li');
   check('fairness: why a pending run waits', pending.some((p) => p.startsWith('cv/vision') && /waiting for quota|no placement/.test(p)), pending.join('|'));
-  const fair = await api(ADMIN, '/fairness');
-  const def = fair.pools.find((p) => p.pool === 'default');
-  const mlRow = def.workspaces.find((w) => w.workspace === 'ml');
+  // Live figures: the page's lie between the API's answers just before and after it.
+  const fairAfter = await api(ADMIN, '/fairness');
+  const mlOf = (doc) => doc.pools.find((p) => p.pool === 'default').workspaces.find((w) => w.workspace === 'ml');
   const rowText = await page.$eval('.fair-table tbody tr', (tr) => [...tr.cells].map((c) => c.textContent));
-  check('fairness: received GPU-h as the API', rowText[0] === 'ml' && Math.abs(Number(rowText[4]) - mlRow.received_gpu_hours) <= 0.11,
-    `${rowText.join('|')} vs ${mlRow.received_gpu_hours}`);
+  const between = (v, key) => Number(v) >= Number(gpuh(mlOf(fairBefore)[key])) && Number(v) <= Number(gpuh(mlOf(fairAfter)[key]));
+  check('fairness: received and deserved GPU-h as the API', rowText[0] === 'ml' && between(rowText[4], 'received_gpu_hours') &&
+    between(rowText[5], 'deserved_gpu_hours') && Number(rowText[4]) > 0,
+    `${rowText.join('|')} vs ${mlOf(fairBefore).received_gpu_hours}..${mlOf(fairAfter).received_gpu_hours}`);
+  const cvText = await page.$eval('.fair-table tbody tr:nth-child(2)', (tr) => [...tr.cells].map((c) => c.textContent));
+  check('fairness: cv, waiting for its share, deserved GPU time it did not receive',
+    cvText[0] === 'cv' && Number(cvText[4]) === 0 && Number(cvText[5]) > 0, cvText.join('|'));
   await shot(page, 'fairness');
 
   // --- numbers equal the API's: stop every run first, so the ledgers are still ----------------------
@@ -238,27 +244,34 @@ try {
     await c2.close();
   }
 
-  // --- the budget: bytes transferred and time to the first view, cold cache -----------------------
+  // --- the budget: bytes transferred and time to the first view, cold cache, BUDGET_RUNS times ------
   {
-    const { ctx: c3, page: p3 } = await newPage();
-    await c3.addInitScript((t) => sessionStorage.setItem('astraeus.token', t), ML);
-    const cdp = await c3.newCDPSession(p3);
-    await cdp.send('Network.enable');
-    let bytes = 0, requests = 0;
-    cdp.on('Network.loadingFinished', (e) => { bytes += e.encodedDataLength; requests++; });
-    const t0 = Date.now();
-    await p3.goto(`${BASE}/`);
-    await ready(p3, 'goodput');
-    const wall = Date.now() - t0;
-    const mark = await p3.evaluate(() => performance.getEntriesByName('astraeus:first-view')[0]?.startTime);
-    await new Promise((r) => setTimeout(r, 200));
-    const budget = { first_view_ms: Math.round(mark ?? wall), wall_ms: wall, bytes_transferred: bytes, requests };
+    const runs = [];
+    for (let k = 0; k < Number(process.env.BUDGET_RUNS || 1); k++) {
+      const { ctx: c3, page: p3 } = await newPage();
+      await c3.addInitScript((t) => sessionStorage.setItem('astraeus.token', t), ML);
+      const cdp = await c3.newCDPSession(p3);
+      await cdp.send('Network.enable');
+      let bytes = 0, requests = 0;
+      cdp.on('Network.loadingFinished', (e) => { bytes += e.encodedDataLength; requests++; });
+      await p3.goto(`${BASE}/`);
+      await ready(p3, 'goodput');
+      const mark = await p3.evaluate(() => performance.getEntriesByName('astraeus:first-view')[0].startTime);
+      const dcl = await p3.evaluate(() => performance.getEntriesByType('navigation')[0].domContentLoadedEventEnd);
+      await new Promise((r) => setTimeout(r, 200));
+      runs.push({ first_view_ms: Math.round(mark), dom_content_loaded_ms: Math.round(dcl), bytes_transferred: bytes, requests });
+      await c3.close();
+    }
+    const med = (key) => { const v = runs.map((r) => r[key]).sort((a, b) => a - b); return v[Math.floor((v.length - 1) / 2)]; };
+    const budget = { runs: runs.length, first_view_ms_median: med('first_view_ms'),
+      first_view_ms_min: Math.min(...runs.map((r) => r.first_view_ms)), first_view_ms_max: Math.max(...runs.map((r) => r.first_view_ms)),
+      dom_content_loaded_ms_median: med('dom_content_loaded_ms'), bytes_transferred_median: med('bytes_transferred'), requests: runs[0].requests };
     writeFileSync(`${OUT}/web-budget.json`, `${JSON.stringify(budget)}\n`);
-    console.log(`budget: first view ${budget.first_view_ms} ms (navigation start to the Goodput view with its data), ` +
-      `${bytes} bytes in ${requests} responses (headers included, gzip), wall ${wall} ms`);
-    check('budget: first view within 2 s on loopback', budget.first_view_ms < 2000);
-    check('budget: under 100 kB transferred', bytes > 0 && bytes < 100000, String(bytes));
-    await c3.close();
+    console.log(`budget (${runs.length} cold loads): first view ${budget.first_view_ms_median} ms median ` +
+      `(${budget.first_view_ms_min}-${budget.first_view_ms_max}; navigation start to the Goodput view with its data), ` +
+      `DOMContentLoaded ${budget.dom_content_loaded_ms_median} ms, ${budget.bytes_transferred_median} bytes in ${budget.requests} responses (headers included, gzip)`);
+    // Bytes only: times are measured (docs/web.md), not asserted.
+    check('budget: under 50 kB transferred', runs.every((r) => r.bytes_transferred > 0 && r.bytes_transferred < 50000), JSON.stringify(runs));
   }
 } finally {
   await browser.close();

@@ -1,5 +1,5 @@
 // Shared helpers of the web pages: the API client (token from sessionStorage, Authorization
-// header), DOM building with textContent only (never innerHTML: every name a user controls is
+// header), DOM building with text nodes and textContent only (never parsed as markup: every name a user controls is
 // shown as text), number formats and the eight goodput categories with their colours.
 
 const TOKEN_KEY = 'astraeus.token';
