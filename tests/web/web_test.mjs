@@ -231,6 +231,21 @@ try {
   await page.fill('#to', '2026-11-30');
   await page.click('.custom button[type=submit]');
   check('custom range: over 400 days refused', /at most 400 days/.test(await page.textContent('#range-error')));
+  // A custom range of three UTC days ending today (the service's today): as the API's.
+  const today = (await api(ADMIN, '/goodput?days=1')).end.slice(0, 10);
+  const from = new Date(Date.parse(today) - 2 * 86400000).toISOString().slice(0, 10);
+  await page.selectOption('#by', 'workspace');
+  await page.fill('#from', from);
+  await page.fill('#to', today);
+  await page.click('.custom button[type=submit]');
+  await page.waitForSelector(`#period[data-by="workspace"][data-start="${from}T00:00:00Z"]`);
+  const cend = await page.getAttribute('#period', 'data-end');
+  const cdoc = await api(ADMIN, `/goodput?by=workspace&start=${from}T00:00:00Z&end=${cend}`);
+  check('custom range: three whole days', Date.parse(cend) - Date.parse(`${from}T00:00:00Z`) === 3 * 86400000, cend);
+  check('custom range: held as the API', (await page.textContent('#sum-held')).trim() === `${gpuh(cdoc.total.allocated_gpu_hours)} GPU-h` &&
+    cdoc.total.allocated_gpu_hours > 0);
+  const cws = await texts(page, '#goodput-table tbody td.name');
+  check('custom range: a row per workspace for the admin', cws.sort().join(',') === 'cv,ml', cws.join(','));
   await ctx.close();
 
   // --- 1280 px and a narrow screen ------------------------------------------------------------------

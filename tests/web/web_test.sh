@@ -51,10 +51,20 @@ post "$ML" /runs "{\"name\":\"sweep-7\",\"workers\":1,\"gpus_per_worker\":4,\"po
 sleep 0.3
 post "$CV" /runs '{"name":"vision","workers":2,"gpus_per_worker":8}'
 post "$CV" /runs "{\"name\":\"tiny\",\"workers\":1,\"gpus_per_worker\":2,\"pool\":\"$XSS\"}"
-sleep 2.5   # 150 service seconds: llm and sweep-7 are running (start-up 60 s)
+# wait_for TOKEN PATH PATTERN: polls GET PATH (up to 20 s) until its JSON matches PATTERN.
+wait_for() {
+  for _ in $(seq 100); do
+    curl -sS "$BASE/v1$2" -H "Authorization: Bearer $1" | grep -Eq "$3" && return 0
+    sleep 0.2
+  done
+  echo "seeding: GET $2 never matched $3"; exit 1
+}
+wait_for "$ML" /runs/llm '"state":"running"'   # start-up: 60 service seconds
+wait_for "$ML" /runs/sweep-7 '"state":"running"'
 # llm's workers report progress once, then none: stalled after the 120 s stall timeout.
 post "$ML" /runs/llm/progress '{"steps":[100,100]}'
-sleep 2.5
+wait_for "$ML" /stalls '"stalled":\[\{'
+sleep 1
 
 cd "$HERE" && BASE="$BASE" OUT="$OUT" CHROMIUM="$CHROMIUM" XSS="$XSS" \
   ML="$ML" CV="$CV" ADMIN="$ADMIN" OPERATOR="$OPERATOR" timeout 150 node web_test.mjs
