@@ -4,7 +4,7 @@
 import { chromium } from 'playwright-core';
 import { writeFileSync } from 'node:fs';
 
-const { BASE, OUT, CHROMIUM, XSS, ML, CV, ADMIN } = process.env;
+const { BASE, OUT, CHROMIUM, XSS, ML, CV, ADMIN, OPERATOR } = process.env;
 let fails = 0, passes = 0;
 const check = (name, ok, detail = '') => {
   if (ok) passes++; else { fails++; console.log(`FAIL: ${name}${detail ? ` (${detail})` : ''}`); }
@@ -138,6 +138,31 @@ try {
     await page.click('#signout');
     check('sign-out: the token is gone and the form is back',
       (await page.evaluate(() => sessionStorage.getItem('astraeus.token'))) === null && await page.isVisible('#signin'));
+    await ctx.close();
+  }
+
+  // --- cv stops its waiting run from its page; an operator sees all and cannot stop ----------------
+  {
+    const { ctx, page } = await newPage();
+    await signIn(page, CV);
+    await ready(page, 'goodput');
+    await go(page, '#/run/cv/tiny', 'run');
+    await page.click('#stop');
+    await page.click('#stop-confirm');
+    await page.waitForFunction(() => /stopped/.test(document.querySelector('#run-state')?.textContent || ''), null, { timeout: 10000 });
+    check('stop: the owner stopped its pending run from its page', (await api(CV, '/runs/tiny')).state === 'stopped');
+    check('stop: no stop button once it ended', !(await page.isVisible('#stop')));
+    await ctx.close();
+  }
+  {
+    const { ctx, page } = await newPage();
+    await signIn(page, OPERATOR);
+    await ready(page, 'goodput');
+    await go(page, '#/runs', 'runs');
+    check('operator: the workspace column and all four runs', (await texts(page, '#runs-table thead th')).includes('Workspace') &&
+      (await texts(page, '#runs-table tbody td.name')).length === 4);
+    await go(page, '#/run/ml/llm', 'run');
+    check('operator: no stop on another\'s run (operators cannot stop)', !(await page.isVisible('#stop')));
     await ctx.close();
   }
 
