@@ -158,6 +158,9 @@ try {
     const { ctx, page } = await newPage();
     await signIn(page, OPERATOR);
     await ready(page, 'goodput');
+    const items = await texts(page, '#attention-list li');
+    check('operator: the firing threshold alert listed first', items.some((t) => t.startsWith('Alert firing: workers_stalled')), items.join('|'));
+    await shot(page, 'goodput-operator');
     await go(page, '#/runs', 'runs');
     check('operator: the workspace column and all four runs', (await texts(page, '#runs-table thead th')).includes('Workspace') &&
       (await texts(page, '#runs-table tbody td.name')).length === 4);

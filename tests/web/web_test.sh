@@ -27,6 +27,7 @@ XSS='<img src=x onerror=alert(1)>'
 cat > "$WORK/astraeus.json" <<JSON
 {"pools": [{"name": "default", "machines": [{"count": 2, "gpus": 8}]},
            {"name": "$XSS", "machines": [{"count": 1, "gpus": 4}]}],
+ "threshold_alerts": [{"metric": "workers_stalled", "scope": "", "op": ">", "value": 0, "for_s": 0}],
  "time_scale": 60, "stall_timeout_s": 120}
 JSON
 admin init --org acme --cluster "$XSS" --config "$WORK/astraeus.json" > "$WORK/init.txt" || exit 1
