@@ -5,11 +5,12 @@ pkgs=(build-essential cmake ninja-build pkg-config zlib1g-dev
       libfmt-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
       libcpp-httplib-dev libsqlitecpp-dev libsqlite3-dev libssl-dev libspdlog-dev  # astraeus serve
       curl jq prometheus wrk  # the service's integration tests, Prometheus scrape test, load benchmark
-      chromium  # chromium: the headless render test of the HTML report (tests/report/)
-      nodejs)  # the web pages' browser tests (tests/web/: npm's playwright-core drives chromium)
+      chromium)  # chromium: the headless render test of the HTML report (tests/report/)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
-# Debian's npm package; a nodejs from another repository (e.g. NodeSource's Node 20) brings its own.
+# The web pages' browser tests (tests/web/: npm's playwright-core drives chromium): nodejs, and
+# Debian's npm package unless the nodejs installed (e.g. NodeSource's Node 20) brings its own.
+dpkg -s nodejs >/dev/null 2>&1 || missing+=(nodejs)
 command -v npm >/dev/null 2>&1 || dpkg -s npm >/dev/null 2>&1 || missing+=(npm)
 # The browser tests' one npm package, pinned by tests/web/package-lock.json.
 web_deps() {

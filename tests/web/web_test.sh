@@ -31,7 +31,10 @@ cat > "$WORK/astraeus.json" <<JSON
  "time_scale": 60, "stall_timeout_s": 120}
 JSON
 admin init --org acme --cluster "$XSS" --config "$WORK/astraeus.json" > "$WORK/init.txt" || exit 1
-"$ASTRAEUS" serve --config "$WORK/astraeus.json" --data-dir "$WORK/data" --listen 127.0.0.1:0 \
+# The simulated executor (named explicitly where the binary has several: it runs nothing).
+SERVE_ARGS=()
+"$ASTRAEUS" serve --help 2>&1 | grep -q -- '--executor' && SERVE_ARGS=(--executor sim)
+"$ASTRAEUS" serve "${SERVE_ARGS[@]}" --config "$WORK/astraeus.json" --data-dir "$WORK/data" --listen 127.0.0.1:0 \
     --port-file "$WORK/port" > "$WORK/server.log" 2>&1 &
 SERVER_PID=$!
 for _ in $(seq 200); do [ -s "$WORK/port" ] && break; sleep 0.1; done
@@ -47,7 +50,7 @@ post() {  # post TOKEN PATH JSON
 }
 # ml: llm fills the default pool; sweep-7 runs in the oddly named pool. cv: vision waits for
 # the default pool, tiny waits behind sweep-7.
-post "$ML" /runs "{\"name\":\"llm\",\"workers\":2,\"gpus_per_worker\":8,\"command\":\"$XSS\",\"image\":\"$XSS\"}"
+post "$ML" /runs "{\"name\":\"llm\",\"workers\":2,\"gpus_per_worker\":8,\"command\":\"$XSS\"}"
 post "$ML" /runs "{\"name\":\"sweep-7\",\"workers\":1,\"gpus_per_worker\":4,\"pool\":\"$XSS\",\"time_limit_s\":7200}"
 sleep 0.3
 post "$CV" /runs '{"name":"vision","workers":2,"gpus_per_worker":8}'

@@ -27,8 +27,8 @@ export async function runView(me, ws, name) {
   fact('Started', when(run.started_at));
   fact('Ended', when(run.ended_at));
   fact('Time limit', run.time_limit_s ? `${run.time_limit_s} s` : '-');
-  fact('Command', run.command || '-');
-  fact('Image', run.image || '-');
+  fact('Command', commandText(run.command));
+  if (run.image) fact('Image', run.image);
   fact('Attempts', String(run.attempts));
   root.append(dl);
 
@@ -39,10 +39,24 @@ export async function runView(me, ws, name) {
   root.append(stackedBar(gp, asked(gp)), legend());
 
   root.append(h('h2', { text: 'Attempts' }), timeline(detail));
+  if (Array.isArray(run.history) && run.history.length) root.append(historyList(run.history));
   root.append(h('h2', { text: 'Workers' }), workersTable(detail.workers));
-  const logs = await logsSection(path, at);
+  const logs = await logsSection(path, at, run.workers);
   if (logs) root.append(logs);
   return root;
+}
+
+// A command as text: a string as is; an argv array joined by spaces, arguments with spaces or
+// quotes shown quoted.
+function commandText(cmd) {
+  if (Array.isArray(cmd)) return cmd.length ? cmd.map((a) => (/[\s"'\\]/.test(a) ? JSON.stringify(a) : a)).join(' ') : '-';
+  return cmd || '-';
+}
+
+// The run's states with when each began and why it stopped, when the server keeps them.
+function historyList(history) {
+  return h('div', {}, h('h3', { text: 'States' }), h('ol.history', { id: 'history-list' }, history.map((e) =>
+    h('li', {}, `${when(e.at)} ${e.state}`, e.cause ? ` (${e.cause})` : '', e.attempt ? `, attempt ${e.attempt}` : ''))));
 }
 
 function stopButton(path, at) {
@@ -97,14 +111,21 @@ function workersTable(workers) {
     h('tbody', {}, rows)));
 }
 
-// Logs, only when the server answers GET /v1/runs/{run}/logs (absent on servers without it).
-async function logsSection(path, at) {
-  let body;
-  try { body = await api(`${path}/logs${at}`); } catch (e) { return null; }
+// Logs, only when the server answers GET /v1/runs/{run}/logs (servers without it, executors that
+// keep none and tokens outside the run's workspace get an error: no section then). One worker's
+// output of the latest attempt ({"text", "size", ...}); a choice of worker when there are several.
+async function logsSection(path, at, workers = 1) {
+  const fetchLog = async (k) => {
+    const body = await api(`${path}/logs${at ? `${at}&` : '?'}worker=${k}`);
+    if (typeof body === 'string') return body;
+    if (body && typeof body.text === 'string') return body.text;
+    return JSON.stringify(body, null, 2);
+  };
   let text;
-  if (typeof body === 'string') text = body;
-  else if (body && Array.isArray(body.lines)) text = body.lines.map((l) => (typeof l === 'string' ? l : JSON.stringify(l))).join('\n');
-  else if (body && Array.isArray(body.logs)) text = body.logs.map((l) => (typeof l === 'string' ? l : l.line ?? l.text ?? JSON.stringify(l))).join('\n');
-  else text = JSON.stringify(body, null, 2);
-  return h('div', {}, h('h2', { text: 'Logs' }), h('pre.logs', { id: 'logs', tabindex: '0', text: text || '(empty)' }));
+  try { text = await fetchLog(0); } catch (e) { return null; }
+  const pre = h('pre.logs', { id: 'logs', tabindex: '0', text: text || '(empty)' });
+  const pick = workers > 1 ? h('label', {}, 'Worker ', h('select', { id: 'log-worker', onchange: async (ev) => {
+    try { pre.textContent = (await fetchLog(ev.target.value)) || '(empty)'; } catch (e) { pre.textContent = e.message; }
+  } }, Array.from({ length: workers }, (_, k) => h('option', { value: String(k), text: String(k) })))) : null;
+  return h('div', {}, h('h2', { text: 'Logs' }), pick, pre);
 }
