@@ -107,8 +107,6 @@ public:
     ApiResult<nlohmann::json> run_goodput(const Caller& c, const std::string& name, const Params& q);
     ApiResult<nlohmann::json> cluster_goodput(const Caller& c, const std::string& org,
                                               const std::string& cluster, const Params& q);
-    ApiResult<std::string> metrics(const Caller& c);
-    ApiResult<nlohmann::json> alerts(const Caller& c);
 
     // --- read-only views for the web pages (service_web_api.cpp; docs/api.md) ------------------
     /// GET /fairness: per pool, each visible workspace's GPU time received (U) against deserved
@@ -122,6 +120,9 @@ public:
     ApiResult<nlohmann::json> whoami(const Caller& c);
     /// GET /stalls: the visible running runs with workers stalled or a straggler now.
     ApiResult<nlohmann::json> stalls(const Caller& c);
+
+    ApiResult<std::string> metrics(const Caller& c);
+    ApiResult<nlohmann::json> alerts(const Caller& c);
 
     /// The scheduler loop: wakes at executor events, lease ends and minute boundaries (the
     /// goodput count, alerts, pruning) until stop() is called.
