@@ -101,13 +101,6 @@ HttpServer::HttpServer(service::Service& svc, int threads) : impl_(std::make_uni
     s.Get("/v1/goodput/weekly", route(200, [&sv](const Caller& c, const httplib::Request& r) {
               return sv.goodput_weekly(c, params_of(r));
           }));
-    s.Get(R"(/v1/organizations/([^/]+)/clusters/([^/]+)/goodput)",
-          route(200, [&sv](const Caller& c, const httplib::Request& r) {
-              return sv.cluster_goodput(c, r.matches[1].str(), r.matches[2].str(), params_of(r));
-          }));
-    s.Get("/v1/alerts", route(200, [&sv](const Caller& c, const httplib::Request&) {
-              return sv.alerts(c);
-          }));
     s.Get("/v1/fairness", route(200, [&sv](const Caller& c, const httplib::Request&) {
               return sv.fairness(c);
           }));
@@ -141,6 +134,13 @@ HttpServer::HttpServer(service::Service& svc, int threads) : impl_(std::make_uni
     };
     s.Get("/", page);
     s.Get(R"(/assets/[A-Za-z0-9_./-]+)", page);
+    s.Get(R"(/v1/organizations/([^/]+)/clusters/([^/]+)/goodput)",
+          route(200, [&sv](const Caller& c, const httplib::Request& r) {
+              return sv.cluster_goodput(c, r.matches[1].str(), r.matches[2].str(), params_of(r));
+          }));
+    s.Get("/v1/alerts", route(200, [&sv](const Caller& c, const httplib::Request&) {
+              return sv.alerts(c);
+          }));
     s.Get("/v1/goodput/metrics", [&sv](const httplib::Request& req, httplib::Response& res) {
         auto caller = sv.authenticate(req.get_header_value("Authorization"));
         if (!caller) return send_error(res, caller.error());
