@@ -130,8 +130,13 @@ try {
     const fws = await texts(page, '.fair-table tbody td.name');
     check('fairness: ml sees its own workspace only', fws.length === 2 && fws.every((w) => w === 'ml'), fws.join(','));
 
-    // Keyboard: the sort buttons and links are reachable and work with Enter.
-    await go(page, '#/goodput', 'goodput');
+    // Keyboard: a view reached from the top bar gets the focus on its heading; the sort buttons
+    // work with Enter.
+    await page.focus('#nav a[data-view="goodput"]');
+    await page.keyboard.press('Enter');
+    await ready(page, 'goodput');
+    await page.waitForFunction(() => document.activeElement && document.activeElement.id === 'goodput-h');
+    check('keyboard: the top bar link opens the view, focus on its heading', true);
     await page.focus('#goodput-table thead th:nth-child(1) button');
     await page.keyboard.press('Enter');
     check('keyboard: Enter on a column header sorts it', (await page.getAttribute('#goodput-table thead th:nth-child(1)', 'aria-sort')) === 'ascending');

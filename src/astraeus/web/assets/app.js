@@ -9,6 +9,7 @@ import { fairnessView } from './fairness.js';
 
 const $ = (id) => document.getElementById(id);
 let me = null;  // GET /v1/whoami of the signed-in token
+let routing = 0;  // the latest route(): an older one still loading is not shown
 
 function showSignIn(error) {
   me = null;
@@ -41,8 +42,10 @@ async function signIn(token) {
   route();
 }
 
-async function route() {
+async function route(ev) {
   if (!me) return;
+  const focused = document.activeElement && document.activeElement.id;
+  const mine = ++routing;
   const parts = (location.hash.replace(/^#\/?/, '') || 'goodput').split('/').map(decodeURIComponent);
   const name = parts[0];
   for (const a of document.querySelectorAll('#nav a')) {
@@ -62,11 +65,16 @@ async function route() {
     if (e instanceof ApiError && e.status === 401) { session.clear(); return showSignIn(`Signed out: ${e.message}`); }
     node = h('p.error', { role: 'alert', text: `Cannot show this view: ${e.message}` });
   }
+  if (mine !== routing || !me) return;
   view.replaceChildren(node);
   view.setAttribute('data-ready', name);
   if (!performance.getEntriesByName('astraeus:first-view').length) performance.mark('astraeus:first-view');
   const title = view.querySelector('h1');
   document.title = `${title ? title.textContent : 'Astraeus'} · Astraeus`;
+  // Keyboard and screen-reader users land on the new view's heading; a refresh of the same view
+  // (a filter changed) keeps the focus on the control they used.
+  if (ev && ev.type === 'hashchange' && title) { title.tabIndex = -1; title.focus(); }
+  else if (focused && document.getElementById(focused)) document.getElementById(focused).focus();
 }
 
 $('signin-form').addEventListener('submit', (ev) => {

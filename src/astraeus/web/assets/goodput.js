@@ -76,14 +76,18 @@ function periodParams() {
 
 const rowName = (by, r, multi) => (by === 'run' && multi ? `${r.workspace}/${r.run}` : r[by]);
 
+// Loads overlap when the period and the rows change quickly: only the latest one is shown.
+let latest = 0;
 async function load(me, body) {
+  const mine = ++latest;
   body.replaceChildren(message('Loading…'));
+  let node;
   try {
-    if (state.period === 'weeks') body.replaceChildren(await weekly(me));
-    else body.replaceChildren(await period(me));
+    node = state.period === 'weeks' ? await weekly(me) : await period(me);
   } catch (e) {
-    body.replaceChildren(h('p.error', { role: 'alert', text: e.message }));
+    node = h('p.error', { role: 'alert', text: e.message });
   }
+  if (mine === latest) body.replaceChildren(node);
 }
 
 async function period(me) {
