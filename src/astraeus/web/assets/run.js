@@ -41,7 +41,8 @@ export async function runView(me, ws, name) {
   root.append(h('h2', { text: 'Attempts' }), timeline(detail));
   if (Array.isArray(run.history) && run.history.length) root.append(historyList(run.history));
   root.append(h('h2', { text: 'Workers' }), workersTable(detail.workers));
-  const logs = await logsSection(path, at, run.workers);
+  // Logs are readable inside the run's workspace only (org admins and operators get a 403).
+  const logs = me.scope === 'workspace' && me.workspace === run.workspace ? await logsSection(path, at, run.workers) : null;
   if (logs) root.append(logs);
   return root;
 }
