@@ -12,7 +12,16 @@ pkgs=(build-essential cmake ninja-build pkg-config zlib1g-dev
       slurmdbd mariadb-server)  # sacct on the test cluster (scripts/slurm-test-cluster.sh, docs/slurm.md)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
-if [ ${#missing[@]} -eq 0 ]; then echo "bootstrap: all packages present"; exit 0; fi
+# The web pages' browser tests (tests/web/: npm's playwright-core drives chromium): nodejs, and
+# Debian's npm package unless the nodejs installed (e.g. NodeSource's Node 20) brings its own.
+dpkg -s nodejs >/dev/null 2>&1 || missing+=(nodejs)
+command -v npm >/dev/null 2>&1 || dpkg -s npm >/dev/null 2>&1 || missing+=(npm)
+# The browser tests' one npm package, pinned by tests/web/package-lock.json.
+web_deps() {
+  local dir; dir="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)/tests/web"
+  [ -d "$dir/node_modules/playwright-core" ] || npm ci --prefix "$dir" --no-audit --no-fund --loglevel=error
+}
+if [ ${#missing[@]} -eq 0 ]; then echo "bootstrap: all packages present"; web_deps; exit 0; fi
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
@@ -24,3 +33,4 @@ if [ ! -e /usr/sbin/policy-rc.d ]; then
   trap '$SUDO rm -f /usr/sbin/policy-rc.d' EXIT
 fi
 $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+web_deps

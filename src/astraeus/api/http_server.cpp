@@ -9,6 +9,7 @@
 #include "astraeus/api/http_conformance.hpp"
 #include "astraeus/goodput_io/prometheus_text.hpp"
 #include "astraeus/service/log.hpp"
+#include "astraeus/web/assets.hpp"
 
 namespace astraeus::api {
 
@@ -112,6 +113,9 @@ HttpServer::HttpServer(service::Service& svc, int threads, const TlsFiles& tls)
     http.set_socket_options([](socket_t sock) {
         int yes = 1;
         setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
+        // No Nagle delay (inherited by accepted sockets): without it a second answer on a kept-alive
+        // connection waited ~40 ms for the client's delayed ACK (docs/web.md, "Budget").
+        setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, reinterpret_cast<const void*>(&yes), sizeof(yes));
     });
 
     // Every handler: authenticate, then the call; the result as JSON.
@@ -155,6 +159,39 @@ HttpServer::HttpServer(service::Service& svc, int threads, const TlsFiles& tls)
     s.Get("/v1/goodput/weekly", route(200, [&sv](const Caller& c, const httplib::Request& r) {
               return sv.goodput_weekly(c, params_of(r));
           }));
+    s.Get("/v1/fairness", route(200, [&sv](const Caller& c, const httplib::Request&) {
+              return sv.fairness(c);
+          }));
+    s.Get("/v1/whoami", route(200, [&sv](const Caller& c, const httplib::Request&) {
+              return sv.whoami(c);
+          }));
+    s.Get("/v1/stalls", route(200, [&sv](const Caller& c, const httplib::Request&) {
+              return sv.stalls(c);
+          }));
+    s.Get(R"(/v1/runs/([^/]+)/attempts)", route(200, [&sv](const Caller& c, const httplib::Request& r) {
+              return sv.run_attempts(c, r.matches[1].str(), params_of(r));
+          }));
+    // The web pages (docs/web.md): embedded files, no token needed (they hold no data; every
+    // figure comes from /v1 with the token the page keeps in sessionStorage).
+    auto page = [](const httplib::Request& req, httplib::Response& res) {
+        const web::Asset* a = web::find_asset(req.path);
+        if (a == nullptr) return send_error(res, {404, "no such page: " + req.path});
+        res.set_header("Content-Security-Policy", std::string(web::kContentSecurityPolicy));
+        res.set_header("X-Content-Type-Options", "nosniff");
+        res.set_header("Referrer-Policy", "no-referrer");
+        res.set_header("X-Frame-Options", "DENY");
+        // Not fingerprinted: revalidate every time (a 304 when unchanged).
+        res.set_header("Cache-Control", "no-cache");
+        res.set_header("ETag", std::string(a->etag));
+        if (req.get_header_value("If-None-Match") == a->etag) {
+            res.status = 304;
+            return;
+        }
+        res.status = 200;
+        res.set_content(std::string(a->body), std::string(a->content_type));
+    };
+    s.Get("/", page);
+    s.Get(R"(/assets/[A-Za-z0-9_./-]+)", page);
     s.Get(R"(/v1/organizations/([^/]+)/clusters/([^/]+)/goodput)",
           route(200, [&sv](const Caller& c, const httplib::Request& r) {
               return sv.cluster_goodput(c, r.matches[1].str(), r.matches[2].str(), params_of(r));

@@ -271,6 +271,26 @@ void RoundAdapter::advance(Seconds t) {
     now_ = std::max(now_, t);
 }
 
+std::vector<TenantView> RoundAdapter::tenant_views() const {
+    std::vector<TenantView> out;
+    const Seconds b = opt_.bucket_s;
+    const double frac = clock_s_ < 0 ? 0.0
+                                     : static_cast<double>(((clock_s_ % b) + b) % b) / static_cast<double>(b);
+    for (std::size_t u = 0; u < tenants_.size(); ++u) {
+        TenantView v;
+        v.name = tenants_[u].name;
+        v.weight = tenants_[u].weight;
+        v.quota_gpus = quotas_[u];
+        v.used_gpus = used_[u];
+        v.demand_gpus = demand_[u];
+        v.window = ledgers_[u].window(frac);
+        v.buckets = ledgers_[u].closed_buckets();
+        v.current = ledgers_[u].current();
+        out.push_back(std::move(v));
+    }
+    return out;
+}
+
 void RoundAdapter::refresh_fairness_of(int j, Seconds executed_s) {
     RunState& r = runs_[j];
     r.utilized_gpu_s = static_cast<double>(GpuSeconds{jobs_[j].gpus} * executed_s);

@@ -34,6 +34,18 @@ struct Decision {
     Seconds lease_end_s = kNoLeaseEnd;  ///< Start: when its lease ends
 };
 
+/// One tenant (workspace) of a pool as the fairness page shows it (RoundAdapter::tenant_views).
+struct TenantView {
+    std::string name;
+    double weight = 1.0;
+    int quota_gpus = 0;   ///< its share of the pool's GPUs (by weight)
+    int used_gpus = 0;    ///< held by its running jobs now
+    int demand_gpus = 0;  ///< asked for by its pending and running jobs now
+    TenantServiceSums window;                 ///< over the LTGF window, up to the clock
+    std::vector<TenantServiceSums> buckets;   ///< the window's closed buckets, oldest first
+    TenantServiceSums current;                ///< the bucket being filled
+};
+
 class RoundAdapter {
 public:
     /// A pool of `spec` machines scheduled by `policy` (options from the policy registry).
@@ -101,6 +113,13 @@ public:
     Seconds next_wake_s();
     /// Why pending job j waits, after a round: "waiting for quota" or "no placement for W x G GPUs".
     std::string pending_reason(int j, int workers, int gpus_per_worker) const;
+
+    /// Every tenant's quota, use, demand and LTGF ledger at the adapter's clock (read-only).
+    std::vector<TenantView> tenant_views() const;
+    Seconds bucket_s() const { return opt_.bucket_s; }
+    int window_buckets() const { return opt_.window_buckets; }
+    /// The adapter's clock (the last advance()), or -1 before the first.
+    Seconds clock_s() const { return clock_s_; }
 
     bool is_pending(int j) const { return runs_[j].status == RunStatus::Pending; }
     bool is_running(int j) const { return runs_[j].status == RunStatus::Running; }

@@ -115,6 +115,20 @@ public:
     ApiResult<nlohmann::json> run_goodput(const Caller& c, const std::string& name, const Params& q);
     ApiResult<nlohmann::json> cluster_goodput(const Caller& c, const std::string& org,
                                               const std::string& cluster, const Params& q);
+
+    // --- read-only views for the web pages (service_web_api.cpp; docs/api.md) ------------------
+    /// GET /fairness: per pool, each visible workspace's GPU time received (U) against deserved
+    /// (D) over the scheduler's LTGF window and per closed bucket, and why each visible pending
+    /// run waits. Workspace tokens see only their own workspace's rows and runs.
+    ApiResult<nlohmann::json> fairness(const Caller& c);
+    /// GET /runs/{run}/attempts: the run's attempts (start, end, outcome) and its workers'
+    /// last step, rate, stalled and straggler flags now. 404 when unknown or not visible.
+    ApiResult<nlohmann::json> run_attempts(const Caller& c, const std::string& name, const Params& q);
+    /// GET /whoami: the caller's scope, workspace (workspace tokens), organisation and cluster.
+    ApiResult<nlohmann::json> whoami(const Caller& c);
+    /// GET /stalls: the visible running runs with workers stalled or a straggler now.
+    ApiResult<nlohmann::json> stalls(const Caller& c);
+
     ApiResult<std::string> metrics(const Caller& c);
     ApiResult<nlohmann::json> alerts(const Caller& c);
 
