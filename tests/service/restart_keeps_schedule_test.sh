@@ -37,7 +37,7 @@ n=0
 restart() {
   kill "-$1" "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null
   n=$((n+1)); rm -f "$WORK/port"
-  "$ASTRAEUS" serve --config "$WORK/cfg.json" --data-dir "$WORK/data" --listen 127.0.0.1:0 \
+  "$ASTRAEUS" serve --executor sim --config "$WORK/cfg.json" --data-dir "$WORK/data" --listen 127.0.0.1:0 \
       --port-file "$WORK/port" > "$WORK/serve.$n.log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 100); do [ -s "$WORK/port" ] && break; sleep 0.1; done

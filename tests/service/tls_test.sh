@@ -43,7 +43,7 @@ ML=$(new_token --workspace ml); OP=$(new_token --operator)
 # 5 s, or to "running" (then it is the server, $SERVER_PID, on $PORT).
 serve_tls() {
   rm -f "$WORK/port"
-  "$ASTRAEUS" serve --config "$WORK/astraeus.json" --data-dir "$WORK/data" --listen 127.0.0.1:0 \
+  "$ASTRAEUS" serve --executor sim --config "$WORK/astraeus.json" --data-dir "$WORK/data" --listen 127.0.0.1:0 \
       --port-file "$WORK/port" "$@" > "$WORK/serve.out" 2> "$WORK/serve.err" &
   local pid=$!
   RC=timeout

@@ -77,7 +77,8 @@ void RouteTable::add(std::string method, std::string pattern) {
             plain += pattern[i++];
         }
     }
-    for (auto& seg : split_path(plain)) r.segments.push_back(seg == "\x01" ? "" : seg);
+    // (an empty segment is the path "/" itself, never a wildcard)
+    for (auto& seg : split_path(plain)) r.segments.push_back(seg);
     routes_.push_back(std::move(r));
 }
 
@@ -88,7 +89,7 @@ std::string RouteTable::allowed(std::string_view path) const {
         if (r.segments.size() != segs.size()) continue;
         bool match = true;
         for (std::size_t k = 0; k < segs.size() && match; ++k)
-            match = r.segments[k].empty() ? !segs[k].empty() : r.segments[k] == segs[k];
+            match = r.segments[k] == "\x01" ? !segs[k].empty() : r.segments[k] == segs[k];
         if (!match) continue;
         if (std::find(methods.begin(), methods.end(), r.method) == methods.end()) methods.push_back(r.method);
         if (r.method == "GET" && std::find(methods.begin(), methods.end(), "HEAD") == methods.end())

@@ -23,7 +23,7 @@ public:
 private:
     struct Route {
         std::string method;
-        std::vector<std::string> segments;  ///< "" = any one segment
+        std::vector<std::string> segments;  ///< "\x01" = any one non-empty segment
     };
     std::vector<Route> routes_;
 };

@@ -205,11 +205,11 @@ Result<std::string> runs_list_text(const json& doc) {
 }
 
 // A run's command for people: a string as is; an argv array joined by spaces, arguments with
-// spaces or quotes in single quotes (as a POSIX shell reads them).
+// spaces or quotes in single quotes (as a POSIX shell reads them); escaped for the terminal.
 std::string command_text(const json& r) {
     if (!r.contains("command")) return "";
     const json& c = r["command"];
-    if (c.is_string()) return c.get<std::string>();
+    if (c.is_string()) return terminal_safe(c.get<std::string>());
     if (!c.is_array()) return "";
     std::string out;
     for (const json& a : c) {
@@ -225,7 +225,7 @@ std::string command_text(const json& r) {
         for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
         out += '\'';
     }
-    return out;
+    return terminal_safe(out);
 }
 
 Result<std::string> run_detail_text(const json& r) {

@@ -193,7 +193,8 @@ Result<void> Service::load() {
                     if (m == ms->end()) {
                         auto mid = store_->add_machine(*pid, name, g.gpus);
                         if (!mid) return std::unexpected(mid.error());
-                    } else if (m->gpus != g.gpus || m->pool_id != *pid) {
+                    } else if ((m->gpus != g.gpus && cfg_.local_gpus == 0) || m->pool_id != *pid) {
+                        // (the local executor's one machine takes the GPUs found now: below)
                         return fail("the configuration's machine " + name + " (" + std::to_string(g.gpus) +
                                     " GPUs) is in the data directory with " + std::to_string(m->gpus) +
                                     " GPUs (or in another pool): a machine cannot change; give the pool a new name");
