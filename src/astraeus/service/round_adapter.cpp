@@ -268,6 +268,7 @@ void RoundAdapter::fill_input(Seconds now) {
             if (now - wait_begin_[j] >= opt_.starvation_s) st.push_back(j);
         std::stable_sort(st.begin(), st.end(),
                          [&](int a, int b) { return jobs_[a].submit_s < jobs_[b].submit_s; });
+        q.starving_jobs = st.size();
     }
 }
 

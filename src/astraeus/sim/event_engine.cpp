@@ -171,7 +171,11 @@ private:
             const Seconds bucket = opt_.bucket_s;
             if (pending_.empty() && running_.empty() && last_t_ % bucket == 0) {
                 const Seconds whole = (t - last_t_) / bucket;
-                if (whole > opt_.window_buckets) last_t_ += (whole - opt_.window_buckets) * bucket;
+                if (whole > opt_.window_buckets) {
+                    const Seconds skip = (whole - opt_.window_buckets) * bucket;
+                    decay(skip);  // nothing runs: entitlement accrues, usage decays
+                    last_t_ += skip;
+                }
             }
             const Seconds boundary = (last_t_ / opt_.bucket_s + 1) * opt_.bucket_s;
             const Seconds end = std::min(t, boundary);
@@ -184,6 +188,7 @@ private:
                     integral += std::min(static_cast<double>(g), share) * static_cast<double>(dt);
             }
             res_.busy_gpu_s += GpuSeconds{cluster_.total_gpus() - cluster_.free_gpus()} * dt;
+            decay(dt);
             last_t_ = end;
             if (end == boundary) {
                 for (std::size_t u = 0; u < tenants(); ++u) {
@@ -412,6 +417,7 @@ private:
         }
         if (astraea_) {
             prepare_astraea_round(window_sums(t), t);
+            round_in_.running_all = running_;
         } else {
             round_in_.pending_all = pending_;
             round_in_.running_all = running_;
