@@ -12,6 +12,8 @@
 #include "astraeus/config/tenant_config.hpp"
 #include "astraeus/policies/registry.hpp"
 #include "astraeus/sim/engine.hpp"
+#include "astraeus/sim/metrics.hpp"
+#include "astraeus/sim/report.hpp"
 #include "astraeus/trace/read_trace.hpp"
 #include "astraeus/trace/tenants.hpp"
 
@@ -42,7 +44,6 @@ SimResult run(const Workload& w, const std::string& cluster, const std::string& 
     base.lease_s = 900;
     base.starvation_s = 21600;
     base.delay_s = 300;
-    base.job_order_default = true;  // no --job-order given
     if (no_costs) base.checkpoint_s = base.restore_s = 0;
     auto o = policy_options(policy, base);
     EXPECT_TRUE(o) << policy;
@@ -173,13 +174,40 @@ TEST(FairerAstraea, ReturningTenantSettlesWithoutSwingOrEcho) {
     EXPECT_GT(swings, 10);
 }
 
+// longest_wait_s, on the tie case's timeline under astraea (tenants.json, fairness order): A1
+// runs from 0 s with every lease renewed in place (waits 0) until 36,000 s, when B1 takes the 4
+// GPUs (B1 waits 0). B1 ends at 39,620 s; A2 (F_j 0) runs four leases to 43,220 s (4 x 895 s of
+// work, 20 s left); then A1 (lower F_j) restarts: 20 s restore + 200 s of work, ends 43,440 s, and
+// A2 finishes at 43,480 s. Longest waits: A1 36,000 -> 43,220 = 7,220 s; A2 36,000 -> 39,620 =
+// 3,620 s (its second wait, 43,220 -> 43,440, is shorter); B1 0 s. jobs.csv's last column and the
+// summary's max and p99 say so.
+TEST(FairerAstraea, LongestWaitIsTheLongestStretchPending) {
+    const Workload w = load("tie-goes-to-tenant-order");
+    const SimResult r = run(w, "1x4", "astraea");
+    const int a1 = job_named(w, "A1"), a2 = job_named(w, "A2"), b1 = job_named(w, "B1");
+    EXPECT_EQ(r.runs[a1].end_s, 43440);
+    EXPECT_EQ(r.runs[a2].end_s, 43480);
+    EXPECT_EQ(r.runs[a1].longest_wait_s, 7220);
+    EXPECT_EQ(r.runs[a2].longest_wait_s, 3620);
+    EXPECT_EQ(r.runs[b1].longest_wait_s, 0);
+    const std::string csv = jobs_csv(w, r);
+    EXPECT_NE(csv.find(",status,longest_wait_s\n"), std::string::npos);
+    EXPECT_NE(csv.find("\n1,A,4,0,0,43440,43440,0,36000,"), std::string::npos);
+    EXPECT_NE(csv.find(",done,7220\n"), std::string::npos);
+    const Summary s = summarize(w, r, 4);
+    const nlohmann::json j = summary_json(w, r, s);
+    EXPECT_EQ(j["longest_wait_s"]["max"].get<double>(), 7220);
+    // p99 of {0, 3620, 7220} (linear interpolation): 3620 + 0.98 * 3600.
+    EXPECT_NEAR(j["longest_wait_s"]["p99"].get<double>(), 3620 + 0.98 * 3600, 1e-6);
+}
+
 // astraea-paper is today's default-mode astraea: the same options give the same schedule as
 // astraea with every change switched off by hand.
 TEST(FairerAstraea, PaperEqualsAstraeaWithEveryChangeOff) {
     const Workload w = load("gang-starved-by-small-stream");
     const SimResult paper = run(w, "2x8", "astraea-paper");
     const SimResult off = run(w, "2x8", "astraea", false, [](AstraeaOptions& o) {
-        o.improve = {false, false, 0, false, 0};
+        o.improve = {false, false, 0, false, 0, false};
         o.job_order = JobOrder::Fairness;
     });
     ASSERT_EQ(paper.runs.size(), off.runs.size());

@@ -36,9 +36,8 @@ void add_run_options(CLI::App* sub, RunArgs& a, SweepLists* sweeps) {
                     "default (the product) or compat (the reference simulator, quirks kept; "
                     "see docs/modes.md)")
         ->capture_default_str();
-    sub->add_option("--job-order", a.job_order,
-                    "job order inside a tenant: " + job_order_names() +
-                        " (default: las for astraea in default mode, fairness otherwise)");
+    sub->add_option("--job-order", a.job_order, "job order inside a tenant: " + job_order_names())
+        ->capture_default_str();
     sub->add_option("--quota", a.quota, "quota mode: fair (water filling) or static")
         ->capture_default_str();
     // The sweepable options: one integer for simulate, a list for compare.
@@ -99,6 +98,10 @@ void add_run_options(CLI::App* sub, RunArgs& a, SweepLists* sweeps) {
                     "published)")
         ->capture_default_str()
         ->check(CLI::Range(0.0, 1.0))
+        ->group(better);
+    sub->add_flag("--any-delay-victim", a.any_victim,
+                  "astraea: a new job may preempt any delay job of its tenant (as published), "
+                  "not only over-served ones (F_j > 1)")
         ->group(better);
     sub->add_flag("--rounded-entitlement", a.rounded_entitlement,
                   "astraea: entitlement from the rounded quota (as published), not the exact "
@@ -206,19 +209,19 @@ Result<PreparedRun> prepare_run(const RunArgs& a) {
     config.placement = a.placement;
     auto mode = parse_mode(a.mode);
     if (!mode) return std::unexpected(mode.error());
-    auto order = parse_job_order(a.job_order.empty() ? "fairness" : a.job_order);
+    auto order = parse_job_order(a.job_order);
     if (!order) return std::unexpected(order.error());
     auto quota = parse_quota_mode(a.quota);
     if (!quota) return std::unexpected(quota.error());
     AstraeaOptions& o = config.options;
     o.mode = *mode;
     o.job_order = *order;
-    o.job_order_default = a.job_order.empty();
     o.improve.reserve = !a.no_reservation;
     o.improve.history_ties = !a.config_order_ties;
     o.improve.index_half_life_s = a.index_half_life_s;
     o.improve.exact_entitlement = !a.rounded_entitlement;
     o.improve.index_tolerance = a.index_tolerance;
+    o.improve.overserved_victims = !a.any_victim;
     o.quota_mode = *quota;
     o.lease_s = a.lease_s;
     o.starvation_s = a.starvation_s;

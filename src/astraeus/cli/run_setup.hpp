@@ -15,7 +15,7 @@ namespace astraeus::cli {
 
 struct RunArgs {
     std::string trace, format = "auto", tenants, names, cluster = "40x8";
-    std::string mode = "default", job_order, quota = "fair";  // job_order "": the policy's
+    std::string mode = "default", job_order = "fairness", quota = "fair";
     std::string placement = "consolidate", unknown_tenant = "error";
     Seconds lease_s = 1800, starvation_s = 4 * 3600, delay_s = 300;
     Seconds checkpoint_s = 5, restore_s = 20, bucket_s = 3600;
@@ -26,6 +26,7 @@ struct RunArgs {
     bool no_reservation = false, config_order_ties = false, rounded_entitlement = false;
     Seconds index_half_life_s = 8 * 3600;
     double index_tolerance = 0.05;
+    bool any_victim = false;
     // Baseline policies' parameters (docs/policies.md).
     std::string tiresias_thresholds = "3250";
     double tiresias_promote = 0, themis_f = 0.2, yarn_max_share = 1.0;

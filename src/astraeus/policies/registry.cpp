@@ -85,17 +85,13 @@ void as_published(AstraeaOptions& o) {
     o.improve.index_half_life_s = 0;
     o.improve.exact_entitlement = false;
     o.improve.index_tolerance = 0;
+    o.improve.overserved_victims = false;
 }
 
-/// The default astraea: its changes in default mode (compat reproduces the reference), and least
-/// attained service inside a tenant unless a job order was chosen.
+/// The default astraea: its changes in default mode (compat reproduces the reference).
 void astraea_preset(AstraeaOptions& o) {
     named(o, "astraea");
-    if (o.mode == Mode::Compat) {
-        as_published(o);
-        return;
-    }
-    if (o.job_order_default) o.job_order = JobOrder::Las;
+    if (o.mode == Mode::Compat) as_published(o);
 }
 
 constexpr std::array<Entry, 11> kPolicies{{

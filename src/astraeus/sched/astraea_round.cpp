@@ -37,7 +37,7 @@ struct Fill {
 
 /// The changes of the default astraea in effect (none in compat mode).
 AstraeaImprovements improvements(const AstraeaOptions& opt) {
-    if (opt.mode == Mode::Compat) return {false, false, 0, false, 0};
+    if (opt.mode == Mode::Compat) return {false, false, 0, false, 0, false};
     return opt.improve;
 }
 
@@ -406,7 +406,11 @@ void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& 
             const bool is_new = r.executed_s == 0 && r.preemptions == 0;
             if (opt.quota_mode == QuotaMode::Fair && is_new) {
                 while (!fits_budget(g) && next_victim < t.delay.size()) {
-                    const int victim = t.delay[next_victim++];
+                    const int victim = t.delay[next_victim];
+                    // overserved_victims: only a job that has received more than it deserved
+                    // (F_j > 1, victims come most over-served first) loses its lease's work.
+                    if (imp.overserved_victims && !(in.runs[victim].fairness > 1.0)) break;
+                    ++next_victim;
                     cluster.give(in.runs[victim].placement);
                     used -= in.jobs[victim].gpus;
                     actions.push_back({Action::Kind::Preempt, victim, {}});

@@ -62,6 +62,9 @@ struct AstraeaImprovements {
     /// share (GPUs held / Q_u) first: near-equal tenants split the free GPUs instead of the
     /// lower index taking them all (0: strict, as published).
     double index_tolerance = 0.05;
+    /// A new job preempts a delay job of its tenant only if that job is over-served (F_j > 1);
+    /// the published rule preempts the most over-served whatever its F_j.
+    bool overserved_victims = true;
 };
 
 struct AstraeaOptions {
@@ -69,8 +72,6 @@ struct AstraeaOptions {
     std::string policy = "astraea";
     Mode mode = Mode::Default;
     JobOrder job_order = JobOrder::Fairness;
-    /// true: job_order was not chosen by the user (the policy's preset may pick its own).
-    bool job_order_default = false;
     AstraeaImprovements improve;     ///< the default astraea's changes (see above)
     QuotaMode quota_mode = QuotaMode::Fair;
     Seconds lease_s = 1800;          ///< L, lease term

@@ -35,7 +35,7 @@ EngineBase::EngineBase(const Workload& w, const SimConfig& c, std::vector<int> q
     delay_.resize(n);
     used_.assign(n, 0);
     if (opt_.mode == Mode::Default) improve_ = opt_.improve;
-    else improve_ = {false, false, 0, false, 0};
+    else improve_ = {false, false, 0, false, 0, false};
     double weights = 0;
     for (const Tenant& t : w.tenants) weights += t.weight;
     exact_share_.assign(n, 0.0);

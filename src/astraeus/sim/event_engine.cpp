@@ -486,6 +486,7 @@ private:
         if (r.lease_expiries > 0 && !continuing) r.resume_pending = true;
         if (r.first_start_s < 0) r.first_start_s = t;
         r.total_pending_s += t - wait_begin_[j];
+        r.longest_wait_s = std::max(r.longest_wait_s, t - wait_begin_[j]);
         r.waiting_since_start_s = 0;
         r.lease_run_s = 0;
         lease_start_[j] = t;
