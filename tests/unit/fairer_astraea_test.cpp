@@ -11,7 +11,9 @@
 #include "astraeus/config/cluster_config.hpp"
 #include "astraeus/config/tenant_config.hpp"
 #include "astraeus/policies/registry.hpp"
+#include "astraeus/placement/registry.hpp"
 #include "astraeus/sim/engine.hpp"
+#include "astraeus/sim/event_engine.hpp"
 #include "astraeus/sim/metrics.hpp"
 #include "astraeus/sim/report.hpp"
 #include "astraeus/trace/read_trace.hpp"
@@ -215,6 +217,51 @@ TEST(FairerAstraea, PaperEqualsAstraeaWithEveryChangeOff) {
         EXPECT_EQ(paper.runs[j].first_start_s, off.runs[j].first_start_s) << j;
         EXPECT_EQ(paper.runs[j].end_s, off.runs[j].end_s) << j;
     }
+}
+
+/// Starts pending jobs in order and notes the largest run time its rounds could read.
+class Recorder final : public Policy {
+public:
+    Recorder(bool predicts, Seconds* seen) : predicts_(predicts), seen_(seen) {}
+    std::string_view name() const override { return "recorder"; }
+    bool predicts_run_times() const override { return predicts_; }
+    Seconds lease_s(const RoundInput&, int, Seconds) const override { return kNoLeaseEnd; }
+    void round(RoundInput& in, ClusterState& cluster, const Placer& placer, Rng&,
+               std::vector<Action>& actions) override {
+        actions.clear();
+        for (int j : in.pending_all) {
+            *seen_ = std::max(*seen_, in.jobs[j].duration_s);
+            if (auto p = placer.place(cluster, in.jobs[j].gpus))
+                actions.push_back({Action::Kind::Start, j, std::move(*p)});
+        }
+    }
+
+private:
+    bool predicts_;
+    Seconds* seen_;
+};
+
+// The event engine shows a policy the jobs' run times only if it declares that it predicts them
+// (srtf, themis, astraea with the srtf/themis order or --backfill); the schedule itself still
+// runs every job for its real duration.
+TEST(FairerAstraea, RunTimesAreHiddenFromPoliciesThatDoNotPredictThem) {
+    const Workload w = load("tie-goes-to-tenant-order");
+    SimConfig c;
+    c.cluster = *resolve_cluster("1x4");
+    for (const bool predicts : {false, true}) {
+        Seconds seen = -1;
+        auto r = detail::run_event_engine(w, c, {2, 2}, *make_placer("consolidate"),
+                                          std::make_unique<Recorder>(predicts, &seen), {});
+        ASSERT_TRUE(r);
+        EXPECT_EQ(seen, predicts ? 36000 : 0);
+        const int a1 = job_named(w, "A1");
+        EXPECT_EQ(r->runs[a1].end_s, 36000);  // ran its real 36,000 s
+    }
+    auto srtf = policy_options("srtf", AstraeaOptions{});
+    EXPECT_TRUE((*make_policy(*srtf))->predicts_run_times());
+    auto las = policy_options("astraea", AstraeaOptions{});
+    las->job_order = JobOrder::Las;
+    EXPECT_FALSE((*make_policy(*las))->predicts_run_times());
 }
 
 }  // namespace

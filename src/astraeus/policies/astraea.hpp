@@ -22,6 +22,11 @@ public:
     explicit AstraeaPolicy(const AstraeaOptions& opt) : opt_(opt) {}
     std::string_view name() const override { return opt_.policy; }
     bool astraea_lists() const override { return true; }
+    /// The srtf and themis orders and --backfill read run times; the others do not.
+    bool predicts_run_times() const override {
+        return opt_.backfill || opt_.job_order == JobOrder::Srtf ||
+               opt_.job_order == JobOrder::Themis;
+    }
     bool round_on_wake() const override { return false; }
     bool admits(const RoundInput& in, int j) const override;
     /// The configured term, or up to the reserved start for a job the last round started on held

@@ -20,6 +20,7 @@ EngineBase::EngineBase(const Workload& w, const SimConfig& c, std::vector<int> q
                        std::unique_ptr<Placer> placer)
     : w_(w), c_(c), opt_(c.options), cluster_(c.cluster), placer_(std::move(placer)),
       rng_(c.options.seed), scratch_cluster_(c.cluster) {
+    policy_jobs_ = w.jobs;
     const std::size_t n = w.tenants.size();
     res_.quotas = std::move(quotas);
     res_.runs.resize(w.jobs.size());
@@ -135,7 +136,7 @@ void EngineBase::prepare_astraea_round(const std::vector<TenantServiceSums>& sum
     in.now = now;
     in.sticky_renewals = opt_.mode == Mode::Default;
     in.eager = opt_.mode == Mode::Compat;
-    in.jobs = w_.jobs;
+    in.jobs = policy_jobs_;
     in.runs = res_.runs;
     in.themis_rho = themis_rho_;
     in.share_order = w_.share_order;
