@@ -218,6 +218,7 @@ void RoundAdapter::to_running(int j, Placement p, Seconds t) {
     r.status = RunStatus::Running;
     if (r.first_start_s < 0) r.first_start_s = t;
     r.total_pending_s += t - wait_begin_[j];
+    r.longest_wait_s = std::max(r.longest_wait_s, t - wait_begin_[j]);
     r.waiting_since_start_s = 0;
     lease_start_[j] = t;
     e0_[j] = r.executed_s;
@@ -350,6 +351,7 @@ void RoundAdapter::fill_input(Seconds now) {
             if (now - wait_begin_[j] >= opt_.starvation_s) st.push_back(j);
         std::stable_sort(st.begin(), st.end(),
                          [&](int a, int b) { return jobs_[a].submit_s < jobs_[b].submit_s; });
+        q.starving_jobs = st.size();
     }
 }
 
