@@ -17,7 +17,10 @@ using service::RoundAdapter;
 std::unique_ptr<RoundAdapter> adapter(int machines, int gpus) {
     AstraeaOptions base;
     base.lease_s = 1800;
-    auto opt = policy_options("astraea", base);
+    // The published rules (astraea-paper): a brand-new job may preempt any delay job of its
+    // tenant, so each control below shows the decision the restored state must change. The
+    // restore path itself does not depend on the policy.
+    auto opt = policy_options("astraea-paper", base);
     EXPECT_TRUE(opt);
     auto ad = RoundAdapter::make(ClusterSpec::uniform(machines, gpus), *opt, "consolidate");
     EXPECT_TRUE(ad);
