@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "astraeus/api/http_server.hpp"
+#include "astraeus/exec/agent_hub.hpp"
 #include "astraeus/cli/commands.hpp"
 #include "astraeus/service/config.hpp"
 #include "astraeus/service/log.hpp"
@@ -26,6 +27,7 @@ struct ServeOptions {
     std::string data_dir;
     std::string port_file;
     std::string log_level = "info";
+    std::string executor = "sim";
 };
 
 Result<std::pair<std::string, int>> split_listen(const std::string& s) {
@@ -79,7 +81,15 @@ int run_serve(const ServeOptions& o) {
         std::cerr << "astraeus serve: " << st.error().message << "\n";
         return 1;
     }
-    auto exec = std::make_unique<service::SimExecutor>(cfg->executor);
+    std::unique_ptr<service::Executor> exec;
+    if (o.executor == "agents") {
+        exec = std::make_unique<exec::AgentHub>(cfg->agents);
+    } else if (o.executor == "sim") {
+        exec = std::make_unique<service::SimExecutor>(cfg->executor);
+    } else {
+        std::cerr << "astraeus serve: --executor: expected sim or agents, got '" << o.executor << "'\n";
+        return 2;
+    }
     auto svc = service::Service::open(*cfg, std::move(*st), std::move(exec));
     if (!svc) {
         std::cerr << "astraeus serve: " << svc.error().message << "\n";
@@ -123,6 +133,7 @@ std::function<int()> add_serve(CLI::App& app) {
     s->add_option("--data-dir", o->data_dir, "directory of the SQLite store (default astraeus-data)");
     s->add_option("--port-file", o->port_file, "write the bound port to this file once listening");
     s->add_option("--log-level", o->log_level, "debug, info, warn or error (default info)");
+    s->add_option("--executor", o->executor, "sim (simulated workers) or agents (node agents run them)");
     return [o] { return run_serve(*o); };
 }
 

@@ -18,6 +18,7 @@
 
 #include "astraeus/base/error.hpp"
 #include "astraeus/base/time.hpp"
+#include "astraeus/exec/agent_hub.hpp"
 #include "astraeus/service/sim_executor.hpp"
 
 namespace astraeus::service {
@@ -53,6 +54,7 @@ struct ServiceConfig {
     double drop_min_held_gpu_hours = 1.0;
     std::vector<ThresholdConfig> thresholds;
     SimExecutorConfig executor;
+    exec::AgentHubConfig agents;  ///< "agents": {"heartbeat_s", "lost_after_s", "max_wait_ms", "master_port_base"}
     double time_scale = 1.0;
     std::string listen = "127.0.0.1:8080";
     std::string data_dir = "astraeus-data";

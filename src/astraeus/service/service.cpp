@@ -5,6 +5,7 @@
 
 #include "astraeus/goodput_io/prometheus_text.hpp"
 #include "astraeus/service/token.hpp"
+#include "astraeus/exec/agent_hub.hpp"
 #include "astraeus/goodput/calendar.hpp"
 #include "astraeus/goodput_io/ledger_json.hpp"
 #include "astraeus/goodput_io/rfc3339.hpp"
@@ -105,6 +106,8 @@ Service::Service(ServiceConfig config, std::unique_ptr<store::Store> store,
     : cfg_(std::move(config)), store_(std::move(store)), exec_(std::move(executor)),
       clock_(clock_base, cfg_.time_scale) {
     sink_ = std::make_unique<Sink>(ledger_, batch_);
+    agents_ = dynamic_cast<exec::AgentHub*>(exec_.get());
+    if (agents_) agents_->set_notify([this] { agent_cv_.notify_all(); });
     counter_ = std::make_unique<gp::GoodputCounter>(
         gp::CounterConfig{cfg_.stall_timeout_s, cfg_.busy_pct}, *sink_);
 }
@@ -151,7 +154,7 @@ Result<void> Service::load() {
         auto ms = store_->machines(cluster_.id);
         if (!ms) return std::unexpected(ms.error());
         const bool has = std::any_of(ms->begin(), ms->end(), [&](auto& m) { return m.pool_id == *pid; });
-        if (has) continue;
+        if (has || agents_) continue;  // with node agents, machines come from their agents
         int k = 0;
         for (const MachineGroup& g : pc.machines)
             for (int i = 0; i < g.count; ++i) {
@@ -173,7 +176,7 @@ Result<void> Service::load() {
         ps->rec = p;
         for (const auto& m : *machines)
             if (m.pool_id == p.id) ps->machines.push_back(m);
-        if (ps->machines.empty()) continue;
+        if (ps->machines.empty() && !agents_) continue;  // an agents pool waits for its machines
         ClusterSpec spec;
         for (std::size_t k = 0; k < ps->machines.size(); ++k) {
             spec.machine_gpus.push_back(ps->machines[k].gpus);
@@ -195,6 +198,18 @@ Result<void> Service::load() {
         if (auto ok = store_->apply(up); !ok) return ok;
     }
     exec_->set_machines(ids, clock_.now());
+    for (const auto& m : *machines) {
+        if (m.drained) drained_.insert(m.id);
+        auto at = machine_index_.find(m.id);
+        if (at == machine_index_.end()) continue;
+        PoolState& ps = *pools_[at->second.first];
+        if (agents_) {  // up once its agent has registered (again)
+            agents_->add_machine(m.id, m.name, m.gpus, m.addr, clock_.now());
+            ps.sched->set_machine_up(at->second.second, false);
+        } else if (m.drained) {
+            ps.sched->set_machine_up(at->second.second, false);
+        }
+    }
     refresh_workspaces();
 
     // Alerts.
@@ -332,13 +347,13 @@ Result<void> Service::restore_run(RunMem& r, Seconds counted_to) {
     if (r.holding()) {
         pool.sched->restore_running(r.job, held, rec.lease_start_s >= 0 ? rec.lease_start_s : rec.phase_since_s,
                                     rec.executed_s);
-        ExecRun er{rec.id, rec.workers, duration, rec.time_limit_s, rec.attempts, rec.executed_s};
+        ExecRun er = exec_run(r);
         ExecPhase ph = ExecPhase::Starting;
         if (rec.state == "running") ph = ExecPhase::Running;
         if (rec.state == "stopping") ph = rec.stop_cause == "failure" ? ExecPhase::Failed : ExecPhase::Stopping;
         exec_->restore(er, ph, rec.phase_since_s, rec.executed_s);
     } else if (rec.state == "stopping") {  // a preemption winding down: the policy's GPUs are free
-        ExecRun er{rec.id, rec.workers, duration, rec.time_limit_s, rec.attempts, rec.executed_s};
+        ExecRun er = exec_run(r);
         exec_->restore(er, ExecPhase::Stopping, rec.phase_since_s, rec.executed_s);
     }
     return {};
@@ -518,7 +533,8 @@ void Service::apply_start(RunMem& r, const Decision& d, Seconds t) {
     r.rec.lease_start_s = t;
     r.rec.lease_end_s = lease_end;
     const Seconds duration = r.rec.sim_duration_s > 0 ? r.rec.sim_duration_s : r.rec.time_limit_s;
-    exec_->launch(t, {r.rec.id, r.rec.workers, duration, r.rec.time_limit_s, r.rec.attempts, r.rec.executed_s});
+    (void)duration;
+    exec_->launch(t, exec_run(r));
     log(LogLevel::Info, "run.placed", {{"run", r.rec.name}, {"attempt", std::to_string(r.rec.attempts)}});
 }
 
@@ -571,11 +587,11 @@ void Service::end_run(RunMem& r, Seconds t, const std::string& state, const std:
 void Service::machine_event(const ExecEvent& e) {
     auto mi = machine_index_.find(e.machine);
     if (mi == machine_index_.end()) return;
-    const bool up = e.kind == ExecEvent::Kind::MachineBack;
+    const bool up = e.kind == ExecEvent::Kind::MachineBack && !drained_.contains(e.machine);
     PoolState& pool = *pools_[mi->second.first];
     pool.sched->set_machine_up(mi->second.second, up);
     pool.dirty = true;
-    batch_.machine_up.push_back({e.machine, up});
+    batch_.machine_up.push_back({e.machine, e.kind == ExecEvent::Kind::MachineBack});
     log(up ? LogLevel::Info : LogLevel::Warn, up ? "machine.back" : "machine.lost",
         {{"machine", machine_names_[e.machine]}});
     if (up) return;
@@ -596,7 +612,8 @@ void Service::machine_event(const ExecEvent& e) {
         }
         on_exec({ExecEvent::Kind::Failed, e.t, id, 0, 0});
         const Seconds duration = r->rec.sim_duration_s > 0 ? r->rec.sim_duration_s : r->rec.time_limit_s;
-        exec_->restore({id, r->rec.workers, duration, r->rec.time_limit_s, r->rec.attempts, r->rec.executed_s},
+        (void)duration;
+        exec_->restore(exec_run(*r),
                        ExecPhase::Failed, e.t, r->rec.executed_s);
     }
 }
@@ -636,6 +653,8 @@ void Service::on_exec(const ExecEvent& e) {
             break;
         case K::StopDone:
             if (r.rec.stop_cause == "preemption") {
+                if (r.requeue_at_stop_done) pool.sched->requeue(r.job, t);  // a drain's stop
+                r.requeue_at_stop_done = false;
                 for (int w : r.w) (void)counter_->release(t, w);
                 r.rec.state = "pending";
                 r.rec.stop_cause.clear();

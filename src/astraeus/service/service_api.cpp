@@ -24,6 +24,13 @@ using namespace detail;
 // --- auth and visibility ---------------------------------------------------------------------
 
 ApiResult<Caller> Service::authenticate(std::string_view authorization) {
+    auto c = authenticate_any(authorization);
+    if (c && c->token.scope == store::Scope::Agent)
+        return std::unexpected(ApiError{403, "agent tokens can call only the agent endpoints (/v1/agent/...)"});
+    return c;
+}
+
+ApiResult<Caller> Service::authenticate_any(std::string_view authorization) {
     constexpr std::string_view kBearer = "Bearer ";
     if (authorization.substr(0, kBearer.size()) != kBearer)
         return std::unexpected(ApiError{401, "missing bearer token (Authorization: Bearer <token>)"});

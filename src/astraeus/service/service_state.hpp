@@ -59,6 +59,7 @@ struct Service::RunMem {
     std::vector<std::vector<goodput::HeldPart>> parts;    ///< per worker, machine ids
     double level = -1;
     Seconds lease_ended_at = -1;
+    bool requeue_at_stop_done = false;  ///< stopped by a drain: the scheduler requeues it then
     bool ended() const { return rec.ended_s >= 0; }
     bool holding() const {
         return rec.state == "starting" || rec.state == "running" ||
