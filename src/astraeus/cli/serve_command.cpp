@@ -15,6 +15,8 @@
 #include "astraeus/service/config.hpp"
 #include "astraeus/service/log.hpp"
 #include "astraeus/service/service.hpp"
+#include "astraeus/exec/local_executor.hpp"
+#include "astraeus/exec/nvml.hpp"
 #include "astraeus/service/sim_executor.hpp"
 #include "astraeus/store/store.hpp"
 
@@ -27,8 +29,42 @@ struct ServeOptions {
     std::string data_dir;
     std::string port_file;
     std::string log_level = "info";
-    std::string executor = "sim";
+    std::string executor = "local";
+    int gpus = 0;  ///< --gpus: declared GPUs of this machine (local executor), 0: from NVML
 };
+
+/// The executor `o.executor` names, over config `cfg` (the local executor makes the cluster
+/// this one machine with its GPUs). Errors are the user's: a clear message, exit 2.
+Result<std::unique_ptr<service::Executor>> make_executor(const ServeOptions& o, service::ServiceConfig& cfg) {
+    if (o.executor == "sim") return std::make_unique<service::SimExecutor>(cfg.executor);
+    if (o.executor == "local") {
+        std::shared_ptr<exec::GpuSource> source;
+        int gpus = o.gpus;
+        auto nvml = exec::Nvml::open(exec::nvml_library());
+        if (nvml) {
+            if (gpus == 0) gpus = static_cast<int>((*nvml)->gpus().size());
+            for (const auto& g : (*nvml)->gpus())
+                service::log(service::LogLevel::Info, "gpu.found",
+                             {{"index", std::to_string(g.index)}, {"uuid", g.uuid}, {"name", g.name},
+                              {"memory_bytes", std::to_string(g.memory_bytes)}});
+            source = std::move(*nvml);
+        }
+        if (gpus <= 0)
+            return fail("--executor local: no GPUs on this machine: NVML is not available (" +
+                        (nvml ? std::string("it reports 0 GPUs") : nvml.error().message) +
+                        ") and --gpus was not given; on a machine without NVIDIA GPUs, --gpus N "
+                        "declares N GPUs for CPU-only workers");
+        const std::string pool = cfg.pools.empty() ? "default" : cfg.pools.front().name;
+        cfg.pools = {{pool, {{1, gpus}}}};
+        exec::LocalExecutorConfig lc = cfg.local;
+        lc.runs_dir = cfg.data_dir + "/runs";
+        service::log(service::LogLevel::Info, "executor.local",
+                     {{"gpus", std::to_string(gpus)}, {"nvml", source ? "yes" : "no"}, {"runs_dir", lc.runs_dir}});
+        return std::make_unique<exec::LocalExecutor>(lc, source);
+    }
+    if (o.executor == "agents") return std::make_unique<exec::AgentHub>(cfg.agents);  // machines from agents
+    return fail("--executor: expected local, sim or agents, got '" + o.executor + "'");
+}
 
 Result<std::pair<std::string, int>> split_listen(const std::string& s) {
     const auto colon = s.rfind(':');
@@ -81,16 +117,12 @@ int run_serve(const ServeOptions& o) {
         std::cerr << "astraeus serve: " << st.error().message << "\n";
         return 1;
     }
-    std::unique_ptr<service::Executor> exec;
-    if (o.executor == "agents") {
-        exec = std::make_unique<exec::AgentHub>(cfg->agents);
-    } else if (o.executor == "sim") {
-        exec = std::make_unique<service::SimExecutor>(cfg->executor);
-    } else {
-        std::cerr << "astraeus serve: --executor: expected sim or agents, got '" << o.executor << "'\n";
+    auto exec = make_executor(o, *cfg);
+    if (!exec) {
+        std::cerr << "astraeus serve: " << exec.error().message << "\n";
         return 2;
     }
-    auto svc = service::Service::open(*cfg, std::move(*st), std::move(exec));
+    auto svc = service::Service::open(*cfg, std::move(*st), std::move(*exec));
     if (!svc) {
         std::cerr << "astraeus serve: " << svc.error().message << "\n";
         return 1;
@@ -133,7 +165,12 @@ std::function<int()> add_serve(CLI::App& app) {
     s->add_option("--data-dir", o->data_dir, "directory of the SQLite store (default astraeus-data)");
     s->add_option("--port-file", o->port_file, "write the bound port to this file once listening");
     s->add_option("--log-level", o->log_level, "debug, info, warn or error (default info)");
-    s->add_option("--executor", o->executor, "sim (simulated workers) or agents (node agents run them)");
+    s->add_option("--executor", o->executor,
+                  "local (default: workers run as child processes on this machine), agents (node "
+                  "agents) or sim (simulated workers)");
+    s->add_option("--gpus", o->gpus, "local executor: this machine's GPUs when it has no NVML "
+                                     "(CPU-only workers); default: NVML's count")
+        ->check(CLI::Range(1, 1024));
     return [o] { return run_serve(*o); };
 }
 

@@ -16,6 +16,7 @@ const char* to_string(ExecEvent::Kind k) {
         case K::WorkerStarted: return "worker_started";
         case K::Progress: return "progress";
         case K::WorkerExited: return "worker_exited";
+        case K::Utilization: return "utilization";
     }
     return "unknown";
 }

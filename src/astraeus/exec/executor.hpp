@@ -13,6 +13,7 @@
 //   Failed         a worker failed (non-zero exit, a signal not sent by us, a lost machine);
 //                  the executor stops the others; the run still holds its GPUs
 //   Released       a failed run's processes are all gone: its GPUs are free
+//   Utilization    worker `worker`'s GPUs were sampled: `level` = their mean utilization, percent
 //   MachineLost / MachineBack
 // Implementations: exec/local_executor.hpp (child processes of the service on its machine),
 // service/sim_executor.hpp (simulated, on the service's clock), agents (node agents) and Slurm.
@@ -72,12 +73,14 @@ struct ExecEvent {
         WorkerStarted,
         Progress,
         WorkerExited,
+        Utilization,
     };
     Kind kind;
     Seconds t;
     std::int64_t run = 0;      ///< run events
     std::int64_t machine = 0;  ///< machine events
-    double level = 0;          ///< Started: utilization level, percent
+    double level = 0;          ///< Started: utilization level, percent (-1: none, sampled
+                               ///< later); Utilization: the sample
     int worker = -1;           ///< WorkerStarted, Progress, WorkerExited (and Failed: the culprit)
     std::int64_t step = 0;     ///< Progress
     int exit_code = -1;        ///< WorkerExited: the exit status, or -1 when killed by a signal

@@ -54,6 +54,15 @@ void write_all(int fd, const char* p, std::size_t n) {
 
 }  // namespace
 
+int signal_number(const std::string& name) {
+    const std::string n = name.rfind("SIG", 0) == 0 ? name.substr(3) : name;
+    static const std::pair<const char*, int> kSignals[] = {{"TERM", SIGTERM}, {"INT", SIGINT},   {"HUP", SIGHUP},
+                                                           {"QUIT", SIGQUIT}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2}};
+    for (const auto& [k, v] : kSignals)
+        if (n == k) return v;
+    return 0;
+}
+
 std::map<std::string, std::string> current_env() {
     std::map<std::string, std::string> out;
     for (char** e = environ; e && *e; ++e) {
@@ -242,6 +251,23 @@ Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
     const Handle h = next_++;
     workers_.emplace(h, std::move(w));
     return h;
+}
+
+bool WorkerRunner::started(Handle h) const {
+    auto it = workers_.find(h);
+    return it != workers_.end() && it->second.exec_errno == 0;
+}
+
+Result<void> WorkerRunner::give_to_user(const std::string& path) const {
+    if (::geteuid() != 0 || c_.run_as_user.empty()) return {};
+    std::vector<char> buf(16384);
+    struct passwd pw {};
+    struct passwd* res = nullptr;
+    if (::getpwnam_r(c_.run_as_user.c_str(), &pw, buf.data(), buf.size(), &res) != 0 || !res)
+        return fail("no Unix user named '" + c_.run_as_user + "' (exec user)");
+    if (::chown(path.c_str(), pw.pw_uid, pw.pw_gid) != 0)
+        return fail("cannot give " + path + " to " + c_.run_as_user + ": " + errno_text(errno));
+    return {};
 }
 
 pid_t WorkerRunner::pid(Handle h) const {

@@ -67,6 +67,9 @@ struct WorkerIdentity {
 std::map<std::string, std::string> worker_env(const WorkerIdentity& id,
                                               const std::map<std::string, std::string>& run_env,
                                               const std::map<std::string, std::string>& base);
+/// The number of a signal by name ("SIGTERM" or "TERM", also SIGINT, SIGHUP, SIGQUIT, SIGUSR1,
+/// SIGUSR2); 0 for another name.
+int signal_number(const std::string& name);
 /// This process's environment as a map (for worker_env's `base`).
 std::map<std::string, std::string> current_env();
 
@@ -98,6 +101,11 @@ public:
     /// to start (then it is reported as Exited with code 127 by the next poll, the reason in its
     /// log). Errors: refusing to run as root, no such user, the log file or a pipe or fork failed.
     Result<Handle> launch(const WorkerSpec& spec);
+    /// Whether its program started (execve succeeded).
+    bool started(Handle h) const;
+    /// As root with `run_as_user`: gives `path` to that user (the workers write there); else
+    /// nothing. Errors name the path.
+    Result<void> give_to_user(const std::string& path) const;
     /// Its process id (= process group id); 0 when unknown.
     pid_t pid(Handle h) const;
     /// Sends `sig` to the worker's process group (no-op when it is gone).

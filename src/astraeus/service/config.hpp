@@ -9,8 +9,13 @@
 //    "executor": {"startup_s": 60, "stop_s": 30, "failure_hold_s": 60, "utilization_pct": 90,
 //                 "failures_per_hour": 0, "machine_failures_per_day": 0, "machine_repair_s": 3600,
 //                 "seed": 1},
+//    "max_failures": 3,
+//    "local": {"stop_signal": "SIGTERM", "grace_s": 30, "log_cap_bytes": 67108864, "user": "",
+//              "allow_root": false, "utilization_period_s": 10, "master_addr": "127.0.0.1"},
 //    "time_scale": 1, "listen": "127.0.0.1:8080", "data_dir": "astraeus-data", "threads": 8}
-// Machines are named <pool>-<k> (k from 1). time_scale > 1 makes the service's clock run that
+// Machines are named <pool>-<k> (k from 1). `executor` configures the simulated executor, `local`
+// the local one (exec/local_executor.hpp; grace_s in real seconds). max_failures: a run ends
+// `failed` at its max_failures-th failed attempt; preemptions never count. time_scale > 1 makes the service's clock run that
 // many times faster than the real one (tests). Thread safety: plain values.
 #pragma once
 #include <string>
@@ -19,6 +24,7 @@
 #include "astraeus/base/error.hpp"
 #include "astraeus/base/time.hpp"
 #include "astraeus/exec/agent_hub.hpp"
+#include "astraeus/exec/local_executor.hpp"
 #include "astraeus/service/sim_executor.hpp"
 
 namespace astraeus::service {
@@ -55,6 +61,8 @@ struct ServiceConfig {
     std::vector<ThresholdConfig> thresholds;
     SimExecutorConfig executor;
     exec::AgentHubConfig agents;  ///< "agents": {"heartbeat_s", "lost_after_s", "max_wait_ms", "master_port_base"}
+    exec::LocalExecutorConfig local;
+    int max_failures = 3;
     double time_scale = 1.0;
     std::string listen = "127.0.0.1:8080";
     std::string data_dir = "astraeus-data";

@@ -110,6 +110,14 @@ Service::Service(ServiceConfig config, std::unique_ptr<store::Store> store,
     if (agents_) agents_->set_notify([this] { agent_cv_.notify_all(); });
     counter_ = std::make_unique<gp::GoodputCounter>(
         gp::CounterConfig{cfg_.stall_timeout_s, cfg_.busy_pct}, *sink_);
+    exec_->attach([this] { return clock_.now(); },
+                  [this] {
+                      {
+                          std::lock_guard lk(mu_);
+                          wake_ = true;
+                      }
+                      cv_.notify_all();
+                  });
 }
 
 Service::~Service() = default;
@@ -299,8 +307,9 @@ Result<void> Service::restore_run(RunMem& r, Seconds counted_to) {
     for (const store::WorkerRec& k : rec.worker_list) {
         const int w = counter_->add_worker(t0, static_cast<int>(rec.id), rec.gpus_per_worker);
         r.w.push_back(w);
-        auto parts = parse_parts(k.parts);
+        auto parts = parse_parts(k.parts.substr(0, k.parts.find('@')));
         r.parts.push_back(parts);
+        r.gpu_index.push_back(parse_gpu_index(k.parts));
         const auto phase = static_cast<gp::Phase>(k.phase);
         const auto cause = static_cast<gp::Cause>(k.cause);
         const auto& use = parts.empty() ? dummy : parts;
@@ -347,14 +356,13 @@ Result<void> Service::restore_run(RunMem& r, Seconds counted_to) {
     if (r.holding()) {
         pool.sched->restore_running(r.job, held, rec.lease_start_s >= 0 ? rec.lease_start_s : rec.phase_since_s,
                                     rec.executed_s);
-        ExecRun er = exec_run(r);
+        const ExecRun er = exec_run(r);
         ExecPhase ph = ExecPhase::Starting;
         if (rec.state == "running") ph = ExecPhase::Running;
         if (rec.state == "stopping") ph = rec.stop_cause == "failure" ? ExecPhase::Failed : ExecPhase::Stopping;
         exec_->restore(er, ph, rec.phase_since_s, rec.executed_s);
     } else if (rec.state == "stopping") {  // a preemption winding down: the policy's GPUs are free
-        ExecRun er = exec_run(r);
-        exec_->restore(er, ExecPhase::Stopping, rec.phase_since_s, rec.executed_s);
+        exec_->restore(exec_run(r), ExecPhase::Stopping, rec.phase_since_s, rec.executed_s);
     }
     return {};
 }
@@ -390,7 +398,7 @@ void Service::commit() {
             const gp::WorkerStatus& s = counter_->status(r.w[k]);
             r.rec.worker_list.push_back({static_cast<int>(k), static_cast<int>(s.phase),
                                          static_cast<int>(s.cause), s.attempt,
-                                         gp::holds_gpus(s) ? parts_text(r.parts[k]) : "",
+                                         gp::holds_gpus(s) ? parts_text(r.parts[k]) + gpu_index_text(r.gpu_index, k) : "",
                                          s.phase == gp::Phase::Running ? r.level : -1});
         }
         batch_.runs.push_back(r.rec);
@@ -532,8 +540,7 @@ void Service::apply_start(RunMem& r, const Decision& d, Seconds t) {
     r.rec.phase_since_s = t;
     r.rec.lease_start_s = t;
     r.rec.lease_end_s = lease_end;
-    const Seconds duration = r.rec.sim_duration_s > 0 ? r.rec.sim_duration_s : r.rec.time_limit_s;
-    (void)duration;
+    assign_gpus(r);
     exec_->launch(t, exec_run(r));
     log(LogLevel::Info, "run.placed", {{"run", r.rec.name}, {"attempt", std::to_string(r.rec.attempts)}});
 }
@@ -611,10 +618,7 @@ void Service::machine_event(const ExecEvent& e) {
             continue;
         }
         on_exec({ExecEvent::Kind::Failed, e.t, id, 0, 0});
-        const Seconds duration = r->rec.sim_duration_s > 0 ? r->rec.sim_duration_s : r->rec.time_limit_s;
-        (void)duration;
-        exec_->restore(exec_run(*r),
-                       ExecPhase::Failed, e.t, r->rec.executed_s);
+        exec_->restore(exec_run(*r), ExecPhase::Failed, e.t, r->rec.executed_s);
     }
 }
 
@@ -628,11 +632,17 @@ void Service::on_exec(const ExecEvent& e) {
     const Seconds t = e.t;
     touch(r);
     using K = ExecEvent::Kind;
+    if (e.attempt > 0 && e.attempt != r.rec.attempts) return;  // a late event of an earlier attempt
     switch (e.kind) {
+        case K::WorkerStarted:
+        case K::WorkerExited:
+        case K::Progress:
+        case K::Utilization: return on_worker_event(r, e);
         case K::Started:
+            if (r.rec.state != "starting") break;
             for (int w : r.w) {
                 (void)counter_->start(t, w);
-                (void)counter_->utilization_level(t, w, e.level);
+                if (e.level >= 0) (void)counter_->utilization_level(t, w, e.level);
             }
             r.level = e.level;
             r.rec.state = "running";
@@ -678,7 +688,7 @@ void Service::on_exec(const ExecEvent& e) {
             log(LogLevel::Warn, "run.failed", {{"run", r.rec.name}, {"attempt", std::to_string(r.rec.attempts)}});
             break;
         case K::Released:
-            if (r.rec.attempts >= kMaxAttempts) {
+            if (failures(r) >= cfg_.max_failures) {
                 end_run(r, t, "failed", "failed");
             } else {
                 for (int w : r.w) (void)counter_->release(t, w);

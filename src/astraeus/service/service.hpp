@@ -156,8 +156,6 @@ private:
     Result<void> load();
     ApiResult<Caller> authenticate_any(std::string_view authorization);
     void agent_machine_added(PoolState& pool, const store::MachineRec& m);
-    /// What the executor needs of run r's current attempt (command, placement).
-    ExecRun exec_run(const RunMem& r) const;
     Result<void> restore_run(RunMem& r, Seconds counted_to);
 
     // Under mu_:
@@ -171,6 +169,14 @@ private:
     void on_exec(const ExecEvent& e);
     void machine_event(const ExecEvent& e);
     void end_run(RunMem& r, Seconds t, const std::string& state, const std::string& outcome);
+    /// WorkerStarted, WorkerExited, Progress and Utilization events (service_exec.cpp).
+    void on_worker_event(RunMem& r, const ExecEvent& e);
+    /// Failed attempts of run r (preemptions are not failures), for max_failures.
+    static int failures(const RunMem& r);
+    /// What the executor gets of run r's current attempt (service_exec.cpp).
+    ExecRun exec_run(const RunMem& r) const;
+    /// GPU indices for r's workers on their machines, the lowest free ones (service_exec.cpp).
+    void assign_gpus(RunMem& r);
     void minute_work(Seconds now);
     void refresh_workspaces();
     void touch(RunMem& r);

@@ -31,35 +31,6 @@ ApiError no_agents() {
 
 }  // namespace
 
-ExecRun Service::exec_run(const RunMem& r) const {
-    ExecRun e;
-    e.run = r.rec.id;
-    e.workers = r.rec.workers;
-    e.duration_s = r.rec.sim_duration_s > 0 ? r.rec.sim_duration_s : r.rec.time_limit_s;
-    e.time_limit_s = r.rec.time_limit_s;
-    e.attempt = r.rec.attempts;
-    e.executed_s = r.rec.executed_s;
-    e.run_name = r.rec.name;
-    auto ws = workspaces_.find(r.rec.workspace_id);
-    e.workspace = ws == workspaces_.end() ? "" : ws->second.name;
-    if (!r.rec.command.empty()) e.argv = {"/bin/sh", "-c", r.rec.command};
-    for (std::size_t k = 0; k < r.parts.size(); ++k) {
-        if (r.parts[k].empty()) {
-            e.placement.clear();
-            break;
-        }
-        WorkerPlacement p;
-        p.machine = r.parts[k].front().machine;
-        auto n = machine_names_.find(p.machine);
-        p.machine_name = n == machine_names_.end() ? "" : n->second;
-        int count = 0;
-        for (const auto& part : r.parts[k]) count += part.gpus;
-        p.gpus.assign(static_cast<std::size_t>(count), -1);
-        e.placement.push_back(std::move(p));
-    }
-    return e;
-}
-
 ApiResult<Caller> Service::authenticate_agent(std::string_view authorization) {
     auto c = authenticate_any(authorization);
     if (!c) return c;

@@ -251,6 +251,7 @@ ApiResult<json> Service::submit(const Caller& c, std::string_view body) {
     for (int k = 0; k < workers; ++k) {
         r->w.push_back(counter_->add_worker(now, static_cast<int>(r->rec.id), static_cast<int>(gpw)));
         r->parts.emplace_back();
+        r->gpu_index.emplace_back();
     }
     const store::Id id = r->rec.id;
     runs_[id] = std::move(r);

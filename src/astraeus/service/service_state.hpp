@@ -15,7 +15,6 @@ namespace astraeus::service::detail {
 
 namespace gp = goodput;
 
-inline constexpr int kMaxAttempts = 3;
 inline constexpr int kMaxWorkers = 4096;
 inline constexpr int kMaxGpusPerWorker = 1024;
 
@@ -33,6 +32,9 @@ inline bool is_digits(const std::string& s, std::size_t max_len) {
 /// "machine:gpus,..." (the store's form of a worker's parts) and back.
 std::string parts_text(const std::vector<gp::HeldPart>& parts);
 std::vector<gp::HeldPart> parse_parts(const std::string& s);
+/// A worker's GPU indices as a suffix of its stored parts ("@0.1"; "" when none) and back.
+std::string gpu_index_text(const std::vector<std::vector<int>>& idx, std::size_t worker);
+std::vector<int> parse_gpu_index(const std::string& parts);
 
 }  // namespace astraeus::service::detail
 
@@ -57,6 +59,7 @@ struct Service::RunMem {
     int job = -1;
     std::vector<int> w;                              ///< counter worker ids
     std::vector<std::vector<goodput::HeldPart>> parts;    ///< per worker, machine ids
+    std::vector<std::vector<int>> gpu_index;         ///< per worker, GPU indices on its machines
     double level = -1;
     Seconds lease_ended_at = -1;
     bool requeue_at_stop_done = false;  ///< stopped by a drain: the scheduler requeues it then
