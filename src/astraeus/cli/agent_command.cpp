@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <pthread.h>
@@ -75,7 +76,12 @@ int run_agent(AgentOptions o) {
     c.name = o.name;
     c.pool = o.pool;
     c.gpus = o.gpus;
-    c.work_dir = o.work_dir;
+    {
+        std::error_code ec;
+        std::filesystem::create_directories(o.work_dir, ec);
+        c.work_dir = std::filesystem::absolute(o.work_dir, ec).lexically_normal().string();
+        if (!c.work_dir.empty() && c.work_dir.back() == '/') c.work_dir.pop_back();
+    }
     c.addr = o.addr;
     auto sig = signal_number(o.stop_signal);
     if (!sig) {
