@@ -194,7 +194,7 @@ service_kill)
     ! log_of s 1 $w | grep -q "resumed" || fail "worker $w restarted"
     log_of s 1 $w | grep -qx "done at step 80" || fail "worker $w did not finish: $(log_of s 1 $w)"
   done
-  [ "$(grep -c "adopted=1" "$WORK"/a?.log)" -ge 2 ] || fail "the agents did not re-attach their workers"
+  [ "$(cat "$WORK"/a?.log | grep -c "adopted=1")" -ge 2 ] || fail "the agents did not re-attach their workers"
   # Every GPU-second from submission to the end counted once: 4 GPUs x (end - submit).
   held=$(jq_py "$WT" runs/s/goodput "round(d['allocated_gpu_hours'] * 3600)")
   span=$(jq_py "$WT" runs/s "__import__('calendar').timegm(__import__('time').strptime(d['ended_at'], '%Y-%m-%dT%H:%M:%SZ')) - __import__('calendar').timegm(__import__('time').strptime(d['submitted_at'], '%Y-%m-%dT%H:%M:%SZ'))")
