@@ -88,6 +88,9 @@ HttpServer::HttpServer(service::Service& svc, int threads) : impl_(std::make_uni
     s.Post(R"(/v1/runs/([^/]+)/progress)", route(200, [&sv](const Caller& c, const httplib::Request& r) {
                return sv.report_progress(c, r.matches[1].str(), params_of(r), r.body);
            }));
+    s.Get(R"(/v1/runs/([^/]+)/logs)", route(200, [&sv](const Caller& c, const httplib::Request& r) {
+              return sv.run_logs(c, r.matches[1].str(), params_of(r));
+          }));
     s.Get(R"(/v1/runs/([^/]+))", route(200, [&sv](const Caller& c, const httplib::Request& r) {
               return sv.show_run(c, r.matches[1].str(), params_of(r));
           }));

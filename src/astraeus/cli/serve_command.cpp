@@ -56,6 +56,7 @@ Result<std::unique_ptr<service::Executor>> make_executor(const ServeOptions& o, 
                         "declares N GPUs for CPU-only workers");
         const std::string pool = cfg.pools.empty() ? "default" : cfg.pools.front().name;
         cfg.pools = {{pool, {{1, gpus}}}};
+        cfg.local_gpus = gpus;
         exec::LocalExecutorConfig lc = cfg.local;
         lc.runs_dir = cfg.data_dir + "/runs";
         service::log(service::LogLevel::Info, "executor.local",

@@ -202,6 +202,30 @@ Result<std::string> runs_list_text(const json& doc) {
     return columns(lines);
 }
 
+// A run's command for people: a string as is; an argv array joined by spaces, arguments with
+// spaces or quotes in single quotes (as a POSIX shell reads them).
+std::string command_text(const json& r) {
+    if (!r.contains("command")) return "";
+    const json& c = r["command"];
+    if (c.is_string()) return c.get<std::string>();
+    if (!c.is_array()) return "";
+    std::string out;
+    for (const json& a : c) {
+        if (!a.is_string()) continue;
+        const std::string s = a.get<std::string>();
+        if (!out.empty()) out += ' ';
+        const bool plain = !s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./=:,+@%") == std::string::npos;
+        if (plain) {
+            out += s;
+            continue;
+        }
+        out += '\'';
+        for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+        out += '\'';
+    }
+    return out;
+}
+
 Result<std::string> run_detail_text(const json& r) {
     auto name = string_member(r, "name", "a run");
     if (!name) return std::unexpected(name.error());
@@ -219,7 +243,7 @@ Result<std::string> run_detail_text(const json& r) {
         {"Started:", dash_if_empty(opt_string(r, "started_at"))},
         {"Ended:", dash_if_empty(opt_string(r, "ended_at"))},
         {"Time limit:", limit.empty() ? "-" : limit + " s"},
-        {"Command:", dash_if_empty(opt_string(r, "command"))},
+        {"Command:", dash_if_empty(command_text(r))},
         {"Image:", dash_if_empty(opt_string(r, "image"))},
         {"Attempts:", dash_if_empty(opt_scalar(r, "attempts"))},
     };

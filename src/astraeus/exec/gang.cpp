@@ -112,7 +112,7 @@ void Gang::time_limit(Seconds t, std::vector<ExecEvent>& out) {
 }
 
 Seconds Gang::executed_s(Seconds t) const {
-    return executed_ + (phase_ == ExecPhase::Running ? t - since_ : 0);
+    return executed_ + (phase_ == ExecPhase::Running && !done_ ? t - since_ : 0);
 }
 
 }  // namespace astraeus::exec

@@ -242,9 +242,9 @@ Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
     w.progress_path = spec.progress_path;
     w.exec_errno = child_errno;
     if (child_errno != 0) {
-        const std::string m = "astraeus: cannot run '" + spec.argv.front() + "'" +
-                              (workdir ? " in " + spec.workdir : std::string()) + ": " +
-                              errno_text(child_errno) + "\n";
+        std::string m = "astraeus: cannot run '" + spec.argv.front() + "': " + errno_text(child_errno);
+        if (workdir) m += " (working directory " + spec.workdir + ")";
+        m += "\n";
         write_all(log_fd, m.data(), m.size());
         w.logged = m.size();
     }

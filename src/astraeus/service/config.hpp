@@ -63,6 +63,9 @@ struct ServiceConfig {
     exec::AgentHubConfig agents;  ///< "agents": {"heartbeat_s", "lost_after_s", "max_wait_ms", "master_port_base"}
     exec::LocalExecutorConfig local;
     int max_failures = 3;
+    /// Set by `serve --executor local` (not a config key): the cluster is the first machine of
+    /// the first pool with this many GPUs (this machine); other machines are not scheduled.
+    int local_gpus = 0;
     double time_scale = 1.0;
     std::string listen = "127.0.0.1:8080";
     std::string data_dir = "astraeus-data";

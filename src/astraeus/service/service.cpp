@@ -86,7 +86,10 @@ Seconds Clock::real_now() {
 
 // --- state -----------------------------------------------------------------------------------
 
-void Service::touch(RunMem& r) { dirty_.insert(r.rec.id); }
+void Service::touch(RunMem& r) {
+    r.note_state();
+    dirty_.insert(r.rec.id);
+}
 
 class Service::Sink final : public gp::DeltaSink {
 public:
@@ -120,7 +123,9 @@ Service::Service(ServiceConfig config, std::unique_ptr<store::Store> store,
                   });
 }
 
-Service::~Service() = default;
+Service::~Service() {
+    exec_.reset();  // first: its thread may still call the wake callback, which uses mu_ and cv_
+}
 
 Result<std::unique_ptr<Service>> Service::open(ServiceConfig config,
                                                std::unique_ptr<store::Store> store,
@@ -184,6 +189,11 @@ Result<void> Service::load() {
         ps->rec = p;
         for (const auto& m : *machines)
             if (m.pool_id == p.id) ps->machines.push_back(m);
+        if (cfg_.local_gpus > 0) {  // the local executor: this machine only, its GPUs
+            if (!pools_.empty()) ps->machines.clear();
+            if (ps->machines.size() > 1) ps->machines.resize(1);
+            if (!ps->machines.empty()) ps->machines.front().gpus = cfg_.local_gpus;
+        }
         if (ps->machines.empty() && !agents_) continue;  // an agents pool waits for its machines
         ClusterSpec spec;
         for (std::size_t k = 0; k < ps->machines.size(); ++k) {
@@ -393,6 +403,7 @@ void Service::commit() {
     const Seconds now = std::max(last_event_s_, clock_.now());
     for (store::Id id : dirty_) {
         RunMem& r = *runs_.at(id);
+        r.note_state();
         r.rec.worker_list.clear();
         for (std::size_t k = 0; k < r.w.size(); ++k) {
             const gp::WorkerStatus& s = counter_->status(r.w[k]);

@@ -127,6 +127,14 @@ public:
     ApiResult<nlohmann::json> report_progress(const Caller& c, const std::string& name,
                                               const Params& q, std::string_view body);
 
+    /// A worker's log of one attempt (service_logs.cpp): ?worker=I (default 0), ?attempt=K
+    /// (default the latest), ?offset=BYTES (default 0), ?limit=BYTES (default 1 MiB, at most
+    /// 4 MiB). Only workspace tokens of the run's workspace (403 otherwise); 404 for an unknown
+    /// run, a run not started yet, or an executor without logs. Answers {"run", "workspace",
+    /// "attempt", "worker", "offset", "next_offset", "size", "done", "text"}; "done": nothing
+    /// more will be written and everything was read.
+    ApiResult<nlohmann::json> run_logs(const Caller& c, const std::string& name, const Params& q);
+
     // --- goodput (contract "Goodput") ---------------------------------------------------------
     ApiResult<nlohmann::json> goodput(const Caller& c, const Params& q);
     ApiResult<nlohmann::json> goodput_weekly(const Caller& c, const Params& q);

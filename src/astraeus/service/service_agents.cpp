@@ -129,28 +129,29 @@ ApiResult<json> Service::agent_heartbeat(const Caller& c, std::string_view body)
     for (const auto& [mid, n] : machine_names_)
         if (n == name) id = mid;
     if (id == 0) return json{{"register", true}};
+    // A plain heartbeat changes nothing durable: no transaction. With events, the usual path:
+    // catch up, take them, apply what follows, one transaction.
+    const bool has_events = b->contains("events") && (*b)["events"].is_array() && !(*b)["events"].empty();
+    if (!has_events) {
+        json reply = agents_->on_heartbeat(std::max(last_event_s_, clock_.now()), id, *b);
+        const int wait_ms = std::clamp(b->value("wait_ms", 0), 0, agents_->config().max_wait_ms);
+        if (wait_ms > 0 && !reply.value("register", false) && reply["commands"].empty()) {
+            agent_cv_.wait_for(lk, std::chrono::milliseconds(wait_ms),
+                               [&] { return stopping_ || agents_->has_commands(id); });
+            reply = agents_->on_heartbeat(std::max(last_event_s_, clock_.now()), id,
+                                          json{{"session", (*b)["session"]}, {"commands_acked", (*b)["commands_acked"]}});
+        }
+        return reply;
+    }
     const Seconds now0 = clock_.now();
     begin(now0);
     catch_up(now0);
-    const bool has_events = b->contains("events") && (*b)["events"].is_array() && !(*b)["events"].empty();
     json reply = agents_->on_heartbeat(last_event_s_, id, *b);
-    if (has_events) catch_up(last_event_s_);
-    // Long-poll: with nothing to send, wait (bounded) for commands for this machine.
-    const int wait_ms = std::clamp(b->value("wait_ms", 0), 0, agents_->config().max_wait_ms);
-    if (wait_ms > 0 && !reply.value("register", false) && reply["commands"].empty()) {
-        commit();
-        agent_cv_.wait_for(lk, std::chrono::milliseconds(wait_ms),
-                           [&] { return stopping_ || agents_->has_commands(id); });
-        begin(clock_.now());
-        reply = agents_->on_heartbeat(std::max(last_event_s_, clock_.now()), id, json{{"session", (*b)["session"]},
-                                                                                      {"commands_acked", (*b)["commands_acked"]}});
-    }
+    catch_up(last_event_s_);
     commit();
-    if (has_events) {
-        wake_ = true;
-        lk.unlock();
-        cv_.notify_all();
-    }
+    wake_ = true;
+    lk.unlock();
+    cv_.notify_all();
     return reply;
 }
 

@@ -10,6 +10,7 @@
 #include "astraeus/goodput_io/rfc3339.hpp"
 #include "astraeus/policies/registry.hpp"
 #include "astraeus/service/log.hpp"
+#include "astraeus/exec/command_spec.hpp"
 #include "astraeus/service/service_state.hpp"
 
 namespace astraeus::service {
@@ -112,7 +113,7 @@ json Service::run_json(const RunMem& r) const {
     if (r.rec.started_s >= 0) j["started_at"] = gp::format_rfc3339(r.rec.started_s);
     if (r.rec.ended_s >= 0) j["ended_at"] = gp::format_rfc3339(r.rec.ended_s);
     if (r.rec.time_limit_s > 0) j["time_limit_s"] = r.rec.time_limit_s;
-    j["command"] = r.rec.command;
+    add_command_json(j, r.rec.command);
     j["image"] = r.rec.image;
     j["attempts"] = r.rec.attempts;
     json workers = json::array();
@@ -134,6 +135,13 @@ json Service::run_json(const RunMem& r) const {
         workers.push_back(std::move(w));
     }
     j["worker_list"] = std::move(workers);
+    json history = json::array();
+    for (const auto& h : r.history) {
+        json e{{"at", gp::format_rfc3339(h.since_s)}, {"at_s", h.since_s}, {"state", h.state}, {"attempt", h.attempt}};
+        if (!h.cause.empty()) e["cause"] = h.cause;
+        history.push_back(std::move(e));
+    }
+    j["history"] = std::move(history);
     return j;
 }
 
@@ -148,7 +156,8 @@ ApiResult<json> Service::submit(const Caller& c, std::string_view body) {
     }
     if (!b.is_object()) return std::unexpected(bad("the body must be a JSON object"));
     static const std::set<std::string> kKeys{"name", "pool", "workers", "gpus_per_worker", "time_limit_s",
-                                             "command", "image", "workspace", "sim_duration_s"};
+                                             "command", "image", "workspace", "sim_duration_s",
+                                             "env", "workdir", "running_at"};
     for (auto it = b.begin(); it != b.end(); ++it)
         if (!kKeys.contains(it.key())) return std::unexpected(bad("unknown field '" + it.key() + "'"));
     auto get_str = [&](const char* k, std::string& out) -> std::optional<ApiError> {
@@ -167,7 +176,9 @@ ApiResult<json> Service::submit(const Caller& c, std::string_view body) {
     };
     std::string name, pool_name, command, image, ws_name;
     std::int64_t workers = 1, gpw = 1, limit = 0, sim = 0;
-    for (auto e : {get_str("name", name), get_str("pool", pool_name), get_str("command", command),
+    exec::CommandSpec spec;
+    if (auto e = parse_command_fields(b, spec)) return std::unexpected(*e);
+    for (auto e : {get_str("name", name), get_str("pool", pool_name),
                    get_str("image", image), get_str("workspace", ws_name),
                    get_int("workers", workers, 1, kMaxWorkers),
                    get_int("gpus_per_worker", gpw, 1, kMaxGpusPerWorker),
@@ -177,7 +188,12 @@ ApiResult<json> Service::submit(const Caller& c, std::string_view body) {
     if (name.empty()) return std::unexpected(bad("'name' is required"));
     if (!valid_name(name))
         return std::unexpected(bad("bad run name '" + name + "': 1-63 of A-Z a-z 0-9 . _ -, starting with a letter or digit"));
-    if (command.size() > 65536 || image.size() > 4096) return std::unexpected(bad("'command' or 'image' is too long"));
+    if (!image.empty())
+        return std::unexpected(bad("'image' is not supported: no executor of this service declares a container "
+                                   "runtime; give the command to run on the machines as 'command'"));
+    if (spec.argv.empty() && exec_->runs_commands())
+        return std::unexpected(bad("'command' is required: an argv array (or a string, run as /bin/sh -c STRING)"));
+    command = exec::to_stored(spec);
 
     std::unique_lock lk(mu_);
     // The workspace.
@@ -313,6 +329,7 @@ ApiResult<json> Service::stop_run(const Caller& c, const std::string& name, cons
     catch_up(now0);
     const Seconds t = last_event_s_;
     RunMem& r = *runs_.at(id);
+    touch(r);
     if (!r.ended()) {
         if (r.rec.state == "pending") {
             end_run(r, t, "stopped", "stopped");
