@@ -12,6 +12,9 @@
 #                 the others; the orphaned worker processes are killed when the agent returns
 #   service_kill  kill -9 of the service mid-run: after its restart the agents re-attach, the
 #                 workers keep running (adopted, same attempt), no GPU-second lost or counted twice
+#   ddp_drain     the example PyTorch DDP script (examples/train_ddp.py, gloo on CPU) as the gang:
+#                 ranks and master right, a drain -> checkpoint -> resumed from that step on the
+#                 other machines -> done (skipped, 77, without python3-torch)
 # Exit 0 pass, 1 fail, 77 skip (curl or python3 missing).
 set -u
 ASTRAEUS=$1
@@ -21,6 +24,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 for tool in curl python3; do
   command -v "$tool" > /dev/null || { echo "SKIP: $tool is not installed"; exit 77; }
 done
+if [ "$SCENARIO" = ddp_drain ] && ! /usr/bin/python3 -c "import torch" 2> /dev/null; then
+  echo "SKIP: /usr/bin/python3 cannot import torch (Debian's python3-torch)"; exit 77
+fi
 WORK=$(mktemp -d /tmp/astraeus-agents.XXXXXX)
 # shellcheck source=live_server_lib.sh
 source "$HERE/live_server_lib.sh"
@@ -199,6 +205,28 @@ service_kill)
   held=$(jq_py "$WT" runs/s/goodput "round(d['allocated_gpu_hours'] * 3600)")
   span=$(jq_py "$WT" runs/s "__import__('calendar').timegm(__import__('time').strptime(d['ended_at'], '%Y-%m-%dT%H:%M:%SZ')) - __import__('calendar').timegm(__import__('time').strptime(d['submitted_at'], '%Y-%m-%dT%H:%M:%SZ'))")
   [ "$held" = $((4 * span)) ] || fail "held GPU-seconds $held, want 4 x $span = $((4 * span))"
+  ;;
+
+ddp_drain)
+  ROOT=$(cd "$HERE/../.." && pwd)
+  code=$(post "$WT" runs "{\"name\": \"ddp\", \"workers\": 2, \"gpus_per_worker\": 2,
+          \"command\": [\"/usr/bin/python3\", \"$ROOT/examples/train_ddp.py\", \"--steps\", \"300\",
+                      \"--step-sleep\", \"0.05\"]}")
+  [ "$code" = 201 ] || fail "submit ddp: HTTP $code $(cat "$WORK/post.out")"
+  wait_until 60 '[ "$(progress_of ddp 1 0)" -ge 20 ]' || fail "ddp made no progress: $(log_of ddp 1 0)"
+  for w in 0 1; do
+    log_of ddp 1 $w | grep -qx "rank $w world 2 master 127.0.0.1:29508" || fail "ddp rank $w: $(log_of ddp 1 $w)"
+  done
+  M=$(run_field ddp "d[\"worker_list\"][0][\"machine\"]")
+  ASTRALYX_API=$API ASTRALYX_TOKEN=$OT "$ASTRA" machines drain "$M" > /dev/null || fail "drain $M"
+  wait_until 60 'log_of ddp 1 0 | grep -q "^checkpoint saved at step "' || fail "no checkpoint: $(log_of ddp 1 0)"
+  k=$(log_of ddp 1 0 | sed -n 's/^checkpoint saved at step \([0-9]*\)$/\1/p' | tail -1)
+  [ "$k" -gt 0 ] || fail "checkpoint at step '$k'"
+  wait_until 90 '[ "$(run_field ddp "d[\"state\"]")" = succeeded ]' || fail "ddp did not finish: $(run_field ddp d)"
+  [ "$(run_field ddp "d[\"attempts\"]")" = 2 ] || fail "ddp took $(run_field ddp "d['attempts']") attempts, want 2"
+  log_of ddp 2 0 | grep -qx "resumed from step $k" || fail "attempt 2 did not resume from $k: $(log_of ddp 2 0)"
+  log_of ddp 2 0 | grep -qx "done at step 300" || fail "attempt 2 did not finish"
+  [ "$(jq_py "$OT" machines "[m['gpus_used'] for m in d['machines'] if m['name'] == '$M'][0]")" = 0 ] || fail "$M not empty"
   ;;
 
 *) echo "unknown scenario $SCENARIO"; exit 2 ;;

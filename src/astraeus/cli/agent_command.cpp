@@ -14,6 +14,7 @@
 #include "astraeus/cli/commands.hpp"
 #include "astraeus/client/http_transport.hpp"
 #include "astraeus/exec/agent_node.hpp"
+#include "astraeus/exec/nvml.hpp"
 #include "astraeus/service/log.hpp"
 
 namespace astraeus::cli {
@@ -67,10 +68,20 @@ int run_agent(AgentOptions o) {
         char host[256] = {};
         if (::gethostname(host, sizeof host - 1) == 0) o.name = host;
     }
-    if (o.gpus <= 0) {
-        std::cerr << "astraeus agent: no GPUs to offer: declare them with --gpus N (CPU-only workers "
-                     "on a machine without NVIDIA GPUs)\n";
-        return 2;
+    if (o.gpus <= 0) {  // NVML's GPUs (libnvidia-ml.so.1 through dlopen)
+        auto nvml = exec::Nvml::open(exec::nvml_library());
+        if (nvml) {
+            o.gpus = static_cast<int>((*nvml)->gpus().size());
+            for (const auto& g : (*nvml)->gpus())
+                service::log(service::LogLevel::Info, "gpu.found",
+                             {{"index", std::to_string(g.index)}, {"uuid", g.uuid}, {"name", g.name}});
+        }
+        if (o.gpus <= 0) {
+            std::cerr << "astraeus agent: no GPUs to offer: NVML "
+                      << (nvml ? std::string("reports 0 GPUs") : "is not available (" + nvml.error().message + ")")
+                      << "; declare them with --gpus N (CPU-only workers on a machine without NVIDIA GPUs)\n";
+            return 2;
+        }
     }
     exec::NodeAgentConfig c;
     c.name = o.name;
@@ -153,7 +164,7 @@ std::function<int()> add_agent(CLI::App& app) {
     s->add_option("--token-file", o->token_file, "a file holding the agent token (first line)");
     s->add_option("--name", o->name, "this machine's name in the cluster (default: the host name)");
     s->add_option("--pool", o->pool, "the pool it joins (default: default)");
-    s->add_option("--gpus", o->gpus, "GPUs to offer (CPU-only workers on a machine without NVIDIA GPUs)");
+    s->add_option("--gpus", o->gpus, "GPUs to offer (default: NVML's; CPU-only workers on a machine without NVIDIA GPUs)");
     s->add_option("--work-dir", o->work_dir, "logs, checkpoints, progress files (default astraeus-agent)");
     s->add_option("--addr", o->addr, "MASTER_ADDR of gangs led here (default: this machine as the service sees it)");
     s->add_option("--stop-signal", o->stop_signal, "the checkpoint signal (default TERM)");
