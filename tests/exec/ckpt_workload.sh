@@ -2,8 +2,10 @@
 # A small checkpointing workload for the executor tests (the worker contract of docs/agents.md):
 # STEPS steps of SLEEP seconds; the step counter in $ASTRAEUS_PROGRESS_FILE (tmp + rename); on
 # SIGTERM it saves the step into $ASTRAEUS_CHECKPOINT_DIR/step-$RANK and exits 0; it resumes
-# from there. usage: ckpt_workload.sh STEPS SLEEP [FAIL_RANK]: worker FAIL_RANK exits 1 at step 2.
-steps=$1; sleep_s=$2; fail_rank=${3:--1}
+# from there. usage: ckpt_workload.sh STEPS SLEEP [FAIL_RANK [FAIL_ATTEMPT]]: worker FAIL_RANK
+# exits 1 at its second step (of attempt FAIL_ATTEMPT only, when given).
+steps=$1; sleep_s=$2; fail_rank=${3:--1}; fail_attempt=${4:-$ASTRAEUS_ATTEMPT}
+first=1
 ck="$ASTRAEUS_CHECKPOINT_DIR/step-$RANK"
 step=0
 if [ -f "$ck" ]; then step=$(cat "$ck"); echo "resumed from step $step"; fi
@@ -12,7 +14,10 @@ trap 'echo "$step" > "$ck.tmp" && mv "$ck.tmp" "$ck"; echo "checkpoint saved at 
 while [ "$step" -lt "$steps" ]; do
   step=$((step + 1))
   echo "$step" > "$ASTRAEUS_PROGRESS_FILE.tmp" && mv "$ASTRAEUS_PROGRESS_FILE.tmp" "$ASTRAEUS_PROGRESS_FILE"
-  if [ "$RANK" = "$fail_rank" ] && [ "$step" -ge 2 ]; then echo "failing on purpose"; exit 1; fi
+  if [ "$RANK" = "$fail_rank" ] && [ "$ASTRAEUS_ATTEMPT" = "$fail_attempt" ] && [ "$first" = 0 ]; then
+    echo "failing on purpose"; exit 1
+  fi
+  first=0
   sleep "$sleep_s" &
   wait $!
 done

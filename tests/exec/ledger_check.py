@@ -4,6 +4,8 @@
 
 usage: ledger_check.py RUN_JSON GOODPUT_JSON GPUS
 RUN_JSON: GET /v1/runs/{run} (its "history": when each state began, service-clock seconds);
+a minute's count takes the state that began strictly before its end; the last, partial count
+takes the state the run ended from.
 GOODPUT_JSON: GET /v1/runs/{run}/goodput. The run must have ended. Running minutes count as
 idle (no utilization samples on a machine without NVML). Exit 0 when every category matches
 to the GPU-second, 1 otherwise (the differences printed).
@@ -58,8 +60,8 @@ def main():
         want[at(b)] = want.get(at(b), 0) + (b - prev) * gpus
         prev = b
         b += 60
-    if ended > prev:
-        want[at(ended)] = want.get(at(ended), 0) + (ended - prev) * gpus
+    if ended > prev:  # the last count: in the state it ended from (even one begun at `ended`)
+        want[cats[-1][1]] = want.get(cats[-1][1], 0) + (ended - prev) * gpus
     bad = 0
     for k in ["productive", "idle", "stalled", "starting", "restart", "failure", "preemption", "waiting"]:
         w = want.get(k, 0)

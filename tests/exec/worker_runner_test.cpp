@@ -199,12 +199,13 @@ TEST_F(Runner, NeverRootUnlessConfigured) {
     RunnerConfig c;
     c.run_as_user = "nobody";
     WorkerRunner r(c);
-    auto s = spec({"sh", "-c", "id -u; id -g"});
+    auto s = spec({"sh", "-c", "id -u; id -g; echo $USER $HOME"});
     s.workdir = "/";
+    s.env["HOME"] = "/root";
     auto h = r.launch(s);
     ASSERT_TRUE(h) << h.error().message;
     until_gone(r, *h);
-    EXPECT_EQ(read(dir_ / "w.log"), "65534\n65534\n");
+    EXPECT_EQ(read(dir_ / "w.log"), "65534\n65534\nnobody /nonexistent\n");
 }
 
 TEST(RunnerParts, ParseProgressAndSignals) {

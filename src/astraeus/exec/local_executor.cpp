@@ -63,7 +63,15 @@ LocalExecutor::~LocalExecutor() {
     }
     cv_.notify_all();
     thread_.join();
-    // runner_'s destructor kills and reaps every worker left.
+    // The service stops: every worker gets the checkpoint signal and its grace (bounded by
+    // grace_s); runner_'s destructor then kills and reaps whatever is left.
+    std::lock_guard lk(mu_);
+    for (const auto& [id, st] : runs_)
+        for (auto h : st.handles)
+            if (h) runner_.stop(h);
+    const auto end = std::chrono::steady_clock::now() +
+                     std::chrono::milliseconds(static_cast<std::int64_t>(c_.runner.grace_s * 1000.0));
+    while (runner_.live() > 0 && std::chrono::steady_clock::now() < end) (void)runner_.poll(20);
 }
 
 void LocalExecutor::attach(std::function<Seconds()> now, std::function<void()> wake) {

@@ -10,7 +10,8 @@
 // A thread of its own polls the workers every `poll_ms` (exits, progress files, the grace's
 // SIGKILL) and the GPUs every `utilization_period_s` (Utilization events, the mean of each
 // running worker's GPUs), queues the events (gang semantics: exec/gang.hpp) and wakes the
-// service. A restart of the service does not adopt local workers: their leaders die with the
+// service. When the service stops, its workers get the checkpoint signal and their grace, then
+// SIGKILL. A restart of the service does not adopt local workers: their leaders die with the
 // service (PR_SET_PDEATHSIG), the restarted service kills what is left of their groups and
 // reports the attempt failed (Failed, then Released); stopping ones are done (StopDone).
 // Thread safety: the Executor calls are serialised by the service; the internal thread shares

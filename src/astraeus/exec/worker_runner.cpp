@@ -145,6 +145,7 @@ Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
     uid_t uid = 0;
     gid_t gid = 0;
     std::vector<gid_t> groups;
+    std::string user_home;
     if (::geteuid() == 0) {
         if (!c_.run_as_user.empty()) {
             std::vector<char> buf(16384);
@@ -162,6 +163,7 @@ Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
             }
             groups.resize(static_cast<std::size_t>(std::max(n, 0)));
             drop = uid != 0;
+            user_home = pw.pw_dir ? pw.pw_dir : "/";
         } else if (!c_.allow_root) {
             return fail("refusing to run workers as root: set the exec user (a Unix user for the "
                         "workers) or allow_root in the configuration");
@@ -175,8 +177,13 @@ Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
     // Everything the child needs, built before fork (the child only makes system calls).
     auto path_it = spec.env.find("PATH");
     const std::string prog = resolve(spec.argv.front(), path_it == spec.env.end() ? "" : path_it->second);
+    std::map<std::string, std::string> env = spec.env;
+    if (drop) {  // the user's own identity, not the service's
+        env["HOME"] = user_home;
+        env["USER"] = env["LOGNAME"] = c_.run_as_user;
+    }
     std::vector<std::string> env_strs;
-    for (const auto& [k, v] : spec.env) env_strs.push_back(k + "=" + v);
+    for (const auto& [k, v] : env) env_strs.push_back(k + "=" + v);
     std::vector<char*> argv, envp;
     for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);

@@ -11,7 +11,8 @@
 //   - every child is reaped (waitpid on the group; the runner makes its process a child
 //     subreaper so orphaned group members come back to it), the destructor kills and reaps all;
 //   - never as root unless configured: as root, workers run as `run_as_user` when set, else
-//     launch() refuses unless `allow_root`.
+//     launch() refuses unless `allow_root`; a worker run as `run_as_user` gets that user's
+//     HOME, USER and LOGNAME.
 // Thread safety: not thread-safe (one owner; the local executor serialises with its lock).
 #pragma once
 #include <sys/types.h>

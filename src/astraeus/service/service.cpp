@@ -483,16 +483,23 @@ void Service::schedule(std::size_t pi, Seconds t) {
     PoolState& pool = *pools_[pi];
     pool.dirty = false;
     const std::vector<Decision> ds = pool.sched->round(t);
+    // Stops first (preemptions, lease ends not renewed), then starts: a real executor then knows
+    // which GPUs are still winding down when it places the new runs on them.
     for (const Decision& d : ds) {
         auto it = pool.job_run.find(d.job);
-        if (it == pool.job_run.end()) continue;
-        RunMem& r = *runs_.at(it->second);
-        if (d.kind == Decision::Kind::Start) apply_start(r, d, t);
-        else preempt(r, t);
+        if (it == pool.job_run.end() || d.kind == Decision::Kind::Start) continue;
+        preempt(*runs_.at(it->second), t);
+    }
+    for (auto& [id, r] : runs_)
+        if (r->pool == pi && !r->ended() && r->lease_ended_at == t && pool.sched->is_pending(r->job) && r->holding())
+            preempt(*r, t);
+    for (const Decision& d : ds) {
+        auto it = pool.job_run.find(d.job);
+        if (it == pool.job_run.end() || d.kind != Decision::Kind::Start) continue;
+        apply_start(*runs_.at(it->second), d, t);
     }
     for (auto& [id, r] : runs_) {
         if (r->pool != pi || r->ended()) continue;
-        if (r->lease_ended_at == t && pool.sched->is_pending(r->job) && r->holding()) preempt(*r, t);
         r->lease_ended_at = -1;
         if (r->rec.state == "pending" && pool.sched->is_pending(r->job)) {
             std::string why = pool.sched->pending_reason(r->job, r->rec.workers, r->rec.gpus_per_worker);
@@ -524,7 +531,14 @@ void Service::apply_start(RunMem& r, const Decision& d, Seconds t) {
         r.rec.attempt_list.back().ended_s = t;
         r.rec.attempt_list.back().outcome = "preempted";
     }
-    exec_->forget(r.rec.id);
+    // A real executor's previous attempt still winding down keeps its processes (and its
+    // checkpoint) until they are gone: the new attempt's launch waits for that (try_launch).
+    if (exec_->runs_commands() && (r.rec.state == "starting" || r.rec.state == "running") && !r.launch_pending) {
+        exec_->stop(t, r.rec.id);  // moved to other GPUs: the checkpoint signal first
+        r.prev_alive = true;
+    }
+    r.prev_alive = r.prev_alive || (exec_->runs_commands() && r.rec.state == "stopping");
+    if (!r.prev_alive) exec_->forget(r.rec.id);
     // Workers take gpus_per_worker GPUs each from the placement's parts, in order.
     std::vector<std::pair<int, int>> left;  // (machine id, gpus)
     for (const auto& p : d.placement.parts) left.push_back({static_cast<int>(pool.machines[p.machine].id), p.gpus});
@@ -552,7 +566,8 @@ void Service::apply_start(RunMem& r, const Decision& d, Seconds t) {
     r.rec.lease_start_s = t;
     r.rec.lease_end_s = lease_end;
     assign_gpus(r);
-    exec_->launch(t, exec_run(r));
+    r.launch_pending = true;
+    try_launch(r, t);
     log(LogLevel::Info, "run.placed", {{"run", r.rec.name}, {"attempt", std::to_string(r.rec.attempts)}});
 }
 
@@ -580,6 +595,7 @@ void Service::preempt(RunMem& r, Seconds t) {
     r.rec.stop_cause = "preemption";
     r.rec.phase_since_s = t;
     r.rec.lease_end_s = -1;
+    cancel_launch(r, t);
     log(LogLevel::Info, "run.preempted", {{"run", r.rec.name}});
 }
 
@@ -643,7 +659,13 @@ void Service::on_exec(const ExecEvent& e) {
     const Seconds t = e.t;
     touch(r);
     using K = ExecEvent::Kind;
-    if (e.attempt > 0 && e.attempt != r.rec.attempts) return;  // a late event of an earlier attempt
+    if (e.attempt > 0 && e.attempt != r.rec.attempts) {  // an event of an earlier attempt
+        if (r.prev_alive && (e.kind == K::StopDone || e.kind == K::Released || e.kind == K::Finished)) {
+            r.prev_alive = false;  // its processes are gone: the new attempt may start
+            try_launch(r, t);
+        }
+        return;
+    }
     switch (e.kind) {
         case K::WorkerStarted:
         case K::WorkerExited:
@@ -712,6 +734,10 @@ void Service::on_exec(const ExecEvent& e) {
             break;
         default: break;
     }
+    // GPUs whose processes are gone may let waiting launches go.
+    if (e.kind == K::StopDone || e.kind == K::Released || e.kind == K::Finished)
+        for (auto& [id, o] : runs_)
+            if (o->launch_pending) try_launch(*o, t);
 }
 
 void Service::minute_work(Seconds now) {

@@ -181,6 +181,12 @@ private:
     void on_worker_event(RunMem& r, const ExecEvent& e);
     /// Failed attempts of run r (preemptions are not failures), for max_failures.
     static int failures(const RunMem& r);
+    /// Launches r's placed attempt unless its GPUs still hold processes of a stopping attempt
+    /// (its own previous one, or another run's): then it waits, `starting`, and is retried
+    /// when those are gone (service_exec.cpp).
+    void try_launch(RunMem& r, Seconds t);
+    /// A stop of a run whose launch was still waiting: nothing runs, the stop is done at t.
+    void cancel_launch(RunMem& r, Seconds t);
     /// What the executor gets of run r's current attempt (service_exec.cpp).
     ExecRun exec_run(const RunMem& r) const;
     /// GPU indices for r's workers on their machines, the lowest free ones (service_exec.cpp).

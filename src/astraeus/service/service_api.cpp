@@ -342,6 +342,7 @@ ApiResult<json> Service::stop_run(const Caller& c, const std::string& name, cons
             r.rec.phase_since_s = t;
             r.rec.lease_end_s = -1;
             touch(r);
+            cancel_launch(r, t);
         } else if (r.rec.state == "stopping" && r.rec.stop_cause == "preemption") {
             r.rec.stop_cause = "owner";
             touch(r);

@@ -178,29 +178,77 @@ ExecRun Service::exec_run(const RunMem& r) const {
     return e;
 }
 
-void Service::assign_gpus(RunMem& r) {
-    // Indices in use on each machine: those of every other run holding GPUs.
-    std::map<std::int64_t, std::set<int>> used;
-    for (const auto& [id, o] : runs_) {
-        if (o.get() == &r || o->ended() || !o->holding()) continue;
-        for (std::size_t k = 0; k < o->parts.size() && k < o->gpu_index.size(); ++k) {
-            std::size_t i = 0;
-            for (const auto& part : o->parts[k])
-                for (int g = 0; g < part.gpus && i < o->gpu_index[k].size(); ++g, ++i)
-                    used[part.machine].insert(o->gpu_index[k][i]);
-        }
+namespace {
+
+/// (machine, index) pairs of a run's workers.
+std::set<std::pair<std::int64_t, int>> gpus_of(const std::vector<std::vector<goodput::HeldPart>>& parts,
+                                               const std::vector<std::vector<int>>& idx) {
+    std::set<std::pair<std::int64_t, int>> out;
+    for (std::size_t k = 0; k < parts.size() && k < idx.size(); ++k) {
+        std::size_t i = 0;
+        for (const auto& part : parts[k])
+            for (int g = 0; g < part.gpus && i < idx[k].size(); ++g, ++i) out.insert({part.machine, idx[k][i]});
     }
+    return out;
+}
+
+}  // namespace
+
+void Service::assign_gpus(RunMem& r) {
+    // Indices taken on each machine: by every other run holding GPUs (`busy`), and by runs whose
+    // processes may still be winding down after a preemption (`leaving`: the policy already
+    // counts their GPUs free; a launch on them waits until they are gone).
+    std::map<std::int64_t, std::set<int>> busy, leaving;
+    for (const auto& [id, o] : runs_) {
+        if (o.get() == &r || o->ended()) continue;
+        const bool holds = o->holding();
+        const bool stopping = o->rec.state == "stopping";
+        if (!holds && !stopping) continue;
+        for (const auto& [m, g] : gpus_of(o->parts, o->gpu_index)) (holds ? busy : leaving)[m].insert(g);
+    }
+    std::map<std::int64_t, int> machine_gpus;
+    for (const auto& p : pools_)
+        for (const auto& m : p->machines) machine_gpus[m.id] = m.gpus;
     r.gpu_index.assign(r.parts.size(), {});
     for (std::size_t k = 0; k < r.parts.size(); ++k)
         for (const auto& part : r.parts[k]) {
-            std::set<int>& u = used[part.machine];
-            for (int g = 0, taken = 0; taken < part.gpus; ++g)
-                if (!u.contains(g)) {
-                    u.insert(g);
-                    r.gpu_index[k].push_back(g);
-                    ++taken;
-                }
+            std::set<int>& b = busy[part.machine];
+            std::set<int>& l = leaving[part.machine];
+            const int n = machine_gpus.contains(part.machine) ? machine_gpus[part.machine] : 4096;
+            int taken = 0;
+            for (int pass = 0; pass < 3 && taken < part.gpus; ++pass)  // free; leaving; any (a bug)
+                for (int g = 0; taken < part.gpus && g < (pass == 2 ? 4096 : n); ++g)
+                    if (!b.contains(g) && (pass >= 1 || !l.contains(g))) {
+                        b.insert(g);
+                        r.gpu_index[k].push_back(g);
+                        ++taken;
+                    }
         }
+}
+
+void Service::try_launch(RunMem& r, Seconds t) {
+    if (!r.launch_pending || r.ended() || r.rec.state != "starting") return;
+    if (exec_->runs_commands()) {
+        if (r.prev_alive) return;
+        const auto mine = gpus_of(r.parts, r.gpu_index);
+        for (const auto& [id, o] : runs_) {
+            if (o.get() == &r || o->ended() || o->rec.state != "stopping") continue;
+            for (const auto& g : gpus_of(o->parts, o->gpu_index))
+                if (mine.contains(g)) return;  // still in use by a stopping run
+        }
+    }
+    r.launch_pending = false;
+    exec_->launch(t, exec_run(r));
+    log(LogLevel::Info, "run.launched", {{"run", r.rec.name}, {"attempt", std::to_string(r.rec.attempts)}});
+}
+
+void Service::cancel_launch(RunMem& r, Seconds t) {
+    if (!r.launch_pending) return;
+    r.launch_pending = false;
+    ExecEvent done{ExecEvent::Kind::StopDone, t};
+    done.run = r.rec.id;
+    done.attempt = r.rec.attempts;
+    on_exec(done);
 }
 
 }  // namespace astraeus::service

@@ -72,6 +72,8 @@ struct Service::RunMem {
     double level = -1;
     Seconds lease_ended_at = -1;
     bool requeue_at_stop_done = false;  ///< stopped by a drain: the scheduler requeues it then
+    bool launch_pending = false;  ///< placed; the executor's launch waits for its GPUs
+    bool prev_alive = false;      ///< its previous attempt's processes may still run
     /// The run's states since the service started (the API's "history"): when each began.
     struct Transition {
         Seconds since_s;
