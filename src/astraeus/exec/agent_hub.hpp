@@ -11,6 +11,9 @@
 // a lost machine, or one with an unknown session, is answered "register again"; a registration
 // reports the workers the agent still runs: those of the attempts the service still runs there
 // are adopted, every other one is killed.
+// The gang rules are exec/gang.hpp's (the local executor's); the hub keeps its own per-worker
+// states because it must also take a gang back in the middle of its life after a restart of the
+// service (workers adopted as up, running since the stored time), which Gang does not model.
 // A placement's GPU list of -1 entries gives the count only: the hub then picks free indices.
 // Times are Unix seconds of the service's clock. Thread safety: not thread-safe; the service
 // calls it under its lock (the Executor calls, and on_register / on_heartbeat from the API).
