@@ -12,7 +12,7 @@ if [ -f "$ckpt" ]; then step=$(cat "$ckpt"); echo "resumed from step $step"; fi
 echo "rank $RANK world $WORLD_SIZE master $MASTER_ADDR:$MASTER_PORT gpus $CUDA_VISIBLE_DEVICES local_rank $LOCAL_RANK node_rank $NODE_RANK attempt $ASTRAEUS_ATTEMPT"
 sleep 600 &
 helper=$!
-echo "helper $helper pgid $(ps -o pgid= -p $$ | tr -d ' ')"
+echo "helper $helper pgid $(sed "s/.*) //" /proc/$$/stat | cut -d" " -f3)"
 trap 'echo "$step" > "$ckpt.tmp"; mv "$ckpt.tmp" "$ckpt"; echo "checkpoint saved at step $step"; kill $helper; exit 0' TERM
 if [ -n "$fail_code" ] && [ "$RANK" = 1 ]; then sleep "$pause"; kill $helper; exit "$fail_code"; fi
 while [ "$step" -lt "$steps" ]; do
