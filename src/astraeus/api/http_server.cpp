@@ -199,6 +199,31 @@ HttpServer::HttpServer(service::Service& svc, int threads, const TlsFiles& tls)
     s.Get("/v1/alerts", route(200, [&sv](const Caller& c, const httplib::Request&) {
               return sv.alerts(c);
           }));
+    // Machines (operators and org admins) and the node agents' endpoints (agent tokens only).
+    s.Get("/v1/machines", route(200, [&sv](const Caller& c, const httplib::Request&) {
+              return sv.machines_list(c);
+          }));
+    s.Post(R"(/v1/machines/([^/]+)/(drain|undrain))", route(200, [&sv](const Caller& c, const httplib::Request& r) {
+               return sv.drain_machine(c, r.matches[1].str(), r.matches[2].str() == "drain");
+           }));
+    auto agent_route = [&sv](std::function<ApiResult<nlohmann::json>(const Caller&, const httplib::Request&)> call) {
+        return [&sv, call](const httplib::Request& req, httplib::Response& res) {
+            auto caller = sv.authenticate_agent(req.get_header_value("Authorization"));
+            if (!caller) return send_error(res, caller.error());
+            auto out = call(*caller, req);
+            if (!out) return send_error(res, out.error());
+            send_json(res, 200, *out);
+        };
+    };
+    s.Post("/v1/agent/register", agent_route([&sv](const Caller& c, const httplib::Request& r) {
+               return sv.agent_register(c, r.body, r.remote_addr);
+           }));
+    s.Post("/v1/agent/heartbeat", agent_route([&sv](const Caller& c, const httplib::Request& r) {
+               return sv.agent_heartbeat(c, r.body);
+           }));
+    s.Post("/v1/agent/events", agent_route([&sv](const Caller& c, const httplib::Request& r) {
+               return sv.agent_heartbeat(c, r.body);
+           }));
     s.Get("/v1/goodput/metrics", [&sv](const httplib::Request& req, httplib::Response& res) {
         auto caller = sv.authenticate(req.get_header_value("Authorization"));
         if (!caller) return send_error(res, caller.error());

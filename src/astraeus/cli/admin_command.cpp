@@ -23,6 +23,7 @@ struct AdminOptions {
     std::string token_workspace;
     bool org_admin = false;
     bool operator_ = false;
+    bool agent = false;
     std::string token_name;
     std::int64_t token_id = 0;
 };
@@ -100,8 +101,9 @@ int do_workspace_add(const AdminOptions& o) {
 }
 
 int do_token_create(const AdminOptions& o) {
-    const int kinds = (o.token_workspace.empty() ? 0 : 1) + (o.org_admin ? 1 : 0) + (o.operator_ ? 1 : 0);
-    if (kinds != 1) return error("give exactly one of --workspace W, --org-admin, --operator");
+    const int kinds = (o.token_workspace.empty() ? 0 : 1) + (o.org_admin ? 1 : 0) + (o.operator_ ? 1 : 0) +
+                      (o.agent ? 1 : 0);
+    if (kinds != 1) return error("give exactly one of --workspace W, --org-admin, --operator, --agent");
     auto op = open_initialised(o.data_dir);
     if (!op) return error(op.error().message);
     store::TokenRec t;
@@ -116,6 +118,9 @@ int do_token_create(const AdminOptions& o) {
         t.scope = store::Scope::Workspace;
     } else if (o.org_admin) {
         t.scope = store::Scope::OrgAdmin;
+    } else if (o.agent) {
+        t.scope = store::Scope::Agent;  // the agent endpoints of this cluster only
+        t.cluster_id = op->cluster.id;
     } else {
         t.scope = store::Scope::Operator;
         t.cluster_id = op->cluster.id;
@@ -187,6 +192,7 @@ std::function<int()> add_admin(CLI::App& app) {
     create->add_option("--workspace", o->token_workspace, "a workspace token");
     create->add_flag("--org-admin", o->org_admin, "an organisation-admin token");
     create->add_flag("--operator", o->operator_, "a cluster-operator token");
+    create->add_flag("--agent", o->agent, "a node agent's token (the agent endpoints of the cluster only)");
     create->add_option("--name", o->token_name, "a name to recognise it by");
     data_dir(create);
     CLI::App* list = tok->add_subcommand("list", "list tokens (never the tokens themselves)");

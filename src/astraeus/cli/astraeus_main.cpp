@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
     auto goodput = astraeus::cli::add_goodput(app);
     auto serve = astraeus::cli::add_serve(app);
     auto admin = astraeus::cli::add_admin(app);
+    auto agent = astraeus::cli::add_agent(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -29,5 +30,6 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("goodput")) return goodput();
     if (app.got_subcommand("serve")) return serve();
     if (app.got_subcommand("admin")) return admin();
+    if (app.got_subcommand("agent")) return agent();
     return 2;
 }

@@ -28,4 +28,7 @@ std::function<int()> add_serve(CLI::App& app);
 /// `astraeus admin ...`: bootstraps organisations, clusters, workspaces and API tokens.
 std::function<int()> add_admin(CLI::App& app);
 
+/// `astraeus agent`: the node agent of a machine (registers it, runs the service's workers).
+std::function<int()> add_agent(CLI::App& app);
+
 }  // namespace astraeus::cli

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "astraeus/api/http_server.hpp"
+#include "astraeus/exec/agent_hub.hpp"
 #include "astraeus/cli/commands.hpp"
 #include "astraeus/service/config.hpp"
 #include "astraeus/service/log.hpp"
@@ -67,8 +68,7 @@ Result<std::unique_ptr<service::Executor>> make_executor(const ServeOptions& o, 
         return std::make_unique<exec::LocalExecutor>(lc, source);
     }
     if (o.executor == "slurm") return make_slurm_executor(cfg, o.slurm_conf, o.slurm_grace_s);
-    if (o.executor == "agents")  // node agents: exec/agent_* (their own branch) plug in here
-        return fail("--executor agents: node agents are not part of this build");
+    if (o.executor == "agents") return std::make_unique<exec::AgentHub>(cfg.agents);  // machines from agents
     return fail("--executor: expected local, sim, agents or slurm, got '" + o.executor + "'");
 }
 

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "astraeus/client/api_client.hpp"
+#include "astraeus/client/astra_machines.hpp"
 #include "astraeus/client/render.hpp"
 #include "astraeus/client/terminal_text.hpp"
 
@@ -253,6 +254,9 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
     stop->add_option("--workspace", st.workspace, "the run's workspace (org-admin tokens)");
     stop->add_flag("--json", st.as_json, "print the server's JSON as is");
 
+    MachinesCommands machines;  // astra machines ... (astra_machines.hpp)
+    add_machines_commands(app, machines);
+
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -272,6 +276,7 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
         }
     }
 
+    if (machines.parsed()) return run_machines(machines, *client, out, err);
     if (goodput_cmd->parsed()) {
         if (!g.run.empty())
             return answer(client->get("/runs/" + percent_encode(g.run) + "/goodput",

@@ -42,4 +42,12 @@ void ClusterState::give(const Placement& p) {
     }
 }
 
+void ClusterState::add_machine(int gpus) {
+    free_.push_back(gpus);
+    size_.push_back(gpus);
+    gpus_per_machine_ = std::max(gpus_per_machine_, gpus);
+    total_ += gpus;
+    free_total_ += gpus;
+}
+
 }  // namespace astraeus

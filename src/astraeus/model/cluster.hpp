@@ -44,6 +44,8 @@ public:
     void take(int machine, int gpus);
     /// Returns every part of `p` to the free pool.
     void give(const Placement& p);
+    /// Appends a machine of `gpus` GPUs, all free (machines registered by node agents).
+    void add_machine(int gpus);
 
 private:
     std::vector<int> free_;

@@ -51,7 +51,7 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
                   {"organization", "cluster", "pools", "policy", "placer", "lease_s",
                    "starvation_s", "stall_timeout_s", "busy_pct", "goodput_drop",
                    "threshold_alerts", "executor", "time_scale", "listen", "data_dir", "threads",
-                   "max_failures", "local"},
+                   "max_failures", "local", "agents"},
                   where));
     TRY(get(j, "max_failures", c.max_failures, where));
     if (c.max_failures < 1 || c.max_failures > 1000) return fail(where + ": max_failures must be in 1..1000");
@@ -151,6 +151,20 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
         TRY(get(e, "seed", c.executor.seed, where));
         TRY(get(e, "machine_failures_per_day", c.executor.machine_failures_per_day, where));
         TRY(get(e, "machine_repair_s", c.executor.machine_repair_s, where));
+    }
+    if (j.contains("agents")) {  // node agents (docs/agents.md)
+        const json& a = j["agents"];
+        TRY(only_keys(a, {"heartbeat_s", "lost_after_s", "max_wait_ms", "master_port_base"}, where + ": agents"));
+        TRY(get(a, "heartbeat_s", c.agents.heartbeat_s, where));
+        TRY(get(a, "lost_after_s", c.agents.lost_after_s, where));
+        TRY(get(a, "max_wait_ms", c.agents.max_wait_ms, where));
+        TRY(get(a, "master_port_base", c.agents.master_port_base, where));
+        if (c.agents.heartbeat_s < 1 || c.agents.lost_after_s < 2 * c.agents.heartbeat_s)
+            return fail(where + ": agents: heartbeat_s must be >= 1 and lost_after_s >= 2 x heartbeat_s");
+        if (c.agents.max_wait_ms < 0 || c.agents.max_wait_ms > 60000)
+            return fail(where + ": agents: max_wait_ms must be in 0..60000");
+        if (c.agents.master_port_base < 1024 || c.agents.master_port_base > 65535 - c.agents.master_port_span)
+            return fail(where + ": agents: master_port_base must be in 1024..63535");
     }
     if (!(c.time_scale > 0 && c.time_scale <= 100000)) return fail(where + ": time_scale must be in (0, 100000]");
     if (c.lease_s < 60) return fail(where + ": lease_s must be at least 60");

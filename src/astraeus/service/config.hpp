@@ -23,6 +23,7 @@
 
 #include "astraeus/base/error.hpp"
 #include "astraeus/base/time.hpp"
+#include "astraeus/exec/agent_hub.hpp"
 #include "astraeus/exec/local_executor.hpp"
 #include "astraeus/service/sim_executor.hpp"
 
@@ -63,6 +64,7 @@ struct ServiceConfig {
     double drop_min_held_gpu_hours = 1.0;
     std::vector<ThresholdConfig> thresholds;
     SimExecutorConfig executor;
+    exec::AgentHubConfig agents;  ///< "agents": {"heartbeat_s", "lost_after_s", "max_wait_ms", "master_port_base"}
     exec::LocalExecutorConfig local;
     int max_failures = 3;
     /// Set by `serve --executor local` (not a config key): the cluster is the first machine of

@@ -487,6 +487,17 @@ Seconds RoundAdapter::next_wake_s() {
     return best;
 }
 
+int RoundAdapter::add_machine(int gpus) {
+    spec_.machine_gpus.push_back(gpus);
+    cluster_.add_machine(gpus);
+    scratch_ = cluster_;
+    down_.push_back(0);
+    withheld_.push_back(0);
+    std::vector<Tenant> same = tenants_;
+    set_tenants(same);  // quotas over the new total
+    return spec_.machines() - 1;
+}
+
 std::string RoundAdapter::pending_reason(int j, int workers, int gpus_per_worker) const {
     const int g = jobs_[j].gpus;
     const int u = jobs_[j].tenant;

@@ -105,6 +105,9 @@ public:
     /// Machine m (pool index) is lost (up = false): its free GPUs, and those its jobs give back
     /// while it is lost, are withheld from the rounds until it is back (up = true).
     void set_machine_up(int m, bool up);
+    /// Appends a machine of `gpus` GPUs (a node agent registered it), up; its pool index. The
+    /// tenants' quotas are split again over the larger pool.
+    int add_machine(int gpus);
     bool machine_up(int m) const { return !down_[m]; }
 
     /// The lease length the policy gives job j starting now (kNoLeaseEnd: none).

@@ -5,6 +5,7 @@
 
 #include "astraeus/goodput_io/prometheus_text.hpp"
 #include "astraeus/service/token.hpp"
+#include "astraeus/exec/agent_hub.hpp"
 #include "astraeus/goodput/calendar.hpp"
 #include "astraeus/goodput_io/ledger_json.hpp"
 #include "astraeus/goodput_io/rfc3339.hpp"
@@ -108,6 +109,8 @@ Service::Service(ServiceConfig config, std::unique_ptr<store::Store> store,
     : cfg_(std::move(config)), store_(std::move(store)), exec_(std::move(executor)),
       clock_(clock_base, cfg_.time_scale) {
     sink_ = std::make_unique<Sink>(ledger_, batch_);
+    agents_ = dynamic_cast<exec::AgentHub*>(exec_.get());
+    if (agents_) agents_->set_notify([this] { agent_cv_.notify_all(); });
     counter_ = std::make_unique<gp::GoodputCounter>(
         gp::CounterConfig{cfg_.stall_timeout_s, cfg_.busy_pct}, *sink_);
     exec_->attach([this] { return clock_.now(); },
@@ -182,6 +185,7 @@ Result<void> Service::load() {
             auto pid = store_->add_pool(cluster_.id, pc.name);
             if (!pid) return std::unexpected(pid.error());
             keep_pools.insert(pc.name);
+            if (agents_) continue;  // with node agents, machines come from their agents
             auto ms = store_->machines(cluster_.id);
             if (!ms) return std::unexpected(ms.error());
             int k = 0;
@@ -215,15 +219,15 @@ Result<void> Service::load() {
         auto ps = std::make_unique<PoolState>();
         ps->rec = p;
         for (const auto& m : *machines)
-            if (m.pool_id == p.id && (!cfg_.pools_given || keep_machines.contains(m.name)))
+            if (m.pool_id == p.id && (!cfg_.pools_given || agents_ || keep_machines.contains(m.name)))
                 ps->machines.push_back(m);
         if (cfg_.local_gpus > 0) {  // the local executor: this machine only, its GPUs
             if (!pools_.empty()) ps->machines.clear();
             if (ps->machines.size() > 1) ps->machines.resize(1);
             if (!ps->machines.empty()) ps->machines.front().gpus = cfg_.local_gpus;
         }
-        if (ps->machines.empty() || (cfg_.pools_given && !keep_pools.contains(p.name))) {
-            retired_pools_[p.id] = p.name;
+        if ((ps->machines.empty() && !agents_) || (cfg_.pools_given && !keep_pools.contains(p.name))) {
+            retired_pools_[p.id] = p.name;  // (an agents pool waits for its machines)
             continue;
         }
         ClusterSpec spec;
@@ -246,6 +250,18 @@ Result<void> Service::load() {
         if (auto ok = store_->apply(up); !ok) return ok;
     }
     exec_->set_machines(ids, clock_.now());
+    for (const auto& m : *machines) {
+        if (m.drained) drained_.insert(m.id);
+        auto at = machine_index_.find(m.id);
+        if (at == machine_index_.end()) continue;
+        PoolState& ps = *pools_[at->second.first];
+        if (agents_) {  // up once its agent has registered (again)
+            agents_->add_machine(m.id, m.name, m.gpus, m.addr, clock_.now());
+            ps.sched->set_machine_up(at->second.second, false);
+        } else if (m.drained) {
+            ps.sched->set_machine_up(at->second.second, false);
+        }
+    }
     refresh_workspaces();
 
     // Alerts.
@@ -684,11 +700,11 @@ void Service::end_run(RunMem& r, Seconds t, const std::string& state, const std:
 void Service::machine_event(const ExecEvent& e) {
     auto mi = machine_index_.find(e.machine);
     if (mi == machine_index_.end()) return;
-    const bool up = e.kind == ExecEvent::Kind::MachineBack;
+    const bool up = e.kind == ExecEvent::Kind::MachineBack && !drained_.contains(e.machine);
     PoolState& pool = *pools_[mi->second.first];
     pool.sched->set_machine_up(mi->second.second, up);
     pool.dirty = true;
-    batch_.machine_up.push_back({e.machine, up});
+    batch_.machine_up.push_back({e.machine, e.kind == ExecEvent::Kind::MachineBack});
     log(up ? LogLevel::Info : LogLevel::Warn, up ? "machine.back" : "machine.lost",
         {{"machine", machine_names_[e.machine]}});
     if (up) return;
@@ -762,6 +778,8 @@ void Service::on_exec(const ExecEvent& e) {
             break;
         case K::StopDone:
             if (r.rec.stop_cause == "preemption") {
+                if (r.requeue_at_stop_done) pool.sched->requeue(r.job, t);  // a drain's stop
+                r.requeue_at_stop_done = false;
                 for (int w : r.w) (void)counter_->release(t, w);
                 r.rec.state = "pending";
                 r.rec.stop_cause.clear();

@@ -34,6 +34,10 @@
 #include "astraeus/service/round_adapter.hpp"
 #include "astraeus/store/store.hpp"
 
+namespace astraeus::exec {
+class AgentHub;
+}
+
 namespace astraeus::service {
 
 /// An API failure: the HTTP status and a message ({"error": message}).
@@ -85,8 +89,30 @@ public:
                                                  std::unique_ptr<Executor> executor);
     ~Service();
 
-    /// The caller of an `Authorization` header value ("Bearer astx_..."); 401 otherwise.
+    /// The caller of an `Authorization` header value ("Bearer astx_..."); 401 otherwise; 403
+    /// for agent tokens (they call the agent endpoints only).
     ApiResult<Caller> authenticate(std::string_view authorization);
+
+    // --- node agents and machines (docs/agents.md; service_agents.cpp) -------------------------
+    /// The caller of an agent endpoint: an agent token of this cluster; 401 / 403 otherwise.
+    ApiResult<Caller> authenticate_agent(std::string_view authorization);
+    /// POST /v1/agent/register: body {"name", "pool", "gpus", "session", "addr"?, "workers",
+    /// "events"}; `remote_addr` is the address used when "addr" is absent. Adds the machine to
+    /// its pool (first time), adopts or kills the workers it reports. 400 bad body, 409 when
+    /// the service does not run agents or the name is taken with other GPUs or another pool.
+    ApiResult<nlohmann::json> agent_register(const Caller& c, std::string_view body,
+                                             const std::string& remote_addr);
+    /// POST /v1/agent/heartbeat and /v1/agent/events: body {"name", "session",
+    /// "commands_acked", "events", "wait_ms"?}; answers {"commands", "events_acked",
+    /// "heartbeat_s"} or {"register": true}.
+    ApiResult<nlohmann::json> agent_heartbeat(const Caller& c, std::string_view body);
+    /// GET /v1/machines (operators and org admins; 403 otherwise): every machine with its
+    /// state, pool, GPUs, drain, last heartbeat and the runs it holds.
+    ApiResult<nlohmann::json> machines_list(const Caller& c);
+    /// POST /v1/machines/{name}/drain and /undrain (operators and org admins): a drained
+    /// machine takes no new placement and its runs are stopped with the checkpoint signal
+    /// (counted preemption); undrain makes it take work again. 404 for an unknown machine.
+    ApiResult<nlohmann::json> drain_machine(const Caller& c, const std::string& name, bool drain);
 
     // --- runs (contract "Runs") ---------------------------------------------------------------
     ApiResult<nlohmann::json> submit(const Caller& c, std::string_view body);
@@ -155,6 +181,8 @@ private:
     Service(ServiceConfig config, std::unique_ptr<store::Store> store,
             std::unique_ptr<Executor> executor, Seconds clock_base);
     Result<void> load();
+    ApiResult<Caller> authenticate_any(std::string_view authorization);
+    void agent_machine_added(PoolState& pool, const store::MachineRec& m);
     Result<void> restore_run(RunMem& r, Seconds counted_to);
     /// A run not ended whose pool or a machine it holds is no longer in the configuration:
     /// requeued as after a failure (pending, reason "requeued: ...") or, when its pool is gone
@@ -207,10 +235,13 @@ private:
     ServiceConfig cfg_;
     std::unique_ptr<store::Store> store_;
     std::unique_ptr<Executor> exec_;
+    exec::AgentHub* agents_ = nullptr;  ///< exec_ when it is the agents executor
+    std::set<store::Id> drained_;       ///< drained machines
     Clock clock_;
 
     mutable std::mutex mu_;
     std::condition_variable cv_;
+    std::condition_variable agent_cv_;  ///< heartbeat long-polls wait for commands
     bool stopping_ = false;
     bool loop_running_ = false;  ///< loop() is running (readiness)
     bool wake_ = false;

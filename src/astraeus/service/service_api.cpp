@@ -25,6 +25,13 @@ using namespace detail;
 // --- auth and visibility ---------------------------------------------------------------------
 
 ApiResult<Caller> Service::authenticate(std::string_view authorization) {
+    auto c = authenticate_any(authorization);
+    if (c && c->token.scope == store::Scope::Agent)
+        return std::unexpected(ApiError{403, "agent tokens can call only the agent endpoints (/v1/agent/...)"});
+    return c;
+}
+
+ApiResult<Caller> Service::authenticate_any(std::string_view authorization) {
     // RFC 7235: the scheme is case-insensitive ("Bearer", "bearer"), then one or more spaces.
     constexpr std::string_view kBearer = "bearer";
     const auto lower = [](char ch) { return ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch; };

@@ -71,6 +71,7 @@ struct Service::RunMem {
     std::vector<std::vector<int>> gpu_index;         ///< per worker, GPU indices on its machines
     double level = -1;
     Seconds lease_ended_at = -1;
+    bool requeue_at_stop_done = false;  ///< stopped by a drain: the scheduler requeues it then
     bool launch_pending = false;  ///< placed; the executor's launch waits for its GPUs
     bool prev_alive = false;      ///< its previous attempt's processes may still run
     /// The run's states since the service started (the API's "history"): when each began.

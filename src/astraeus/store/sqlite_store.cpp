@@ -17,6 +17,7 @@ const char* to_string(Scope s) {
         case Scope::Workspace: return "workspace";
         case Scope::OrgAdmin: return "org-admin";
         case Scope::Operator: return "operator";
+        case Scope::Agent: return "agent";
     }
     return "workspace";
 }
@@ -64,6 +65,13 @@ CREATE TABLE alerts (name TEXT NOT NULL, scope TEXT NOT NULL, target TEXT NOT NU
   state TEXT NOT NULL, since INTEGER NOT NULL, value REAL NOT NULL,
   PRIMARY KEY (name, scope, target));
 CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
+)sql",
+    // 2: machines registered by node agents, drains, heartbeats (docs/agents.md)
+    R"sql(
+ALTER TABLE machines ADD COLUMN from_agent INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE machines ADD COLUMN drained INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE machines ADD COLUMN last_heartbeat_s INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE machines ADD COLUMN addr TEXT NOT NULL DEFAULT '';
 )sql",
 };
 constexpr int kVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
@@ -161,6 +169,41 @@ public:
         });
     }
 
+    Result<Id> register_machine(Id pool_id, const std::string& name, int gpus,
+                                const std::string& addr) override {
+        return guarded("register machine", [&]() -> Result<Id> {
+            SQLite::Transaction tx(db_);
+            SQLite::Statement q(db_, "SELECT id, pool_id, gpus FROM machines WHERE name = ?");
+            q.bind(1, name);
+            if (q.executeStep()) {
+                const Id id = q.getColumn(0).getInt64();
+                if (q.getColumn(1).getInt64() != pool_id)
+                    return fail("machine '" + name + "' is already a machine of another pool");
+                if (q.getColumn(2).getInt() != gpus)
+                    return fail("machine '" + name + "' is registered with " +
+                                std::to_string(q.getColumn(2).getInt()) + " GPUs, not " +
+                                std::to_string(gpus) + " (use another --name, or the same GPUs)");
+                SQLite::Statement u(db_, "UPDATE machines SET addr = ? WHERE id = ?");
+                u.bind(1, addr);
+                u.bind(2, id);
+                u.exec();
+                tx.commit();
+                return id;
+            }
+            SQLite::Statement a(db_,
+                                "INSERT INTO machines (pool_id, name, gpus, up, from_agent, addr) "
+                                "VALUES (?, ?, ?, 1, 1, ?)");
+            a.bind(1, pool_id);
+            a.bind(2, name);
+            a.bind(3, gpus);
+            a.bind(4, addr);
+            a.exec();
+            const Id id = db_.getLastInsertRowid();
+            tx.commit();
+            return id;
+        });
+    }
+
     Result<Id> set_workspace(Id org_id, Id cluster_id, const std::string& name,
                              double weight) override {
         return guarded("workspace", [&]() -> Result<Id> {
@@ -251,13 +294,23 @@ public:
         return guarded("machines", [&]() -> Result<std::vector<MachineRec>> {
             std::vector<MachineRec> out;
             SQLite::Statement q(db_,
-                                "SELECT m.id, m.pool_id, m.name, m.gpus, m.up FROM machines m "
+                                "SELECT m.id, m.pool_id, m.name, m.gpus, m.up, m.from_agent, "
+                                "m.drained, m.last_heartbeat_s, m.addr FROM machines m "
                                 "JOIN pools p ON p.id = m.pool_id WHERE p.cluster_id = ? ORDER BY m.id");
             q.bind(1, cluster_id);
-            while (q.executeStep())
-                out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64(),
-                               q.getColumn(2).getString(), q.getColumn(3).getInt(),
-                               q.getColumn(4).getInt() != 0});
+            while (q.executeStep()) {
+                MachineRec m;
+                m.id = q.getColumn(0).getInt64();
+                m.pool_id = q.getColumn(1).getInt64();
+                m.name = q.getColumn(2).getString();
+                m.gpus = q.getColumn(3).getInt();
+                m.up = q.getColumn(4).getInt() != 0;
+                m.from_agent = q.getColumn(5).getInt() != 0;
+                m.drained = q.getColumn(6).getInt() != 0;
+                m.last_heartbeat_s = q.getColumn(7).getInt64();
+                m.addr = q.getColumn(8).getString();
+                out.push_back(std::move(m));
+            }
             return out;
         });
     }
@@ -283,8 +336,9 @@ public:
         t.id = q.getColumn(0).getInt64();
         t.name = q.getColumn(1).getString();
         const std::string scope = q.getColumn(2).getString();
-        t.scope = scope == "org-admin" ? Scope::OrgAdmin
+        t.scope = scope == "org-admin"  ? Scope::OrgAdmin
                   : scope == "operator" ? Scope::Operator
+                  : scope == "agent"    ? Scope::Agent
                                         : Scope::Workspace;
         t.org_id = q.getColumn(3).getInt64();
         t.workspace_id = q.getColumn(4).isNull() ? 0 : q.getColumn(4).getInt64();
@@ -477,6 +531,18 @@ public:
             for (const auto& [id, up] : b.machine_up) {
                 SQLite::Statement q(db_, "UPDATE machines SET up = ? WHERE id = ?");
                 q.bind(1, up ? 1 : 0);
+                q.bind(2, id);
+                q.exec();
+            }
+            for (const auto& [id, drained] : b.machine_drained) {
+                SQLite::Statement q(db_, "UPDATE machines SET drained = ? WHERE id = ?");
+                q.bind(1, drained ? 1 : 0);
+                q.bind(2, id);
+                q.exec();
+            }
+            for (const auto& [id, t] : b.machine_heartbeat) {
+                SQLite::Statement q(db_, "UPDATE machines SET last_heartbeat_s = ? WHERE id = ?");
+                q.bind(1, t);
                 q.bind(2, id);
                 q.exec();
             }

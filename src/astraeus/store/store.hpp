@@ -39,6 +39,11 @@ struct MachineRec {
     std::string name;
     int gpus = 0;
     bool up = true;
+    // Since schema 2 (node agents, docs/agents.md):
+    bool from_agent = false;        ///< registered by an agent (not from the config)
+    bool drained = false;           ///< no new placements; its workers were stopped
+    Seconds last_heartbeat_s = -1;  ///< its agent's last heartbeat written to the store (-1: none)
+    std::string addr;               ///< the address its workers reach each other on (agents)
 };
 /// A workspace (tenant) of an organisation and its weight on one cluster.
 struct WorkspaceRec {
@@ -48,8 +53,9 @@ struct WorkspaceRec {
     double weight = 1.0;  ///< on the cluster it was read for
 };
 
-enum class Scope : std::uint8_t { Workspace, OrgAdmin, Operator };
-/// "workspace", "org-admin", "operator".
+enum class Scope : std::uint8_t { Workspace, OrgAdmin, Operator, Agent };
+/// "workspace", "org-admin", "operator", "agent" (a node agent of `cluster_id`: the agent
+/// endpoints only).
 const char* to_string(Scope s);
 
 struct TokenRec {
@@ -58,7 +64,7 @@ struct TokenRec {
     Scope scope = Scope::Workspace;
     Id org_id = 0;
     Id workspace_id = 0;   ///< workspace tokens only
-    Id cluster_id = 0;     ///< operator tokens: their cluster
+    Id cluster_id = 0;     ///< operator and agent tokens: their cluster
     std::string hash;      ///< SHA-256 hex of the token
     Seconds created_s = 0;
     bool revoked = false;
@@ -136,9 +142,11 @@ struct Batch {
     std::optional<std::vector<AlertRec>> alerts;  ///< when set, replaces the alerts table
     std::optional<Seconds> prune_before_hour;     ///< deletes goodput rows of older hours
     std::vector<std::pair<Id, bool>> machine_up;  ///< machine state changes
+    std::vector<std::pair<Id, bool>> machine_drained;     ///< drain / undrain
+    std::vector<std::pair<Id, Seconds>> machine_heartbeat;  ///< last heartbeats
     bool empty() const {
         return runs.empty() && goodput.empty() && meta.empty() && !alerts && !prune_before_hour &&
-               machine_up.empty();
+               machine_up.empty() && machine_drained.empty() && machine_heartbeat.empty();
     }
 };
 
@@ -152,6 +160,11 @@ public:
     /// Adds pool `name` to the cluster (or returns the existing one's id).
     virtual Result<Id> add_pool(Id cluster_id, const std::string& name) = 0;
     virtual Result<Id> add_machine(Id pool_id, const std::string& name, int gpus) = 0;
+    /// Adds a machine registered by a node agent (from_agent, up), or updates the address of
+    /// the existing machine of that name; its id. An error when the name is a machine of
+    /// another pool or has another GPU count (the message says which).
+    virtual Result<Id> register_machine(Id pool_id, const std::string& name, int gpus,
+                                        const std::string& addr) = 0;
     /// Adds (or re-weights) workspace `name` of the organisation, its weight on `cluster_id`.
     virtual Result<Id> set_workspace(Id org_id, Id cluster_id, const std::string& name,
                                      double weight) = 0;

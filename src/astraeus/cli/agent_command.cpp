@@ -1,0 +1,178 @@
+// `astraeus agent`: the node agent of one machine (docs/agents.md). Talks to the service over
+// its REST API with an agent token (`astraeus admin token create --agent`), through the
+// client's HTTP transport (client/http_transport.hpp: the one adapter of cpp-httplib's client).
+#include <signal.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <pthread.h>
+#include <thread>
+
+#include "astraeus/cli/commands.hpp"
+#include "astraeus/client/http_transport.hpp"
+#include "astraeus/exec/agent_node.hpp"
+#include "astraeus/exec/nvml.hpp"
+#include "astraeus/service/log.hpp"
+
+namespace astraeus::cli {
+namespace {
+
+struct AgentOptions {
+    std::string api;
+    std::string token;
+    std::string token_file;
+    std::string name;
+    std::string pool = "default";
+    int gpus = 0;
+    std::string work_dir = "astraeus-agent";
+    std::string addr;
+    std::string stop_signal = "TERM";
+    double grace_s = 30;
+    std::vector<std::string> unix_users;
+    bool allow_root = false;
+    std::string log_level = "info";
+};
+
+Result<int> signal_number(const std::string& s) {
+    static const std::pair<const char*, int> kSignals[] = {
+        {"TERM", SIGTERM}, {"INT", SIGINT}, {"HUP", SIGHUP}, {"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"QUIT", SIGQUIT}};
+    std::string n = s.rfind("SIG", 0) == 0 ? s.substr(3) : s;
+    for (const auto& [name, sig] : kSignals)
+        if (n == name) return sig;
+    return fail("--stop-signal: expected TERM, INT, HUP, USR1, USR2 or QUIT, got '" + s + "'");
+}
+
+int run_agent(AgentOptions o) {
+    service::set_log_level(o.log_level);
+    if (o.api.empty()) {
+        std::cerr << "astraeus agent: --api URL is required (e.g. http://scheduler:8080)\n";
+        return 2;
+    }
+    while (!o.api.empty() && o.api.back() == '/') o.api.pop_back();
+    if (o.token.empty() && !o.token_file.empty()) {
+        std::ifstream f(o.token_file);
+        std::getline(f, o.token);
+        if (o.token.empty()) {
+            std::cerr << "astraeus agent: --token-file " << o.token_file << " holds no token\n";
+            return 2;
+        }
+    }
+    if (o.token.empty()) {
+        std::cerr << "astraeus agent: give --token TOKEN or --token-file FILE (astraeus admin token create --agent)\n";
+        return 2;
+    }
+    if (o.name.empty()) {
+        char host[256] = {};
+        if (::gethostname(host, sizeof host - 1) == 0) o.name = host;
+    }
+    if (o.gpus <= 0) {  // NVML's GPUs (libnvidia-ml.so.1 through dlopen)
+        auto nvml = exec::Nvml::open(exec::nvml_library());
+        if (nvml) {
+            o.gpus = static_cast<int>((*nvml)->gpus().size());
+            for (const auto& g : (*nvml)->gpus())
+                service::log(service::LogLevel::Info, "gpu.found",
+                             {{"index", std::to_string(g.index)}, {"uuid", g.uuid}, {"name", g.name}});
+        }
+        if (o.gpus <= 0) {
+            std::cerr << "astraeus agent: no GPUs to offer: NVML "
+                      << (nvml ? std::string("reports 0 GPUs") : "is not available (" + nvml.error().message + ")")
+                      << "; declare them with --gpus N (CPU-only workers on a machine without NVIDIA GPUs)\n";
+            return 2;
+        }
+    }
+    exec::NodeAgentConfig c;
+    c.name = o.name;
+    c.pool = o.pool;
+    c.gpus = o.gpus;
+    {
+        std::error_code ec;
+        std::filesystem::create_directories(o.work_dir, ec);
+        c.work_dir = std::filesystem::absolute(o.work_dir, ec).lexically_normal().string();
+        if (!c.work_dir.empty() && c.work_dir.back() == '/') c.work_dir.pop_back();
+    }
+    c.addr = o.addr;
+    auto sig = signal_number(o.stop_signal);
+    if (!sig) {
+        std::cerr << "astraeus agent: " << sig.error().message << "\n";
+        return 2;
+    }
+    c.runner.stop_signal = *sig;
+    c.runner.grace_s = o.grace_s;
+    c.runner.allow_root = o.allow_root;
+    for (const std::string& m : o.unix_users) {
+        const auto eq = m.find('=');
+        if (eq == std::string::npos || eq == 0 || eq + 1 == m.size()) {
+            std::cerr << "astraeus agent: --unix-user: expected WORKSPACE=USER, got '" << m << "'\n";
+            return 2;
+        }
+        c.unix_users[m.substr(0, eq)] = m.substr(eq + 1);
+    }
+    if (::geteuid() == 0 && c.unix_users.empty() && !o.allow_root)
+        service::log(service::LogLevel::Warn, "agent.root",
+                     {{"note", "running as root without --unix-user: launches are refused unless --allow-root"}});
+
+    const std::string api = o.api, token = o.token;
+    exec::AgentPost post = [api, token](const std::string& path, const nlohmann::json& body)
+        -> Result<std::pair<int, nlohmann::json>> {
+        client::HttpRequest rq;
+        rq.method = "POST";
+        rq.origin = api;
+        rq.target = path;
+        rq.bearer_token = token;
+        rq.body = body.dump();
+        rq.connect_timeout_s = 5;
+        rq.read_timeout_s = 30;
+        auto res = client::http_send(rq);
+        if (!res) return std::unexpected(res.error());
+        nlohmann::json j = nlohmann::json::parse(res->body, nullptr, false);
+        if (j.is_discarded()) j = nlohmann::json{{"error", res->body.substr(0, 200)}};
+        return std::pair{res->status, std::move(j)};
+    };
+
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    pthread_sigmask(SIG_BLOCK, &set, nullptr);
+    exec::NodeAgent agent(c, post);
+    if (auto ok = agent.start(); !ok) {
+        std::cerr << "astraeus agent: " << ok.error().message << "\n";
+        return 1;
+    }
+    std::thread signals([&] {
+        int s = 0;
+        sigwait(&set, &s);
+        service::log(service::LogLevel::Info, "agent.shutdown", {{"signal", s == SIGTERM ? "SIGTERM" : "SIGINT"}});
+        agent.request_stop();
+    });
+    agent.run();
+    // run() returns only after request_stop(), from the signal thread: it has returned.
+    signals.join();
+    return 0;
+}
+
+}  // namespace
+
+std::function<int()> add_agent(CLI::App& app) {
+    auto o = std::make_shared<AgentOptions>();
+    CLI::App* s = app.add_subcommand("agent", "the node agent of this machine: runs the service's workers here");
+    s->add_option("--api", o->api, "the service's URL (http://HOST:PORT)")->required();
+    s->add_option("--token", o->token, "an agent token (astraeus admin token create --agent)");
+    s->add_option("--token-file", o->token_file, "a file holding the agent token (first line)");
+    s->add_option("--name", o->name, "this machine's name in the cluster (default: the host name)");
+    s->add_option("--pool", o->pool, "the pool it joins (default: default)");
+    s->add_option("--gpus", o->gpus, "GPUs to offer (default: NVML's; CPU-only workers on a machine without NVIDIA GPUs)");
+    s->add_option("--work-dir", o->work_dir, "logs, checkpoints, progress files (default astraeus-agent)");
+    s->add_option("--addr", o->addr, "MASTER_ADDR of gangs led here (default: this machine as the service sees it)");
+    s->add_option("--stop-signal", o->stop_signal, "the checkpoint signal (default TERM)");
+    s->add_option("--grace", o->grace_s, "seconds from the checkpoint signal to SIGKILL (default 30)");
+    s->add_option("--unix-user", o->unix_users, "WORKSPACE=USER: run that workspace's workers as USER (agent as root)");
+    s->add_flag("--allow-root", o->allow_root, "as root: allow workers of unmapped workspaces to run as root");
+    s->add_option("--log-level", o->log_level, "debug, info, warn or error (default info)");
+    return [o] { return run_agent(*o); };
+}
+
+}  // namespace astraeus::cli

@@ -1,0 +1,359 @@
+#include "astraeus/exec/agent_node.hpp"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "astraeus/service/log.hpp"
+
+namespace astraeus::exec {
+
+using nlohmann::json;
+using service::log;
+using service::LogLevel;
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string random_session() {
+    std::random_device rd;
+    std::ostringstream s;
+    s << std::hex << rd() << rd();
+    return s.str();
+}
+
+/// Whether some process of group `pgid` runs a worker of Astraeus (ASTRAEUS_RUN in its
+/// environment): a group id from a state file is killed only then (never a reused id).
+bool group_is_ours(pid_t pgid) {
+    std::error_code ec;
+    for (const auto& d : fs::directory_iterator("/proc", ec)) {
+        const std::string pid = d.path().filename().string();
+        if (pid.empty() || pid[0] < '0' || pid[0] > '9') continue;
+        std::ifstream st(d.path() / "stat");
+        std::string line;
+        if (!std::getline(st, line)) continue;
+        const auto close = line.rfind(')');
+        if (close == std::string::npos) continue;
+        std::istringstream rest(line.substr(close + 2));
+        std::string state;
+        long ppid = 0, pgrp = 0;
+        rest >> state >> ppid >> pgrp;
+        if (pgrp != pgid) continue;
+        std::ifstream env(d.path() / "environ", std::ios::binary);
+        std::string all((std::istreambuf_iterator<char>(env)), std::istreambuf_iterator<char>());
+        if (all.find("ASTRAEUS_RUN=") != std::string::npos) return true;
+    }
+    return false;
+}
+
+std::string safe(const std::string& s) {
+    std::string out;
+    for (char ch : s) out += (ch == '/' || ch == '\0') ? '_' : ch;
+    return out.empty() || out == "." || out == ".." ? "_" : out;
+}
+
+}  // namespace
+
+NodeAgent::NodeAgent(NodeAgentConfig c, AgentPost post)
+    : c_(std::move(c)), post_(std::move(post)), session_(random_session()) {}
+
+// The runners' destructors kill and reap what is left (the workers die with their agent anyway:
+// the runner gives them PR_SET_PDEATHSIG); the service sees the new session, or the silence.
+NodeAgent::~NodeAgent() = default;
+
+std::string NodeAgent::state_path() const { return c_.work_dir + "/agent-" + safe(c_.name) + ".state"; }
+
+Result<void> NodeAgent::start() {
+    std::error_code ec;
+    fs::create_directories(c_.work_dir, ec);
+    if (ec) return fail("--work-dir " + c_.work_dir + ": " + ec.message());
+    // Workers of a previous life of this agent: not our children any more, their attempts were
+    // (or will be) failed by the service; kill what is left of their process groups.
+    std::ifstream in(state_path());
+    std::string line;
+    int killed = 0;
+    while (std::getline(in, line)) {
+        std::istringstream f(line);
+        long pgid = 0;
+        std::string what;
+        if (!(f >> pgid) || pgid <= 1) continue;
+        std::getline(f, what);
+        if (::kill(static_cast<pid_t>(-pgid), 0) != 0 || !group_is_ours(static_cast<pid_t>(pgid))) continue;
+        ::kill(static_cast<pid_t>(-pgid), SIGKILL);
+        ++killed;
+        log(LogLevel::Warn, "agent.orphan_killed", {{"pgid", std::to_string(pgid)}, {"worker", what}});
+    }
+    in.close();
+    save_state();
+    log(LogLevel::Info, "agent.started",
+        {{"name", c_.name}, {"pool", c_.pool}, {"gpus", std::to_string(c_.gpus)}, {"work_dir", c_.work_dir},
+         {"orphans_killed", std::to_string(killed)}});
+    return {};
+}
+
+void NodeAgent::save_state() const {
+    const std::string tmp = state_path() + ".tmp";
+    {
+        std::ofstream out(tmp, std::ios::trunc);
+        for (const auto& [k, l] : live_)
+            if (l.pid > 0)
+                out << l.pid << " run " << std::get<0>(k) << " attempt " << std::get<1>(k) << " worker "
+                    << std::get<2>(k) << "\n";
+    }
+    std::error_code ec;
+    fs::rename(tmp, state_path(), ec);
+}
+
+WorkerRunner* NodeAgent::runner_for(const std::string& user) {
+    auto it = runners_.find(user);
+    if (it != runners_.end()) return it->second.get();
+    RunnerConfig rc = c_.runner;
+    if (!user.empty()) rc.run_as_user = user;
+    return runners_.emplace(user, std::make_unique<WorkerRunner>(rc)).first->second.get();
+}
+
+json NodeAgent::events_json() const {
+    json a = json::array();
+    for (const json& e : events_) a.push_back(e);
+    return a;
+}
+
+void NodeAgent::event(json e) {
+    e["seq"] = next_event_++;
+    events_.push_back(std::move(e));
+}
+
+// --- the protocol ------------------------------------------------------------------------------
+
+bool NodeAgent::do_register() {
+    json body;
+    body["name"] = c_.name;
+    body["pool"] = c_.pool;
+    body["gpus"] = c_.gpus;
+    if (!c_.addr.empty()) body["addr"] = c_.addr;
+    body["session"] = session_;
+    json workers = json::array();
+    for (const auto& [k, l] : live_)
+        if (!l.exited)
+            workers.push_back({{"run", std::get<0>(k)}, {"attempt", std::get<1>(k)}, {"worker", std::get<2>(k)},
+                               {"pid", l.pid}, {"gpus", l.gpus}});
+    body["workers"] = std::move(workers);
+    body["events"] = events_json();
+    auto r = post_("/v1/agent/register", body);
+    if (!r) {
+        log(LogLevel::Warn, "agent.register_failed", {{"error", r.error().message}});
+        return false;
+    }
+    if (r->first != 200) {
+        log(LogLevel::Error, "agent.register_refused",
+            {{"status", std::to_string(r->first)}, {"error", r->second.value("error", r->second.dump())}});
+        return false;
+    }
+    const json& a = r->second;
+    heartbeat_s_ = std::max(0.05, a.value("heartbeat_s", 2.0));
+    const std::int64_t acked = a.value("events_acked", std::int64_t{0});
+    while (!events_.empty() && events_.front().value("seq", std::int64_t{0}) <= acked) events_.pop_front();
+    last_cmd_ = 0;
+    registered_ = true;
+    log(LogLevel::Info, "agent.registered",
+        {{"machine", std::to_string(a.value("machine", 0))}, {"adopted", std::to_string(a.value("adopted", json::array()).size())},
+         {"killed", std::to_string(a.value("killed", json::array()).size())}});
+    return true;
+}
+
+bool NodeAgent::do_heartbeat(const char* path) {
+    json body;
+    body["name"] = c_.name;
+    body["session"] = session_;
+    body["commands_acked"] = last_cmd_;
+    body["events"] = events_json();
+    body["live"] = live_.size();
+    auto r = post_(path, body);
+    if (!r) {
+        log(LogLevel::Warn, "agent.heartbeat_failed", {{"error", r.error().message}});
+        return false;
+    }
+    if (r->first != 200) {
+        log(LogLevel::Warn, "agent.heartbeat_refused",
+            {{"status", std::to_string(r->first)}, {"error", r->second.value("error", r->second.dump())}});
+        if (r->first == 404 || r->first == 409) registered_ = false;
+        return false;
+    }
+    const json& a = r->second;
+    if (a.value("register", false)) {
+        registered_ = false;
+        return true;
+    }
+    heartbeat_s_ = std::max(0.05, a.value("heartbeat_s", heartbeat_s_));
+    const std::int64_t acked = a.value("events_acked", std::int64_t{0});
+    while (!events_.empty() && events_.front().value("seq", std::int64_t{0}) <= acked) events_.pop_front();
+    if (auto cs = a.find("commands"); cs != a.end() && cs->is_array())
+        for (const json& c : *cs) {
+            const std::int64_t seq = c.value("seq", std::int64_t{0});
+            if (seq <= last_cmd_) continue;  // already applied (a re-send)
+            apply(c);
+            last_cmd_ = seq;
+        }
+    return true;
+}
+
+void NodeAgent::apply(const json& cmd) {
+    const std::string op = cmd.value("op", "");
+    const Key key{cmd.value("run", std::int64_t{0}), cmd.value("attempt", 0), cmd.value("worker", -1)};
+    if (op == "launch") return launch(cmd);
+    auto it = live_.find(key);
+    if (it == live_.end()) return;
+    WorkerRunner* r = runner_for(it->second.user);
+    if (op == "stop") {
+        it->second.signalled = true;
+        r->stop(it->second.h);
+    } else if (op == "kill") {
+        it->second.signalled = true;
+        r->kill(it->second.h);
+    }
+    log(LogLevel::Info, "agent.signal",
+        {{"op", op}, {"run", std::to_string(std::get<0>(key))}, {"attempt", std::to_string(std::get<1>(key))},
+         {"worker", std::to_string(std::get<2>(key))}});
+}
+
+void NodeAgent::launch(const json& cmd) {
+    const Key key{cmd.value("run", std::int64_t{0}), cmd.value("attempt", 0), cmd.value("worker", -1)};
+    if (live_.contains(key)) return;  // a re-sent launch
+    WorkerIdentity id;
+    id.run = cmd.value("run_name", "");
+    id.workspace = cmd.value("workspace", "");
+    id.worker = std::get<2>(key);
+    id.workers = cmd.value("workers", 1);
+    id.attempt = std::get<1>(key);
+    id.gpus = cmd.value("gpus", std::vector<int>{});
+    id.master_addr = cmd.value("master_addr", "127.0.0.1");
+    id.master_port = cmd.value("master_port", 29500);
+    id.local_rank = cmd.value("local_rank", 0);
+    const std::string run_dir = safe(id.workspace) + "/" + safe(id.run);
+    const std::string wk = "attempt-" + std::to_string(id.attempt) + "/worker-" + std::to_string(id.worker);
+    id.checkpoint_dir = c_.work_dir + "/checkpoints/" + run_dir;
+    id.progress_file = c_.work_dir + "/progress/" + run_dir + "/" + wk;
+    std::error_code ec;
+    fs::create_directories(id.checkpoint_dir, ec);
+    fs::create_directories(fs::path(id.progress_file).parent_path(), ec);
+    WorkerSpec spec;
+    spec.argv = cmd.value("argv", std::vector<std::string>{});
+    spec.env = worker_env(id, cmd.value("env", std::map<std::string, std::string>{}), current_env());
+    spec.workdir = cmd.value("workdir", "");
+    if (spec.workdir.empty()) {
+        spec.workdir = c_.work_dir + "/runs/" + run_dir;
+        fs::create_directories(spec.workdir, ec);
+    }
+    spec.log_path = c_.work_dir + "/logs/" + run_dir + "/" + wk + ".log";
+    spec.progress_path = id.progress_file;
+    std::string user;
+    if (auto u = c_.unix_users.find(id.workspace); u != c_.unix_users.end()) user = u->second;
+    Live l;
+    l.user = user;
+    l.gpus = id.gpus;
+    auto h = runner_for(user)->launch(spec);
+    json base{{"run", std::get<0>(key)}, {"attempt", std::get<1>(key)}, {"worker", std::get<2>(key)}};
+    if (!h) {
+        log(LogLevel::Error, "agent.launch_failed", {{"run", id.run}, {"error", h.error().message}});
+        json e = base;
+        e["kind"] = "exited";
+        e["exit_code"] = 127;
+        e["signal"] = 0;
+        e["error"] = h.error().message;
+        event(std::move(e));
+        return;
+    }
+    l.h = *h;
+    l.pid = runner_for(user)->pid(*h);
+    live_[key] = l;
+    save_state();
+    json e = base;
+    e["kind"] = "started";
+    e["pid"] = l.pid;
+    event(std::move(e));
+    log(LogLevel::Info, "agent.launched",
+        {{"run", id.run}, {"attempt", std::to_string(id.attempt)}, {"worker", std::to_string(id.worker)},
+         {"pid", std::to_string(l.pid)}});
+}
+
+void NodeAgent::poll(int timeout_ms) {
+    if (runners_.empty()) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(timeout_ms));
+        return;
+    }
+    const int each = std::max(1, timeout_ms / static_cast<int>(runners_.size()));
+    bool changed = false;
+    for (auto& [user, runner] : runners_) {
+        for (const WorkerRunner::Report& rep : runner->poll(each)) {
+            auto it = live_.begin();
+            for (; it != live_.end(); ++it)
+                if (it->second.user == user && it->second.h == rep.worker) break;
+            if (it == live_.end()) continue;
+            const Key key = it->first;
+            Live& l = it->second;
+            json base{{"run", std::get<0>(key)}, {"attempt", std::get<1>(key)}, {"worker", std::get<2>(key)}};
+            switch (rep.kind) {
+                case WorkerRunner::Report::Kind::Progress: {
+                    json e = base;
+                    e["kind"] = "progress";
+                    e["step"] = rep.step;
+                    event(std::move(e));
+                    break;
+                }
+                case WorkerRunner::Report::Kind::Exited:
+                    l.exited = true;
+                    l.exit_code = rep.exit_code;
+                    l.signal = rep.signal;
+                    l.signalled = l.signalled || rep.we_signalled;
+                    break;
+                case WorkerRunner::Report::Kind::Gone: {
+                    json e = base;
+                    e["kind"] = "exited";
+                    e["exit_code"] = l.exit_code;
+                    e["signal"] = l.signal;
+                    e["we_signalled"] = l.signalled;
+                    event(std::move(e));
+                    log(LogLevel::Info, "agent.worker_gone",
+                        {{"run", std::to_string(std::get<0>(key))}, {"worker", std::to_string(std::get<2>(key))},
+                         {"exit_code", std::to_string(l.exit_code)}, {"signal", std::to_string(l.signal)}});
+                    runner->forget(l.h);
+                    live_.erase(it);
+                    changed = true;
+                    break;
+                }
+            }
+        }
+    }
+    if (changed) save_state();
+}
+
+void NodeAgent::run() {
+    using clock = std::chrono::steady_clock;
+    while (!stop_) {
+        if (!registered_) {
+            if (!do_register()) {
+                poll(static_cast<int>(c_.retry_s * 1000));
+                continue;
+            }
+            next_hb_ = clock::now();
+        }
+        poll(50);
+        const auto now = clock::now();
+        if (!events_.empty() || now >= next_hb_) {
+            const bool ok = do_heartbeat(events_.empty() ? "/v1/agent/heartbeat" : "/v1/agent/events");
+            next_hb_ = clock::now() + std::chrono::milliseconds(static_cast<int>(
+                                          (ok ? heartbeat_s_ : std::max(heartbeat_s_, c_.retry_s)) * 1000));
+            if (!ok) poll(static_cast<int>(c_.retry_s * 1000));
+        }
+    }
+    save_state();
+    log(LogLevel::Info, "agent.stopped", {{"live", std::to_string(live_.size())}});
+}
+
+}  // namespace astraeus::exec

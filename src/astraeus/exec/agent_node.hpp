@@ -1,0 +1,100 @@
+// The node agent (`astraeus agent`): one per machine. It registers the machine with the service
+// (name, pool, GPUs, the workers it still runs), heartbeats, takes the launches, stops and kills
+// the heartbeat replies carry, runs the workers with the worker runner (exec/worker_runner.hpp)
+// and reports what happens to them as numbered events, re-sent until the service acknowledges
+// them (protocol: docs/agents.md "Node agents: the protocol").
+// Files under the work directory: logs/<workspace>/<run>/attempt-<k>/worker-<i>.log,
+// checkpoints/<workspace>/<run>/ (kept across attempts: put the work directory on storage that
+// every machine shares for a gang to resume elsewhere), progress/..., and
+// agent-<name>.state (the process groups it runs, so that a restarted agent kills the workers
+// of its previous life: their attempts were failed when it was lost or restarted).
+// Thread safety: one thread runs it; request_stop() may be called from another.
+#pragma once
+#include <sys/types.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "astraeus/base/error.hpp"
+#include "astraeus/exec/worker_runner.hpp"
+
+namespace astraeus::exec {
+
+struct NodeAgentConfig {
+    std::string name;                 ///< the machine's name (unique in the cluster)
+    std::string pool = "default";
+    int gpus = 0;                     ///< GPUs to offer (> 0)
+    std::string work_dir;             ///< logs, checkpoints, progress files, state
+    std::string addr;                 ///< MASTER_ADDR for gangs led here (empty: as the service sees it)
+    RunnerConfig runner;              ///< signal, grace, log cap, root policy
+    std::map<std::string, std::string> unix_users;  ///< workspace -> Unix user (agent as root)
+    double retry_s = 1.0;             ///< wait between failed requests
+};
+
+/// One request to the service: POST `path` with a JSON body; (HTTP status, JSON answer), or
+/// an error when no answer came back. The only way the agent talks to the network.
+using AgentPost = std::function<Result<std::pair<int, nlohmann::json>>(const std::string& path,
+                                                                      const nlohmann::json& body)>;
+
+class NodeAgent {
+public:
+    NodeAgent(NodeAgentConfig c, AgentPost post);
+    ~NodeAgent();
+    /// Kills the process groups of a previous life of this agent (its state file) and prepares
+    /// the work directory; an error when it cannot be written.
+    Result<void> start();
+    /// Runs until request_stop(): register, heartbeat, commands, workers. Its destruction
+    /// kills the workers still running (their attempts fail; the service places them again).
+    void run();
+    void request_stop() { stop_ = true; }
+    /// Workers not yet gone (tests, logs).
+    std::size_t live() const { return live_.size(); }
+
+private:
+    using Key = std::tuple<std::int64_t, int, int>;  ///< (run, attempt, worker)
+    struct Live {
+        std::string user;
+        WorkerRunner::Handle h = 0;
+        pid_t pid = 0;
+        std::vector<int> gpus;
+        int exit_code = -1;
+        int signal = 0;
+        bool exited = false;
+        bool signalled = false;
+    };
+
+    bool do_register();
+    bool do_heartbeat(const char* path);
+    void apply(const nlohmann::json& cmd);
+    void launch(const nlohmann::json& cmd);
+    void poll(int timeout_ms);
+    void event(nlohmann::json e);
+    nlohmann::json events_json() const;
+    void save_state() const;
+    WorkerRunner* runner_for(const std::string& user);
+    std::string state_path() const;
+
+    NodeAgentConfig c_;
+    AgentPost post_;
+    std::atomic<bool> stop_{false};
+    std::string session_;
+    bool registered_ = false;
+    double heartbeat_s_ = 2;
+    std::int64_t last_cmd_ = 0;
+    std::int64_t next_event_ = 1;
+    std::deque<nlohmann::json> events_;  ///< not yet acknowledged
+    std::map<std::string, std::unique_ptr<WorkerRunner>> runners_;  ///< per Unix user ("" = ours)
+    std::map<Key, Live> live_;
+    std::chrono::steady_clock::time_point next_hb_{};
+};
+
+}  // namespace astraeus::exec

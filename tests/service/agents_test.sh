@@ -1,0 +1,234 @@
+#!/bin/bash
+# End-to-end tests of the node agents (docs/agents.md), CPU only, on 127.0.0.1: `astraeus serve
+# --executor agents` and three `astraeus agent --gpus 2` processes (a1, a2, a3), running
+# tests/service/agent_worker.sh as 2-worker gangs of 2 GPUs each (so each gang spans 2 machines).
+# Usage: agents_test.sh ASTRAEUS ASTRA SCENARIO, SCENARIO one of
+#   gang          a gang runs to success, its environment right (ranks, world size, master
+#                 address and port, GPUs); agent and non-agent tokens kept apart
+#   drain         draining the machine of a running gang: the checkpoint signal, a preemption
+#                 (not a failure), the gang resumes elsewhere from its checkpoint, the drained
+#                 machine stays empty; undrain makes it take work again
+#   agent_kill    kill -9 of an agent mid-run: the machine is lost, the run fails and finishes on
+#                 the others; the orphaned worker processes are killed when the agent returns
+#   service_kill  kill -9 of the service mid-run: after its restart the agents re-attach, the
+#                 workers keep running (adopted, same attempt), no GPU-second lost or counted twice
+#   ddp_drain     the example PyTorch DDP script (examples/train_ddp.py, gloo on CPU) as the gang:
+#                 ranks and master right, a drain -> checkpoint -> resumed from that step on the
+#                 other machines -> done (skipped, 77, without python3-torch)
+# Exit 0 pass, 1 fail, 77 skip (curl or python3 missing).
+set -u
+ASTRAEUS=$1
+ASTRA=$2
+SCENARIO=$3
+HERE=$(cd "$(dirname "$0")" && pwd)
+for tool in curl python3; do
+  command -v "$tool" > /dev/null || { echo "SKIP: $tool is not installed"; exit 77; }
+done
+if [ "$SCENARIO" = ddp_drain ] && ! /usr/bin/python3 -c "import torch" 2> /dev/null; then
+  echo "SKIP: /usr/bin/python3 cannot import torch (Debian's python3-torch)"; exit 77
+fi
+WORK=$(mktemp -d /tmp/astraeus-agents.XXXXXX)
+# shellcheck source=live_server_lib.sh
+source "$HERE/live_server_lib.sh"
+declare -A AGENT_PID=()
+
+cleanup() {
+  local p
+  for p in "${AGENT_PID[@]}"; do kill -TERM "$p" 2> /dev/null || true; done
+  stop_all
+  for p in "${AGENT_PID[@]}"; do
+    for _ in $(seq 50); do kill -0 "$p" 2> /dev/null || break; sleep 0.1; done
+    kill -KILL "$p" 2> /dev/null || true
+  done
+  # Nothing a test started may outlive it: worker groups recorded by the agents.
+  for f in "$WORK"/agents/agent-*.state; do
+    [ -f "$f" ] || continue
+    while read -r pg _; do [ -n "$pg" ] && kill -KILL -- "-$pg" 2> /dev/null; done < "$f"
+  done
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+fail() {
+  echo "FAIL ($SCENARIO): $*"
+  echo "--- server log"; grep -v http.request "$WORK/server.log" | tail -40
+  for n in a1 a2 a3; do echo "--- agent $n"; tail -15 "$WORK/$n.log" 2> /dev/null; done
+  exit 1
+}
+
+# wait_until SECONDS 'COMMAND': polls every 0.2 s until COMMAND succeeds; 1 on timeout.
+wait_until() {
+  local end=$((SECONDS + $1))
+  while [ $SECONDS -lt $end ]; do
+    eval "$2" && return 0
+    sleep 0.2
+  done
+  return 1
+}
+
+# jq_py TOKEN PATH 'PYEXPR': GET $API/PATH, prints PYEXPR of the JSON answer `d`.
+jq_py() {
+  curl -s -H "Authorization: Bearer $1" "$API/$2" |
+    python3 -c "import json,sys; d=json.load(sys.stdin); print($3)" 2> /dev/null
+}
+run_field() { jq_py "$WT" "runs/$1" "$2"; }
+post() { curl -s -o "$WORK/post.out" -w '%{http_code}' -X POST -H "Authorization: Bearer $1" "$API/$2" -d "$3"; }
+
+start_agent() {
+  local root=()
+  [ "$(id -u)" = 0 ] && root=(--allow-root)  # CI runs as root: workers as root, said explicitly
+  "$ASTRAEUS" agent --api "http://127.0.0.1:$SERVER_PORT" --token "$AT" --name "$1" --gpus 2 \
+    --work-dir "$WORK/agents" "${root[@]}" >> "$WORK/$1.log" 2>&1 &
+  AGENT_PID[$1]=$!
+}
+
+submit() {  # submit NAME STEPS PAUSE
+  local code
+  code=$(post "$WT" runs "{\"name\": \"$1\", \"workers\": 2, \"gpus_per_worker\": 2,
+          \"command\": \"$HERE/agent_worker.sh $2 $3\"}")
+  [ "$code" = 201 ] || fail "submit $1: HTTP $code $(cat "$WORK/post.out")"
+}
+
+progress_of() {  # progress_of RUN ATTEMPT WORKER: the step in its progress file (0: none)
+  cat "$WORK/agents/progress/ml/$1/attempt-$2/worker-$3" 2> /dev/null || echo 0
+}
+log_of() { cat "$WORK/agents/logs/ml/$1/attempt-$2/worker-$3.log" 2> /dev/null; }
+
+# --- the cluster: a service and three agents ------------------------------------------------------
+cat > "$WORK/cfg.json" << 'EOF'
+{"pools": [{"name": "default", "machines": []}], "lease_s": 3600,
+ "agents": {"heartbeat_s": 1, "lost_after_s": 4}}
+EOF
+SERVE_ARGS="--executor agents"
+start_server "$WORK/cfg.json" || fail "the service did not start"
+admin workspace add ml > /dev/null || fail "workspace add"
+AT=$(new_token --agent) || fail "agent token"
+WT=$(new_token --workspace ml) || fail "workspace token"
+OT=$(new_token --operator) || fail "operator token"
+for n in a1 a2 a3; do start_agent $n; done
+wait_until 20 '[ "$(jq_py "$OT" machines "sum(1 for m in d[\"machines\"] if m[\"state\"] == \"up\")")" = 3 ]' ||
+  fail "three agents did not register: $(curl -s -H "Authorization: Bearer $OT" "$API/machines")"
+
+case "$SCENARIO" in
+gang)
+  # Tokens: agent tokens call only the agent endpoints, and only agent tokens call them.
+  code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $AT" "$API/runs")
+  [ "$code" = 403 ] || fail "an agent token listed runs (HTTP $code)"
+  code=$(post "$WT" agent/heartbeat '{"name": "a1", "session": "x"}')
+  [ "$code" = 403 ] || fail "a workspace token called an agent endpoint (HTTP $code)"
+  code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $WT" "$API/machines")
+  [ "$code" = 403 ] || fail "a workspace token listed machines (HTTP $code)"
+  submit g 5 0.2
+  wait_until 30 '[ "$(run_field g "d[\"state\"]")" = succeeded ]' || fail "g did not succeed: $(run_field g d)"
+  [ "$(run_field g "d[\"attempts\"]")" = 1 ] || fail "g took more than one attempt"
+  # Run 1, attempt 1: MASTER_PORT = 29500 + (1 * 7 + 1) % 2000 = 29508; each worker has its
+  # machine's two GPUs; one worker per machine, so LOCAL_RANK 0 for both.
+  for w in 0 1; do
+    want="rank $w world 2 master 127.0.0.1:29508 gpus 0,1 local_rank 0 node_rank $w attempt 1"
+    log_of g 1 $w | grep -qx "$want" || fail "worker $w's environment: want '$want', log: $(log_of g 1 $w)"
+    log_of g 1 $w | grep -qx "done at step 5" || fail "worker $w did not finish its 5 steps"
+    [ "$(progress_of g 1 $w)" = 5 ] || fail "worker $w's progress file"
+  done
+  hosts=$(grep -l "agent.launched run=g " "$WORK"/a?.log | wc -l)
+  [ "$hosts" = 2 ] || fail "the gang ran on $hosts machines, not 2"
+  ;;
+
+drain)
+  submit d 400 0.1
+  wait_until 30 '[ "$(run_field d "d[\"state\"]")" = running ] && [ "$(progress_of d 1 0)" -ge 5 ]' ||
+    fail "d is not running with progress"
+  M=$(run_field d "d[\"worker_list\"][0][\"machine\"]")
+  [ -n "$M" ] || fail "no machine for worker 0"
+  out=$(ASTRALYX_API=$API ASTRALYX_TOKEN=$OT "$ASTRA" machines drain "$M") || fail "astra machines drain: $out"
+  echo "$out" | grep -q "1 run(s) stopped" || fail "drain answer: $out"
+  wait_until 30 '[ "$(run_field d "d[\"attempts\"]")" = 2 ] && [ "$(run_field d "d[\"state\"]")" = running ]' ||
+    fail "d did not resume: $(run_field d d)"
+  for w in 0 1; do
+    k=$(log_of d 1 $w | sed -n 's/^checkpoint saved at step \([0-9]*\)$/\1/p')
+    [ -n "$k" ] && [ "$k" -gt 0 ] || fail "worker $w saved no checkpoint on the signal: $(log_of d 1 $w)"
+    wait_until 10 'log_of d 2 $w | grep -qx "resumed from step $k"' ||
+      fail "attempt 2 worker $w did not resume from step $k: $(log_of d 2 $w)"
+    log_of d 2 $w | grep -q "attempt 2" || fail "attempt 2 environment"
+  done
+  grep -q "run.preempted run=d" "$WORK/server.log" || fail "the drain was not a preemption"
+  ! grep -q "run.failed run=d" "$WORK/server.log" || fail "the drain counted as a failure"
+  line=$(jq_py "$OT" machines "[(m['state'], m['gpus_used'], len(m['runs'])) for m in d['machines'] if m['name'] == '$M'][0]")
+  [ "$line" = "('drained', 0, 0)" ] || fail "the drained machine is not empty: $line"
+  ASTRALYX_API=$API ASTRALYX_TOKEN=$OT "$ASTRA" machines list | grep -q "^$M .*drained" || fail "astra machines list"
+  ASTRALYX_API=$API ASTRALYX_TOKEN=$OT "$ASTRA" machines undrain "$M" > /dev/null || fail "undrain"
+  [ "$(jq_py "$OT" machines "[m['state'] for m in d['machines'] if m['name'] == '$M'][0]")" = up ] || fail "undrain: not up"
+  post "$WT" runs/d/stop '{}' > /dev/null
+  wait_until 30 '[ "$(run_field d "d[\"state\"]")" = stopped ]' || fail "d did not stop"
+  ;;
+
+agent_kill)
+  submit k 60 0.1
+  wait_until 30 '[ "$(run_field k "d[\"state\"]")" = running ] && [ "$(progress_of k 1 0)" -ge 3 ]' ||
+    fail "k is not running with progress"
+  M=$(run_field k "d[\"worker_list\"][0][\"machine\"]")
+  pgid=$(awk '/ run 1 attempt 1 / {print $1; exit}' "$WORK/agents/agent-$M.state")
+  [ -n "$pgid" ] || fail "no worker group in $M's state file"
+  kill -KILL "${AGENT_PID[$M]}"
+  sleep 1
+  # The worker's leader died with its agent; its helper in the same group is an orphan now.
+  kill -0 -- "-$pgid" 2> /dev/null || fail "expected an orphan left in group $pgid"
+  wait_until 30 '[ "$(run_field k "d[\"attempts\"]")" -ge 2 ]' || fail "k was not placed again"
+  grep -q "machine.lost machine=$M" "$WORK/server.log" || fail "$M was not declared lost"
+  grep -q "run.failed run=k" "$WORK/server.log" || fail "k did not fail with its machine"
+  start_agent "$M"
+  wait_until 15 '! kill -0 -- "-$pgid" 2> /dev/null' || fail "the orphaned group $pgid survived the agent's return"
+  wait_until 60 '[ "$(run_field k "d[\"state\"]")" = succeeded ]' || fail "k did not finish: $(run_field k d)"
+  wait_until 10 '[ "$(jq_py "$OT" machines "[m[\"state\"] for m in d[\"machines\"] if m[\"name\"] == \"$M\"][0]")" = up ]' ||
+    fail "$M is not up again"
+  ;;
+
+service_kill)
+  submit s 80 0.1
+  wait_until 30 '[ "$(run_field s "d[\"state\"]")" = running ] && [ "$(progress_of s 1 0)" -ge 3 ]' ||
+    fail "s is not running with progress"
+  groups=$(awk '/ run 1 attempt 1 / {print $1}' "$WORK"/agents/agent-a?.state | sort | tr '\n' ' ')
+  [ "$(echo $groups | wc -w)" = 2 ] || fail "want 2 worker groups, got '$groups'"
+  kill -KILL "$SERVER_PID"
+  sleep 2
+  for g in $groups; do kill -0 -- "-$g" 2> /dev/null || fail "worker group $g died with the service"; done
+  "$ASTRAEUS" serve --executor agents --config "$WORK/cfg.json" --data-dir "$WORK/data" \
+    --listen "127.0.0.1:$SERVER_PORT" >> "$WORK/server.log" 2>&1 &
+  SERVER_PID=$!
+  wait_until 60 '[ "$(run_field s "d[\"state\"]")" = succeeded ]' || fail "s did not finish: $(run_field s d)"
+  [ "$(run_field s "d[\"attempts\"]")" = 1 ] || fail "s was restarted (attempts $(run_field s "d['attempts']"))"
+  for w in 0 1; do
+    ! log_of s 1 $w | grep -q "resumed" || fail "worker $w restarted"
+    log_of s 1 $w | grep -qx "done at step 80" || fail "worker $w did not finish: $(log_of s 1 $w)"
+  done
+  [ "$(cat "$WORK"/a?.log | grep -c "adopted=1")" -ge 2 ] || fail "the agents did not re-attach their workers"
+  # Every GPU-second from submission to the end counted once: 4 GPUs x (end - submit).
+  held=$(jq_py "$WT" runs/s/goodput "round(d['allocated_gpu_hours'] * 3600)")
+  span=$(jq_py "$WT" runs/s "__import__('calendar').timegm(__import__('time').strptime(d['ended_at'], '%Y-%m-%dT%H:%M:%SZ')) - __import__('calendar').timegm(__import__('time').strptime(d['submitted_at'], '%Y-%m-%dT%H:%M:%SZ'))")
+  [ "$held" = $((4 * span)) ] || fail "held GPU-seconds $held, want 4 x $span = $((4 * span))"
+  ;;
+
+ddp_drain)
+  ROOT=$(cd "$HERE/../.." && pwd)
+  code=$(post "$WT" runs "{\"name\": \"ddp\", \"workers\": 2, \"gpus_per_worker\": 2,
+          \"command\": [\"/usr/bin/python3\", \"$ROOT/examples/train_ddp.py\", \"--steps\", \"300\",
+                      \"--step-sleep\", \"0.05\"]}")
+  [ "$code" = 201 ] || fail "submit ddp: HTTP $code $(cat "$WORK/post.out")"
+  wait_until 60 '[ "$(progress_of ddp 1 0)" -ge 20 ]' || fail "ddp made no progress: $(log_of ddp 1 0)"
+  for w in 0 1; do
+    log_of ddp 1 $w | grep -qx "rank $w world 2 master 127.0.0.1:29508" || fail "ddp rank $w: $(log_of ddp 1 $w)"
+  done
+  M=$(run_field ddp "d[\"worker_list\"][0][\"machine\"]")
+  ASTRALYX_API=$API ASTRALYX_TOKEN=$OT "$ASTRA" machines drain "$M" > /dev/null || fail "drain $M"
+  wait_until 60 'log_of ddp 1 0 | grep -q "^checkpoint saved at step "' || fail "no checkpoint: $(log_of ddp 1 0)"
+  k=$(log_of ddp 1 0 | sed -n 's/^checkpoint saved at step \([0-9]*\)$/\1/p' | tail -1)
+  [ "$k" -gt 0 ] || fail "checkpoint at step '$k'"
+  wait_until 90 '[ "$(run_field ddp "d[\"state\"]")" = succeeded ]' || fail "ddp did not finish: $(run_field ddp d)"
+  [ "$(run_field ddp "d[\"attempts\"]")" = 2 ] || fail "ddp took $(run_field ddp "d['attempts']") attempts, want 2"
+  log_of ddp 2 0 | grep -qx "resumed from step $k" || fail "attempt 2 did not resume from $k: $(log_of ddp 2 0)"
+  log_of ddp 2 0 | grep -qx "done at step 300" || fail "attempt 2 did not finish"
+  [ "$(jq_py "$OT" machines "[m['gpus_used'] for m in d['machines'] if m['name'] == '$M'][0]")" = 0 ] || fail "$M not empty"
+  ;;
+
+*) echo "unknown scenario $SCENARIO"; exit 2 ;;
+esac
+echo "PASS ($SCENARIO)"
