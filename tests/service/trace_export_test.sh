@@ -48,6 +48,10 @@ check "ml's two runs and cv's sweep succeeded (ml $n, cv $m)" '[ "${n:-0}" = 2 ]
 code=$(curl -sS -o "$WORK/stop.json" -w "%{http_code}" -X POST "$API/runs/stopme/stop" -H "Authorization: Bearer $CV" -d "")
 check "stopme stopped ($code $(cat "$WORK/stop.json"))" '[[ "$code" == 20? ]]'
 sleep 2
+# While the server runs: the store is read beside it.
+"$ASTRAEUS" trace export --data-dir "$WORK/data" --out "$WORK/live.csv" 2> "$WORK/live.err"
+check "export beside the running server exits 0: $(cat "$WORK/live.err")" '[ $? = 0 ]'
+check "the live export has 5 jobs" '[ "$(grep -v "^#" "$WORK/live.csv" | tail -n +2 | wc -l)" = 5 ]'
 stop_all; SERVER_PID=""
 
 DB="$WORK/data/astraeus.db"
