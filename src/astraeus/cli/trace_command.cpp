@@ -20,6 +20,8 @@
 #include "astraeus/trace/slice.hpp"
 #include "astraeus/trace/stats.hpp"
 #include "astraeus/trace/tenant_assign.hpp"
+#include "astraeus/goodput_io/rfc3339.hpp"
+#include "astraeus/trace_export/run_history_export.hpp"
 
 namespace astraeus::cli {
 namespace {
@@ -35,6 +37,8 @@ struct TraceArgs {
     // assign-tenants
     std::string mix_from, mix_format = "auto";
     std::uint64_t seed = 1;
+    // export
+    std::string data_dir, since, until;
 };
 
 struct Failure {
@@ -185,6 +189,42 @@ int run_convert(const TraceArgs& a) {
     return finish("convert", a, load(a, nullptr));
 }
 
+// `trace export`: the service's run history -> OUT, OUT-tenants.json, OUT-machines.csv.
+int run_export(const TraceArgs& a) {
+    std::optional<Seconds> since, until;
+    if (!a.since.empty()) {
+        auto t = goodput::parse_rfc3339(a.since);
+        if (!t) return error2("export", "--since: " + t.error().message);
+        since = *t;
+    }
+    if (!a.until.empty()) {
+        auto t = goodput::parse_rfc3339(a.until);
+        if (!t) return error2("export", "--until: " + t.error().message);
+        until = *t;
+    }
+    if (since && until && *since >= *until) return error2("export", "--since must be before --until");
+    auto ex = trace_export::export_data_dir(a.data_dir, since, until);
+    if (!ex) return error2("export", ex.error().message);
+    std::string stem = a.out;
+    if (stem.size() > 4 && stem.ends_with(".csv")) stem.resize(stem.size() - 4);
+    const std::string tenants = stem + "-tenants.json", machines = stem + "-machines.csv";
+    for (const auto& [path, text] : {std::pair{a.out, &ex->trace_csv},
+                                     std::pair{tenants, &ex->tenants_json},
+                                     std::pair{machines, &ex->machines_csv}}) {
+        auto written = write_atomically(path, *text);
+        if (!written) {
+            std::cerr << "astraeus trace export: error: " << written.error().message << "\n";
+            return 1;
+        }
+    }
+    std::cerr << fmt::format(
+        "astraeus trace export: wrote {} ({} runs: {} succeeded, {} running, {} failed, {} "
+        "stopped; {} never started, left out), {} ({} workspaces), {}\n",
+        a.out, ex->workload.jobs.size(), ex->succeeded, ex->running, ex->failed, ex->stopped,
+        ex->never_started, tenants, ex->workload.tenants.size(), machines);
+    return 0;
+}
+
 void add_input(CLI::App* sub, TraceArgs& a) {
     sub->add_option("--trace", a.trace, "input trace file (may be .gz)")->required();
     std::string formats;
@@ -199,7 +239,7 @@ std::function<int()> add_trace(CLI::App& app) {
     auto a = std::make_shared<TraceArgs>();
     CLI::App* trace =
         app.add_subcommand("trace",
-                           "Inspect and prepare traces: stats, slice, assign-tenants, convert.\n"
+                           "Inspect and prepare traces: stats, slice, assign-tenants, convert, export.\n"
                            "Outputs are Astraeus native traces (docs/formats/native-trace.md).");
     trace->require_subcommand(1);
 
@@ -244,7 +284,21 @@ std::function<int()> add_trace(CLI::App& app) {
     add_input(convert, *a);
     convert->add_option("--out", a->out, "output native trace")->required();
 
-    return [a, stats, slice, assign, convert]() -> int {
+    CLI::App* exp = trace->add_subcommand(
+        "export",
+        "Write the service's run history (its store, read-only) as a native trace, a tenants "
+        "file (OUT-tenants.json) and a machine list (OUT-machines.csv) for `astraeus simulate` "
+        "and `compare` (docs/formats/run-export.md).");
+    exp->add_option("--data-dir", a->data_dir, "the service's data directory (astraeus.db)")
+        ->required();
+    exp->add_option("--out", a->out, "output native trace; the other two files are named after it")
+        ->default_val("exported.csv")
+        ->capture_default_str();
+    exp->add_option("--since", a->since, "keep runs submitted at or after this RFC 3339 time");
+    exp->add_option("--until", a->until, "keep runs submitted before this RFC 3339 time");
+
+    return [a, stats, slice, assign, convert, exp]() -> int {
+        if (exp->parsed()) return run_export(*a);
         if (stats->parsed()) return run_stats(*a);
         if (slice->parsed()) return run_slice(*a);
         if (assign->parsed()) return run_assign(*a);

@@ -87,9 +87,10 @@ auto guarded(const char* what, F&& f) -> decltype(f()) {
 
 class SqliteStore final : public Store {
 public:
-    explicit SqliteStore(const std::string& path)
-        : db_(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE) {
+    explicit SqliteStore(const std::string& path, bool read_only = false)
+        : db_(path, read_only ? SQLite::OPEN_READONLY : SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE) {
         db_.setBusyTimeout(10000);
+        if (read_only) return;
         db_.exec("PRAGMA journal_mode=WAL");
         db_.exec("PRAGMA synchronous=FULL");
         db_.exec("PRAGMA foreign_keys=ON");
@@ -111,6 +112,19 @@ public:
                 q.exec();
                 tx.commit();
             }
+            return {};
+        });
+    }
+
+    /// A read-only store's check: the schema is one this program knows (no migration).
+    Result<void> check_version(const std::string& path) {
+        return guarded("open", [&]() -> Result<void> {
+            if (!db_.tableExists("schema_version"))
+                return fail(path + ": not an Astraeus store (no schema_version table)");
+            const int v = current_version();
+            if (v != kVersion)
+                return fail(path + ": schema version " + std::to_string(v) + ", this program reads " +
+                            std::to_string(kVersion) + " (start `astraeus serve` once to migrate)");
             return {};
         });
     }
@@ -629,6 +643,22 @@ private:
 };
 
 }  // namespace
+
+Result<std::unique_ptr<Store>> open_sqlite_read_only(const std::string& data_dir) {
+    const std::string path = data_dir + "/astraeus.db";
+    std::error_code ec;
+    if (!std::filesystem::is_directory(data_dir, ec))
+        return fail(data_dir + ": no such data directory");
+    if (!std::filesystem::is_regular_file(path, ec))
+        return fail(path + ": no Astraeus store there (is --data-dir the service's data directory?)");
+    try {
+        auto s = std::make_unique<SqliteStore>(path, true);
+        if (auto ok = s->check_version(path); !ok) return std::unexpected(ok.error());
+        return std::unique_ptr<Store>(std::move(s));
+    } catch (const std::exception& e) {
+        return fail("cannot open the store " + path + " read-only: " + e.what());
+    }
+}
 
 Result<std::unique_ptr<Store>> open_sqlite(const std::string& data_dir) {
     try {

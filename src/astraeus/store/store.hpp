@@ -206,4 +206,9 @@ Result<void> private_store_file(const std::string& path);
 /// the directory is created 0700, the files 0600 (create_data_dir, private_store_file).
 Result<std::unique_ptr<Store>> open_sqlite(const std::string& data_dir);
 
+/// Opens the existing SQLite store of directory `data_dir` read-only (for exports): creates,
+/// migrates and writes nothing; an error naming the path when the directory or its astraeus.db
+/// is missing, or its schema version is not this program's. Its write calls fail.
+Result<std::unique_ptr<Store>> open_sqlite_read_only(const std::string& data_dir);
+
 }  // namespace astraeus::store
