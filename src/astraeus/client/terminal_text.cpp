@@ -33,6 +33,19 @@ std::size_t seq_len(std::string_view s, std::size_t i) {
 
 }  // namespace
 
+bool utf8_valid(std::string_view s) {
+    for (std::size_t i = 0; i < s.size();) {
+        if (static_cast<unsigned char>(s[i]) < 0x80) {
+            ++i;
+            continue;
+        }
+        const std::size_t n = seq_len(s, i);
+        if (n == 0) return false;
+        i += n;
+    }
+    return true;
+}
+
 std::string terminal_safe(std::string_view s) {
     std::string out;
     out.reserve(s.size());

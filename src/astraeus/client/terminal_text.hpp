@@ -12,4 +12,8 @@ namespace astraeus::client {
 /// are not UTF-8 as \xNN; backslashes stay as they are. Printable UTF-8 is kept.
 std::string terminal_safe(std::string_view s);
 
+/// Whether `s` is well-formed UTF-8 (RFC 3629: no overlong forms, surrogates or code points
+/// above U+10FFFF): what nlohmann::json needs to serialise a string without throwing.
+bool utf8_valid(std::string_view s);
+
 }  // namespace astraeus::client
