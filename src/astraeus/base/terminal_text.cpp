@@ -1,6 +1,6 @@
-#include "astraeus/client/terminal_text.hpp"
+#include "astraeus/base/terminal_text.hpp"
 
-namespace astraeus::client {
+namespace astraeus {
 
 namespace {
 
@@ -84,4 +84,4 @@ std::string terminal_safe(std::string_view s) {
     return out;
 }
 
-}  // namespace astraeus::client
+}  // namespace astraeus
