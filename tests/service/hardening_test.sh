@@ -135,6 +135,8 @@ for n in 8192 65536; do
 done
 head -c $((1024 * 1024 + 1)) /dev/zero | tr '\0' ' ' > "$WORK/mib1.json"
 check "a body of 1 MiB + 1 byte: 413" "[ \"\$(status POST $API/runs -H '$A' -H 'Content-Type: application/json' --data-binary @$WORK/mib1.json)\" = 413 ] && [ \"\$(jq -r .error '$WORK/b.txt')\" = 'the body is larger than 1 MiB' ]"
+check "a multipart body (curl -F): 400 asking for JSON" \
+  "[ \"\$(status POST $API/runs -H '$A' -F name=x)\" = 400 ] && jq -r .error '$WORK/b.txt' | grep -qF 'the API takes JSON'"
 check "duplicate keys in a body: 400 naming the key" \
   "[ \"\$(status POST $API/runs -H '$A' -H 'Content-Type: application/json' -d '{\"name\":\"x1\",\"name\":\"x2\",\"workers\":1}')\" = 400 ] && [ \"\$(jq -r .error '$WORK/b.txt')\" = \"duplicate key 'name' in the JSON body\" ] && [ \"\$(status GET $API/runs/x2 -H '$A')\" = 404 ]"
 check "a 100 kB header on a GET: 400 saying the headers are too large" \
@@ -145,6 +147,13 @@ check "1 x 9 GPUs on 8-GPU machines: 400" \
   "[ \"\$(status POST $API/runs -H '$A' -H 'Content-Type: application/json' -d '{\"name\":\"big\",\"workers\":1,\"gpus_per_worker\":9}')\" = 400 ]"
 check "its message" "jq -r .error '$WORK/b.txt' | grep -qF \"no placement for 1 x 9 GPUs: a worker's 9 GPUs must be on one machine, and pool a100's largest machine has 8 GPUs\""
 check "nothing was created" "[ \"\$(status GET $API/runs/big -H '$A')\" = 404 ]"
+# astra without --pool sends no pool: the cluster's first pool (a100 here, no pool "default").
+ASTRALYX_API=$API ASTRALYX_TOKEN=$ML "$ASTRA" runs submit nopool --gpus-per-worker 9 -- true > /dev/null 2> "$WORK/nopool.err"
+check "astra runs submit without --pool: the first pool's answer (exit 2, pool a100 named)" \
+  "[ \$? = 2 ] && grep -qF \"pool a100's largest machine has 8 GPUs\" '$WORK/nopool.err'"
+# An argument that is not UTF-8: a usage error naming the flag (it aborted with exit 134).
+ASTRALYX_API=$API ASTRALYX_TOKEN=$ML "$ASTRA" runs submit u8 --command "$(printf 'x\x9by')" > /dev/null 2> "$WORK/u8.err"
+check "astra --command of invalid UTF-8: exit 2 naming --command" "[ \$? = 2 ] && grep -qF 'the value of --command is not valid UTF-8' '$WORK/u8.err'"
 
 # --- runs for the rest: one per machine, with control characters in command and image ------------
 cmd=$(printf 'train \\u001b[31mRED\\u001b]0;owned\\u0007 \\u009b2J')

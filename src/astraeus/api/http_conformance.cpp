@@ -22,7 +22,8 @@ std::string duplicate_json_key(std::string_view body) {
         return true;
     };
     try {
-        (void)nlohmann::json::parse(body, cb);
+        const nlohmann::json parsed = nlohmann::json::parse(body, cb);
+        (void)parsed;
     } catch (const nlohmann::json::exception&) {
         return {};
     }

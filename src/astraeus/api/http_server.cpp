@@ -39,6 +39,8 @@ void send_error(httplib::Response& res, const ApiError& e);
 httplib::Server::HandlerWithContentReader reading_body(httplib::Server::Handler h) {
     return [h = std::move(h)](const httplib::Request& req, httplib::Response& res,
                               const httplib::ContentReader& reader) {
+        if (req.is_multipart_form_data())  // its reader needs multipart callbacks: JSON only here
+            return send_error(res, {400, "a multipart/form-data body: the API takes JSON (Content-Type: application/json)"});
         std::string body;
         const bool ok = reader([&body](const char* data, std::size_t n) {
             body.append(data, n);
