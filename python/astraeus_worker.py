@@ -27,7 +27,8 @@ Environment read (all optional; set by the Astraeus worker runner):
 ``ASTRAEUS_PROGRESS_FILE``     this worker's progress file (one line: the step counter)
 ``ASTRAEUS_CHECKPOINT_SIGNAL`` the checkpoint signal's name or number (default ``SIGTERM``)
 ``ASTRAEUS_API``               the API's base URL (``http://host:8080`` or ``.../v1``); with
-``ASTRAEUS_TOKEN``             a token, ``progress()`` also POSTs (at most every 10 s)
+``ASTRAEUS_TOKEN``             a token, ``progress()`` also POSTs (at most every 10 s); when
+                               unset, ``ASTRALYX_API`` / ``ASTRALYX_TOKEN`` (``astra``'s names)
 ``MASTER_ADDR``/``MASTER_PORT`` / ``RANK`` / ``WORLD_SIZE`` / ``LOCAL_RANK`` / ``NODE_RANK``
                                as torchrun sets them
 =============================  ==============================================================
@@ -197,9 +198,18 @@ def _write_atomically(path: Path, text: str) -> None:
         raise
 
 
+def _env_either(name: str, alias: str) -> str:
+    """``name``'s value, else ``alias``'s (``astra``'s ASTRALYX_* names), else ""."""
+    return os.environ.get(name, "") or os.environ.get(alias, "")
+
+
+def _api_token() -> str:
+    return _env_either("ASTRAEUS_TOKEN", "ASTRALYX_TOKEN")
+
+
 def _api_base() -> Optional[str]:
-    api = os.environ.get("ASTRAEUS_API", "").strip().rstrip("/")
-    if api == "" or os.environ.get("ASTRAEUS_TOKEN", "") == "" or not in_astraeus():
+    api = _env_either("ASTRAEUS_API", "ASTRALYX_API").strip().rstrip("/")
+    if api == "" or _api_token() == "" or not in_astraeus():
         return None
     return api if api.endswith("/v1") else api + "/v1"
 
@@ -213,14 +223,16 @@ def _post_progress(step: int) -> None:
         url += "?workspace=" + urllib.parse.quote(workspace() or "", safe="")
     body = json.dumps({"worker": worker_index(), "step": step}).encode("ascii")
     request = urllib.request.Request(url, data=body, method="POST", headers={
-        "Authorization": "Bearer " + os.environ["ASTRAEUS_TOKEN"],
+        "Authorization": "Bearer " + _api_token(),
         "Content-Type": "application/json"})
     try:
         with urllib.request.urlopen(request, timeout=PROGRESS_POST_TIMEOUT_S) as response:
             response.read()
     except (urllib.error.URLError, OSError, ValueError) as error:
-        _warn_once("post", f"progress POST to {url} failed ({error}); "
-                           "the progress file still reports progress")
+        still = ("the progress file still reports progress"
+                 if os.environ.get("ASTRAEUS_PROGRESS_FILE") else
+                 "no progress file is set (ASTRAEUS_PROGRESS_FILE), so none is reported")
+        _warn_once("post", f"progress POST to {url} failed ({error}); {still}")
 
 
 def _write_progress_file(path: str, step: int, now_s: float) -> None:
@@ -531,14 +543,27 @@ def _main(argv: list) -> int:
              "  progress STEP        report the step counter (ASTRAEUS_PROGRESS_FILE)\n"
              "  latest-checkpoint    print the newest checkpoint's step and path, exit 1 if none\n"
              "  env                  print what this module reads from the environment")
+    if argv in (["-h"], ["--help"], ["help"]):
+        print(usage)
+        return 0
+    try:
+        return _command(argv, usage)
+    except ValueError as error:  # a malformed environment variable (RANK=x): its name and value
+        print(f"astraeus_worker: {argv[0]}: {error}", file=sys.stderr)
+        return 2
+
+
+def _command(argv: list, usage: str) -> int:
     if len(argv) == 2 and argv[0] == "progress":
         try:
             step = int(argv[1], 10)
-            progress(step)
+            if step < 0:
+                raise ValueError
         except ValueError:
             print(f"astraeus_worker: progress: bad step {argv[1]!r} "
                   "(expected a non-negative integer)", file=sys.stderr)
             return 2
+        progress(step)
         return 0
     if argv == ["latest-checkpoint"]:
         found = latest_checkpoint()

@@ -163,6 +163,32 @@ printf '%s\n' '{"t":1793613600,"event":"submit","run":"r","workspace":"w","pool"
 timeout 20 "$bin" goodput replay "$tmp/big.jsonl" > "$tmp/big.out" 2>&1
 check "2^20 GPUs accepted" "[ \$? -eq 0 ] && grep -q '^w  ' '$tmp/big.out'"
 
+# 9. Names from the log are escaped on a terminal (ESC, BEL, C1 as astra shows them); a gzip log
+# is read; a directory is said to be one.
+printf '%s\n' '{"t":1793613600,"event":"submit","run":"r\u001b]0;owned\u0007","workspace":"w\u001b[31m\u009b","pool":"p","gpus":1}' \
+  '{"t":1793613600,"event":"place","run":"r\u001b]0;owned\u0007","worker":0,"machine":"m\u0007"}' \
+  '{"t":1793613600,"event":"start","run":"r\u001b]0;owned\u0007"}' '{"t":1793617200,"event":"end","run":"r\u001b]0;owned\u0007"}' > "$tmp/esc.jsonl"
+for by in run workspace machine; do
+  "$bin" goodput replay "$tmp/esc.jsonl" --by $by > "$tmp/esc.$by" 2> "$tmp/esc.$by.err"
+  check "escaped names --by $by: exit 0, no ESC, BEL or C1 byte" "[ \$? -eq 0 ] && ! LC_ALL=C grep -q \$'[\\x1b\\x07]\\|\\xc2\\x9b' '$tmp/esc.$by'"
+done
+check "the run name shown escaped" "grep -qF 'r\\e]0;owned\\x07 ' '$tmp/esc.run'"
+check "the workspace name shown escaped" "grep -qF 'w\\e[31m\\x9b ' '$tmp/esc.workspace'"
+check "the machine name shown escaped" "grep -qF 'm\\x07 ' '$tmp/esc.machine'"
+"$bin" goodput replay "$tmp/esc.jsonl" --run "$(printf 'r\033]0;owned\007')x" > /dev/null 2> "$tmp/esc.err"
+check "an unknown --run echoed escaped" "[ \$? -eq 2 ] && grep -qF \"no run 'r\\e]0;owned\\x07x'\" '$tmp/esc.err'"
+gzip -c "$fx/two_runs.jsonl" > "$tmp/two_runs.jsonl.gz"
+"$bin" goodput replay "$tmp/two_runs.jsonl.gz" --by run > "$tmp/gz.txt" 2> "$tmp/gz.err"
+check "a gzip log is read: the same table" "[ \$? -eq 0 ] && cmp -s '$tmp/gz.txt' '$fx/two_runs.by_run.txt'"
+head -c 20 "$tmp/two_runs.jsonl.gz" > "$tmp/cut.jsonl.gz"
+"$bin" goodput replay "$tmp/cut.jsonl.gz" > /dev/null 2> "$tmp/cut.err"
+check "a truncated gzip log: exit 2, said" "[ \$? -eq 2 ] && grep -q 'gzip' '$tmp/cut.err'"
+mkdir -p "$tmp/adir"
+"$bin" goodput replay "$tmp/adir" > /dev/null 2> "$tmp/dir.err"
+check "a directory: exit 2, said" "[ \$? -eq 2 ] && [ \"\$(cat '$tmp/dir.err')\" = \"astraeus goodput replay: $tmp/adir: is a directory (expected a file)\" ]"
+"$bin" goodput import-slurm "$tmp/adir" > /dev/null 2> "$tmp/sdir.err"
+check "import-slurm, a directory: exit 2, said" "[ \$? -eq 2 ] && grep -qF '$tmp/adir: is a directory (expected a file)' '$tmp/sdir.err'"
+
 "$bin" goodput > /dev/null 2>&1
 check "goodput without a subcommand exits 2" '[ $? -eq 2 ]'
 "$bin" goodput replay --help > "$tmp/h.txt" 2>&1

@@ -122,6 +122,15 @@ check "runs stop: stopping or stopped" "grep -Eq '^State: +(stopping|stopped)\$'
 check "bad --by: exit 2" '[ $? = 2 ]'
 ASTRALYX_TOKEN=astx_not_a_token "$ASTRA" runs list > /dev/null 2> "$WORK/401.err"
 check "bad token: exit 2 with the server's message" "[ \$? = 2 ] && grep -q '^astra: HTTP 401: ' '$WORK/401.err'"
+# A run name in two workspaces is ambiguous for an org-admin: the message says both ways to pick.
+admin workspace add cv > /dev/null
+ASTRALYX_TOKEN=$(new_token --workspace cv) "$ASTRA" runs submit llm --workers 1 --gpus-per-worker 8 > /dev/null
+ADM=$(new_token --org-admin)
+ASTRALYX_TOKEN=$ADM "$ASTRA" runs show llm > /dev/null 2> "$WORK/amb.err"
+check "ambiguous run: exit 2, names ?workspace=NAME and astra's --workspace NAME" \
+  "[ \$? = 2 ] && grep -qF \"run name 'llm' is in several workspaces: add ?workspace=NAME (astra: --workspace NAME)\" '$WORK/amb.err'"
+ASTRALYX_TOKEN=$ADM "$ASTRA" runs stop llm --workspace cv > /dev/null
+check "with --workspace: the run is found (stopped)" '[ $? = 0 ]'
 env -u ASTRALYX_API "$ASTRA" runs list > /dev/null 2> "$WORK/noapi.err"
 check "ASTRALYX_API unset: exit 2" "[ \$? = 2 ] && grep -q 'ASTRALYX_API is not set' '$WORK/noapi.err'"
 stop_all; SERVER_PID=""

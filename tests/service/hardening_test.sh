@@ -34,6 +34,30 @@ check "admin init: duplicate pool names exit 2" '[ $? = 2 ]'
 check "admin init: the same message" "grep -qF \"\$want\" '$WORK/dup2.err'"
 check "admin init: no store left behind" "[ ! -e '$WORK/dupdata2/astraeus.db' ]"
 
+# --- the whole configuration checked by serve and admin init alike: file, entry, expected type ----
+cfgcheck() {  # cfgcheck NAME JSON EXPECTED-MESSAGE
+  printf '%s\n' "$2" > "$WORK/$1.json"
+  "$ASTRAEUS" serve --executor sim --config "$WORK/$1.json" --data-dir "$WORK/${1}s" --listen 127.0.0.1:0 > /dev/null 2> "$WORK/$1.serr"
+  local rs=$?
+  "$ASTRAEUS" admin init --org acme --cluster main --config "$WORK/$1.json" --data-dir "$WORK/${1}a" > /dev/null 2> "$WORK/$1.aerr"
+  local ra=$?
+  check "$1: serve and admin init exit 2 ($rs, $ra)" "[ $rs = 2 ] && [ $ra = 2 ]"
+  want_msg="$WORK/$1.json: $3"
+  check "$1: both say: $3" "grep -qF -- \"\$want_msg\" '$WORK/$1.serr' && grep -qF -- \"\$want_msg\" '$WORK/$1.aerr'"
+  check "$1: admin init left no store" "[ ! -e '$WORK/${1}a/astraeus.db' ]"
+}
+cfgcheck pool-space '{"pools": [{"name": "a b", "machines": [{"count": 1, "gpus": 8}]}]}' \
+  'pools[0]: pool name "a b" is not a valid name'
+cfgcheck pool-ctrl '{"pools": [{"name": "p\u001b[2J", "machines": [{"count": 1, "gpus": 8}]}]}' \
+  'pools[0]: pool name "p\u001b[2J" is not a valid name'
+cfgcheck policy '{"policy": "fifo-ish"}' "policy: unknown policy 'fifo-ish'"
+cfgcheck placer '{"placer": "spread"}' "placer: unknown placement 'spread'"
+cfgcheck metric '{"threshold_alerts": [{"metric": "cluster_goodput_week", "op": "<", "value": 0.5}]}' \
+  "threshold_alerts[0]: unknown metric 'cluster_goodput_week'"
+cfgcheck op '{"threshold_alerts": [{"metric": "workers_stalled", "op": ">=", "value": 1}]}' \
+  "threshold_alerts[0]: bad operator '>='"
+cfgcheck type '{"lease_s": "1800"}' "key 'lease_s' has the wrong type: expected an integer, got string"
+
 # --- a live server: 2 machines x 8 GPUs, 60x clock -----------------------------------------------
 cat > "$WORK/two.json" <<JSON
 {"pools": [{"name": "a100", "machines": [{"count": 2, "gpus": 8}]}],
@@ -50,6 +74,9 @@ done
 chmod 0644 "$WORK/data/astraeus.db"
 admin workspace add nlp > /dev/null
 check "an existing store readable by others is made 0600 when opened" "[ \"\$(stat -c %a '$WORK/data/astraeus.db')\" = 600 ]"
+chmod 0755 "$WORK/data"
+admin workspace add nlp2 > /dev/null
+check "an existing data directory readable by others is made 0700 when opened" "[ \"\$(stat -c %a '$WORK/data')\" = 700 ]"
 
 ROOT="http://127.0.0.1:$SERVER_PORT"
 # status METHOD URL [curl args...]: the HTTP status; headers in $WORK/h.txt, body in $WORK/b.txt.
@@ -96,11 +123,37 @@ printf '{"name": "ok", "%s": 1}' "$long" > "$WORK/longkey.json"
 status POST "$API/runs" -H "$A" -H 'Content-Type: application/json' --data-binary @"$WORK/longkey.json" > /dev/null
 check "a 100 kB unknown field name is echoed cut" "[ \$(jq -r .error '$WORK/b.txt' | wc -c) -lt 400 ]"
 
+# --- body sizes: any Content-Type up to 1 MiB (cpp-httplib 0.11 refused form-typed ones > 8 KiB) ---
+# A 1 x 9 GPUs run (400 "no placement") shows the body was read and parsed; curl -d sends
+# Content-Type: application/x-www-form-urlencoded, as a user's first try does.
+for n in 8192 65536; do
+  printf '{"name":"big","workers":1,"gpus_per_worker":9,"command":"%s"}' "$(head -c $n /dev/zero | tr '\0' 'x')" > "$WORK/cmd$n.json"
+  check "a body with a $n-byte command, form-typed (curl -d): read (400 no placement, not 413)" \
+    "[ \"\$(status POST $API/runs -H '$A' -d @$WORK/cmd$n.json)\" = 400 ] && jq -r .error '$WORK/b.txt' | grep -qF 'no placement for 1 x 9 GPUs'"
+  check "the same body as application/json: read" \
+    "[ \"\$(status POST $API/runs -H '$A' -H 'Content-Type: application/json' --data-binary @$WORK/cmd$n.json)\" = 400 ] && jq -r .error '$WORK/b.txt' | grep -qF 'no placement'"
+done
+head -c $((1024 * 1024 + 1)) /dev/zero | tr '\0' ' ' > "$WORK/mib1.json"
+check "a body of 1 MiB + 1 byte: 413" "[ \"\$(status POST $API/runs -H '$A' -H 'Content-Type: application/json' --data-binary @$WORK/mib1.json)\" = 413 ] && [ \"\$(jq -r .error '$WORK/b.txt')\" = 'the body is larger than 1 MiB' ]"
+check "a multipart body (curl -F): 400 asking for JSON" \
+  "[ \"\$(status POST $API/runs -H '$A' -F name=x)\" = 400 ] && jq -r .error '$WORK/b.txt' | grep -qF 'the API takes JSON'"
+check "duplicate keys in a body: 400 naming the key" \
+  "[ \"\$(status POST $API/runs -H '$A' -H 'Content-Type: application/json' -d '{\"name\":\"x1\",\"name\":\"x2\",\"workers\":1}')\" = 400 ] && [ \"\$(jq -r .error '$WORK/b.txt')\" = \"duplicate key 'name' in the JSON body\" ] && [ \"\$(status GET $API/runs/x2 -H '$A')\" = 404 ]"
+check "a 100 kB header on a GET: 400 saying the headers are too large" \
+  "[ \"\$(status GET $API/runs -H '$A' -H \"X-Big: \$long\")\" = 400 ] && jq -r .error '$WORK/b.txt' | grep -qF 'the headers are too large'"
+
 # --- a worker larger than any machine ---------------------------------------------------------------
 check "1 x 9 GPUs on 8-GPU machines: 400" \
   "[ \"\$(status POST $API/runs -H '$A' -H 'Content-Type: application/json' -d '{\"name\":\"big\",\"workers\":1,\"gpus_per_worker\":9}')\" = 400 ]"
 check "its message" "jq -r .error '$WORK/b.txt' | grep -qF \"no placement for 1 x 9 GPUs: a worker's 9 GPUs must be on one machine, and pool a100's largest machine has 8 GPUs\""
 check "nothing was created" "[ \"\$(status GET $API/runs/big -H '$A')\" = 404 ]"
+# astra without --pool sends no pool: the cluster's first pool (a100 here, no pool "default").
+ASTRALYX_API=$API ASTRALYX_TOKEN=$ML "$ASTRA" runs submit nopool --gpus-per-worker 9 -- true > /dev/null 2> "$WORK/nopool.err"
+check "astra runs submit without --pool: the first pool's answer (exit 2, pool a100 named)" \
+  "[ \$? = 2 ] && grep -qF \"pool a100's largest machine has 8 GPUs\" '$WORK/nopool.err'"
+# An argument that is not UTF-8: a usage error naming the flag (it aborted with exit 134).
+ASTRALYX_API=$API ASTRALYX_TOKEN=$ML "$ASTRA" runs submit u8 --command "$(printf 'x\x9by')" > /dev/null 2> "$WORK/u8.err"
+check "astra --command of invalid UTF-8: exit 2 naming --command" "[ \$? = 2 ] && grep -qF 'the value of --command is not valid UTF-8' '$WORK/u8.err'"
 
 # --- runs for the rest: one per machine, with control characters in command and image ------------
 cmd=$(printf 'train \\u001b[31mRED\\u001b]0;owned\\u0007 \\u009b2J')

@@ -401,8 +401,40 @@ TEST_F(AstraTest, RunsSubmitSendsTheContractBody) {
     EXPECT_EQ(seen[0].method, "POST");
     EXPECT_EQ(seen[0].path, "/v1/runs");
     EXPECT_EQ(json::parse(seen[0].body),
-              json::parse(R"({"name":"llm","pool":"default","workers":2,"gpus_per_worker":8,
+              json::parse(R"({"name":"llm","workers":2,"gpus_per_worker":8,
                               "time_limit_s":7200,"command":"python train.py","workspace":"ml"})"));
+    // No "pool" unless --pool is given (the API takes the cluster's first pool); given, it is sent.
+    EXPECT_EQ(astra({"runs", "submit", "j", "--pool", "a100", "--", "true"}, server.api()).rc, 0);
+    EXPECT_EQ(json::parse(server.seen().at(1).body),
+              json::parse(R"({"name":"j","pool":"a100","workers":1,"gpus_per_worker":1,
+                              "command":["true"]})"));
+}
+
+TEST_F(AstraTest, NonUtf8ArgumentsAreUsageErrorsNamingTheFlag) {
+    // Each would have made nlohmann's dump throw (type_error 316) and astra abort (exit 134).
+    auto r = astra({"runs", "submit", "j", "--command", "x\x9by"}, server.api());
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_EQ(r.err, "astra: the value of --command is not valid UTF-8 (names, commands and values "
+                     "travel as JSON, which is UTF-8)\n");
+    r = astra({"runs", "submit", "n\xff", "--", "true"}, server.api());
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_NE(r.err.find("argument 3 ('n\\xff') is not valid UTF-8"), std::string::npos) << r.err;
+    r = astra({"runs", "submit", "j", "--env=K=\xc3", "--", "true"}, server.api());
+    EXPECT_NE(r.err.find("the value of --env is not"), std::string::npos) << r.err;
+    r = astra({"runs", "submit", "j", "--", "echo", "\xed\xa0\x80"}, server.api());  // a surrogate
+    EXPECT_NE(r.err.find("the command after -- (argument 6)"), std::string::npos) << r.err;
+    r = astra({"runs", "show", "x", "--workspace", "w\xc0\xaf"}, server.api());  // overlong '/'
+    EXPECT_NE(r.err.find("the value of --workspace"), std::string::npos) << r.err;
+    EXPECT_TRUE(server.seen().empty());
+    // Valid multi-byte UTF-8 passes.
+    EXPECT_EQ(astra({"runs", "submit", "j", "--command", "echo \xc3\xa9\xe2\x82\xac"}, server.api()).rc, 0);
+}
+
+TEST_F(AstraTest, A4xxThatIsNotTheContractsJsonIsExit1) {
+    // The fake has no logs route: httplib's own 404 with an empty body, as a proxy would give.
+    const auto r = astra({"runs", "logs", "llm"}, server.api());
+    EXPECT_EQ(r.rc, 1);
+    EXPECT_NE(r.err.find("HTTP 404: no message (not an Astraeus API answer"), std::string::npos) << r.err;
 }
 
 TEST_F(AstraTest, UsageErrorsExit2AndTouchNothing) {

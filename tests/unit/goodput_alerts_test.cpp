@@ -152,7 +152,10 @@ TEST(ThresholdAlerts, PendingFiringResolvedWithAForDuration) {
     ASSERT_EQ(t.size(), 2U);
     EXPECT_EQ(t[0].state, AlertState::Resolved);
     EXPECT_EQ(t[0].since, E + 12 * kMin);
+    // A resolved alert shows the value at resolution, not the stale firing one (27.8 %, 6).
+    EXPECT_NEAR(t[0].value, 11000.0 / 13600.0, 1e-12);
     EXPECT_EQ(t[1].state, AlertState::Resolved);
+    EXPECT_DOUBLE_EQ(t[1].value, 1);
     EXPECT_TRUE(engine.alerts().empty());
     EXPECT_EQ(engine.firing_by_metric()["pool_goodput_hour"], 0);
     // At the next hour boundary the "hour" is the hour just completed (81 %); an hour later,

@@ -31,7 +31,8 @@ import astraeus_worker  # noqa: E402
 VARIABLES = ["ASTRAEUS_RUN", "ASTRAEUS_WORKSPACE", "ASTRAEUS_WORKER", "ASTRAEUS_WORKERS",
              "ASTRAEUS_ATTEMPT", "ASTRAEUS_CHECKPOINT_DIR", "ASTRAEUS_PROGRESS_FILE",
              "ASTRAEUS_CHECKPOINT_SIGNAL", "ASTRAEUS_API", "ASTRAEUS_TOKEN", "MASTER_ADDR",
-             "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "NODE_RANK"]
+             "MASTER_PORT", "RANK", "WORLD_SIZE", "LOCAL_RANK", "NODE_RANK", "ASTRALYX_API",
+             "ASTRALYX_TOKEN"]
 
 
 def clean_env(**values: str) -> dict:
@@ -226,6 +227,20 @@ class ProgressTest(TempDirTest):
         self.assertIn("bad step '-3'", bad.stderr)
         self.assertEqual(path.read_text(), "42\n")
 
+    def test_command_line_help_and_bad_environment(self) -> None:
+        script = str(MODULE_DIR / "astraeus_worker.py")
+        for flag in ("--help", "-h"):
+            helped = subprocess.run([sys.executable, script, flag], env=clean_env(),
+                                    capture_output=True, text=True, timeout=20)
+            self.assertEqual((helped.returncode, helped.stderr), (0, ""), flag)
+            self.assertIn("latest-checkpoint", helped.stdout)
+        for args in (["env"],):
+            bad = subprocess.run([sys.executable, script, *args],
+                                 env=clean_env(RANK="x", ASTRAEUS_RUN="llm"),
+                                 capture_output=True, text=True, timeout=20)
+            self.assertEqual(bad.returncode, 2, bad.stderr)
+            self.assertEqual(bad.stderr, f"astraeus_worker: {args[0]}: RANK='x': expected an integer\n")
+
 
 class ProgressPostTest(TempDirTest):
     def setUp(self) -> None:
@@ -278,6 +293,17 @@ class ProgressPostTest(TempDirTest):
         aw.progress(4)
         self.assertEqual([r[0] for r in self.requests], ["/v1/runs/llm/progress"])
 
+    def test_astras_variable_names_are_accepted(self) -> None:
+        aw = self.module(ASTRAEUS_RUN="llm", ASTRALYX_API=self.base + "/v1",
+                         ASTRALYX_TOKEN="astx_astra")
+        aw.progress(7)
+        self.assertEqual(self.requests, [("/v1/runs/llm/progress", "Bearer astx_astra",
+                                          {"worker": 0, "step": 7})])
+        aw = self.module(ASTRAEUS_RUN="llm", ASTRAEUS_API=self.base, ASTRAEUS_TOKEN="own",
+                         ASTRALYX_TOKEN="astx_astra")  # the module's own names win
+        aw.progress(8)
+        self.assertEqual(self.requests[-1][1], "Bearer own")
+
     def test_no_token_no_post(self) -> None:
         aw = self.module(ASTRAEUS_RUN="llm", ASTRAEUS_API=self.base)
         aw.progress(3)
@@ -296,6 +322,16 @@ class ProgressPostTest(TempDirTest):
         out, err = process.communicate(timeout=20)
         self.assertEqual((process.returncode, out), (0, "2\n"), err)
         self.assertEqual(err.count("progress POST to"), 1, err)
+        self.assertIn("the progress file still reports progress", err)
+        # Without a progress file the warning does not claim one.
+        process = child("""
+            import astraeus_worker as aw
+            aw.progress(1)
+        """, clean_env(ASTRAEUS_RUN="llm", ASTRAEUS_API=closed, ASTRAEUS_TOKEN="t"), str(self.dir))
+        out, err = process.communicate(timeout=20)
+        self.assertEqual(process.returncode, 0, err)
+        self.assertIn("no progress file is set (ASTRAEUS_PROGRESS_FILE), so none is reported", err)
+        self.assertNotIn("still reports", err)
 
 
 LOOP_UNTIL_FLAG = """

@@ -1,8 +1,35 @@
 #include "astraeus/api/http_conformance.hpp"
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 
 namespace astraeus::api {
+
+std::string duplicate_json_key(std::string_view body) {
+    std::vector<std::vector<std::string>> keys;  // one list per open object
+    std::string duplicate;
+    const nlohmann::json::parser_callback_t cb = [&](int, nlohmann::json::parse_event_t ev,
+                                                     nlohmann::json& parsed) {
+        using E = nlohmann::json::parse_event_t;
+        if (ev == E::object_start) keys.emplace_back();
+        if (ev == E::object_end && !keys.empty()) keys.pop_back();
+        if (ev == E::key && parsed.is_string() && !keys.empty() && duplicate.empty()) {
+            const auto& k = parsed.get_ref<const std::string&>();
+            auto& open = keys.back();
+            if (std::find(open.begin(), open.end(), k) != open.end()) duplicate = k;
+            else open.push_back(k);
+        }
+        return true;
+    };
+    try {
+        const nlohmann::json parsed = nlohmann::json::parse(body, cb);
+        (void)parsed;
+    } catch (const nlohmann::json::exception&) {
+        return {};
+    }
+    return duplicate;
+}
+
 
 namespace {
 

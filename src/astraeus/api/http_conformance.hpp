@@ -31,6 +31,11 @@ private:
 /// True when `s` is well-formed UTF-8 (RFC 3629: no overlong forms, no surrogates, <= U+10FFFF).
 bool valid_utf8(std::string_view s);
 
+/// The first key that appears twice in one object of the JSON text `body` ("" when none, or when
+/// `body` is not JSON: the endpoint reports that). nlohmann keeps the last of duplicate keys
+/// silently; the API refuses them (400) as the event-log reader does. Never throws.
+std::string duplicate_json_key(std::string_view body);
+
 /// An error message safe to send: every quoted echo ('...') longer than `max_echo` bytes is
 /// cut to `max_echo` bytes (on a UTF-8 boundary) followed by "...", the whole message to
 /// 4 x max_echo bytes likewise, and invalid UTF-8 bytes are replaced with '?'.

@@ -29,6 +29,33 @@ struct HttpServer::Impl {
 
 namespace {
 
+void send_error(httplib::Response& res, const ApiError& e);
+
+/// A POST handler that reads the body itself. cpp-httplib 0.11 (Debian 12) refuses with 413 any
+/// body over 8,192 bytes whose Content-Type is application/x-www-form-urlencoded (its
+/// CPPHTTPLIB_FORM_URL_ENCODED_PAYLOAD_MAX_LENGTH; curl -d sends that type) before a handler
+/// runs; a content-reader handler skips that form parsing, so only set_payload_max_length (1 MiB)
+/// limits a body, whatever its Content-Type. POSTs without a body still reach the plain handler.
+httplib::Server::HandlerWithContentReader reading_body(httplib::Server::Handler h) {
+    return [h = std::move(h)](const httplib::Request& req, httplib::Response& res,
+                              const httplib::ContentReader& reader) {
+        if (req.is_multipart_form_data())  // its reader needs multipart callbacks: JSON only here
+            return send_error(res, {400, "a multipart/form-data body: the API takes JSON (Content-Type: application/json)"});
+        std::string body;
+        const bool ok = reader([&body](const char* data, std::size_t n) {
+            body.append(data, n);
+            return true;
+        });
+        if (!ok) {
+            if (res.status == 413) return send_error(res, {413, "the body is larger than 1 MiB"});
+            return send_error(res, {400, "the body could not be read (shorter than its Content-Length?)"});
+        }
+        httplib::Request full = req;
+        full.body = std::move(body);
+        h(full, res);
+    };
+}
+
 /// Registers handlers with cpp-httplib and records their method and pattern (405 + Allow).
 struct RouteRecorder {
     httplib::Server& http;
@@ -40,6 +67,7 @@ struct RouteRecorder {
     }
     RouteRecorder& Post(const std::string& p, httplib::Server::Handler h) {
         table.add("POST", p);
+        http.Post(p, reading_body(h));
         http.Post(p, std::move(h));
         return *this;
     }
@@ -127,6 +155,8 @@ HttpServer::HttpServer(service::Service& svc, int threads, const TlsFiles& tls)
             if (auto e = repeated_param(req)) return send_error(res, *e);
             if (!valid_utf8(req.body))
                 return send_error(res, {400, "the body is not valid UTF-8 (RFC 8259 JSON is UTF-8)"});
+            if (const std::string dup = duplicate_json_key(req.body); !dup.empty())
+                return send_error(res, {400, "duplicate key '" + dup + "' in the JSON body"});
             auto out = call(*caller, req);
             if (!out) return send_error(res, out.error());
             send_json(res, ok_status, *out);
@@ -265,8 +295,15 @@ HttpServer::HttpServer(service::Service& svc, int threads, const TlsFiles& tls)
             return send_error(res, {404, "no such endpoint: " + req.method + " '" + req.path + "'"});
         }
         if (res.status == 405) return send_error(res, {405, "method not allowed"});
-        if (res.status == 400)
-            return send_error(res, {400, "bad request (a POST needs a body, or Content-Length: 0)"});
+        if (res.status == 400) {
+            // cpp-httplib answers 400 both for a POST/PUT/PATCH without a length and for headers
+            // it cannot read (a header line over 8,192 bytes, or malformed ones).
+            const bool needs_body = req.method == "POST" || req.method == "PUT" || req.method == "PATCH";
+            if (needs_body && !req.has_header("Content-Length") && !req.has_header("Transfer-Encoding"))
+                return send_error(res, {400, "bad request (a POST needs a body, or Content-Length: 0)"});
+            return send_error(res, {400, "bad request: the headers are too large (a header line is "
+                                         "limited to 8,192 bytes) or malformed"});
+        }
         if (res.status == 413) return send_error(res, {413, "the body is larger than 1 MiB"});
         send_error(res, {res.status, "request failed"});
     });

@@ -10,7 +10,9 @@
 #include <sstream>
 
 #include "astraeus/base/error.hpp"
+#include "astraeus/base/terminal_text.hpp"
 #include "astraeus/cli/commands.hpp"
+#include "astraeus/cli/input_file.hpp"
 #include "astraeus/goodput/ledger.hpp"
 #include "astraeus/goodput_io/event_log.hpp"
 #include "astraeus/goodput_io/ledger_json.hpp"
@@ -66,7 +68,7 @@ std::string alert_line(const AlertRecord& a) {
     std::string s = format_rfc3339(a.at_s) + " alert " + a.alert;
     if (a.op) s += fmt::format(" {} {}", *a.op, *a.threshold);
     s += " " + a.scope;
-    if (!a.name.empty()) s += " '" + a.name + "'";
+    if (!a.name.empty()) s += " '" + terminal_safe(a.name) + "'";
     s += " " + a.state;
     if (a.previous)
         s += " (goodput " + pct(a.value) + " over the last hour, " + pct(*a.previous) +
@@ -95,7 +97,7 @@ nlohmann::json alert_json(const AlertRecord& a) {
 
 int run_replay(const ReplayArgs& a) {
     auto usage = [](const std::string& m) {
-        std::cerr << "astraeus goodput replay: " << m << "\n";
+        std::cerr << "astraeus goodput replay: " << terminal_safe(m) << "\n";
         return 2;
     };
     const auto by = parse_by(a.by);
@@ -129,9 +131,9 @@ int run_replay(const ReplayArgs& a) {
         if (a.events == "-") {
             r = replay_stream(std::cin, "<stdin>", replayer);
         } else {
-            std::ifstream in(a.events, std::ios::binary);
-            if (!in) return usage(a.events + ": cannot open");
-            r = replay_stream(in, a.events, replayer);
+            auto in = open_input_file(a.events);  // a directory, a gzip log: said or read
+            if (!in) return usage(in.error().message);
+            r = replay_stream(**in, a.events, replayer);
         }
         if (!r) return usage(r.error().message);
     }
@@ -197,7 +199,7 @@ int run_replay(const ReplayArgs& a) {
         std::string ws;
         for (int w : workers) ws += (ws.empty() ? "" : " ") + std::to_string(w);
         if (!straggler_text.empty()) straggler_text += ", ";
-        straggler_text += replayer.run_names()[run] + " (workers " + ws + ")";
+        straggler_text += terminal_safe(replayer.run_names()[run]) + " (workers " + ws + ")";
         stragglers.push_back({{"run", replayer.run_names()[run]}, {"workers", workers}});
     }
     if (!straggler_text.empty())
@@ -215,7 +217,7 @@ int run_replay(const ReplayArgs& a) {
         j["minutes_without_utilization_sample"] = replayer.no_sample_minutes();
         out = j.dump(2) + "\n";
     }
-    std::cerr << notes;
+    std::cerr << notes;  // names in it escaped where they were added
     std::cout << out;
     std::cout.flush();
     if (!std::cout) {

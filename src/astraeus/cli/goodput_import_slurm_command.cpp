@@ -13,7 +13,9 @@
 #include <optional>
 #include <sstream>
 
+#include "astraeus/base/terminal_text.hpp"
 #include "astraeus/cli/commands.hpp"
+#include "astraeus/cli/input_file.hpp"
 #include "astraeus/goodput/ledger.hpp"
 #include "astraeus/goodput_io/event_log.hpp"
 #include "astraeus/goodput_io/rfc3339.hpp"
@@ -65,7 +67,7 @@ std::vector<NamedCounts> named(const Replayer& r, By by, const std::vector<Row>&
 
 int run_import(const ImportArgs& a) {
     auto usage = [](const std::string& m) {
-        std::cerr << "astraeus goodput import-slurm: " << m << "\n";
+        std::cerr << "astraeus goodput import-slurm: " << terminal_safe(m) << "\n";
         return 2;
     };
     const auto by = parse_by(a.by);
@@ -93,9 +95,9 @@ int run_import(const ImportArgs& a) {
     if (a.input == "-") {
         text.assign(std::istreambuf_iterator<char>(std::cin), {});
     } else {
-        std::ifstream in(a.input, std::ios::binary);
-        if (!in) return usage(a.input + ": cannot open");
-        text.assign(std::istreambuf_iterator<char>(in), {});
+        auto in = open_input_file(a.input);  // a directory, a gzip file: said or read
+        if (!in) return usage(in.error().message);
+        text.assign(std::istreambuf_iterator<char>(**in), {});
     }
     auto segments = slurm::parse_sacct(text, name, *format);
     if (!segments) return usage(segments.error().message);
@@ -180,21 +182,22 @@ int run_import(const ImportArgs& a) {
         } else out = slurm::slurm_goodput_table(upper(to_string(*by)), rows);
     }
 
-    std::string notes = fmt::format("{}: {} jobs with GPUs, {} segments\n", name, log->jobs,
+    std::string notes = fmt::format("{}: {} jobs with GPUs, {} segments\n", terminal_safe(name), log->jobs,
                                     log->segments);
     if (log->jobs_without_gpus > 0)
         notes += fmt::format("jobs without GPUs (left out): {}\n", log->jobs_without_gpus);
     if (log->jobs_still_going > 0)
         notes += fmt::format("jobs still running or waiting at {} (counted up to it): {}\n",
                              format_rfc3339(end_s), log->jobs_still_going);
-    for (const auto& n : log->notes) notes += n + "\n";
+    for (const auto& n : log->notes) notes += terminal_safe(n) + "\n";
     if (a.json) {
         j["jobs"] = log->jobs;
         j["segments"] = log->segments;
         j["jobs_without_gpus"] = log->jobs_without_gpus;
         j["jobs_still_going"] = log->jobs_still_going;
         j["notes"] = log->notes;
-        out = j.dump(2) + "\n";
+        // sacct text may hold bytes that are not UTF-8: replaced (U+FFFD), never a throw.
+        out = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     }
     std::cerr << notes;
     std::cout << out;

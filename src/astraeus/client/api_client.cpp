@@ -117,7 +117,8 @@ CallResult ApiClient::call(std::string method, std::string_view path,
     // The server's message: {"error": "..."}; the raw body (trimmed) otherwise.
     std::string message;
     const auto j = nlohmann::json::parse(res->body, nullptr, false);
-    if (!j.is_discarded() && j.is_object() && j.contains("error") && j["error"].is_string())
+    const bool contract = !j.is_discarded() && j.is_object() && j.contains("error") && j["error"].is_string();
+    if (contract)
         message = j["error"].get<std::string>();
     else {
         message = res->body.substr(0, 200);
@@ -131,7 +132,10 @@ CallResult ApiClient::call(std::string method, std::string_view path,
     text += message;
     if (message.starts_with("no such endpoint") && !location_.base_path.ends_with("/v1"))
         text += " (ASTRALYX_API should end with the API's base path, e.g. http://127.0.0.1:8080/v1)";
-    const int code = res->status >= 400 && res->status < 500 ? kExitUsage : kExitServer;
+    // A 4xx in the contract's form ({"error": ...}) is the caller's mistake (2); any other answer
+    // (an empty 404 from a proxy or another server) is not the API's: 1, as docs/api.md says.
+    if (!contract) text += " (not an Astraeus API answer: is ASTRALYX_API the API's URL?)";
+    const int code = contract && res->status >= 400 && res->status < 500 ? kExitUsage : kExitServer;
     return std::unexpected(CallFailure{code, std::move(text)});
 }
 

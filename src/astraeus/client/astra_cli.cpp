@@ -2,6 +2,8 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <optional>
+#include <string_view>
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
@@ -28,7 +30,7 @@ struct GoodputArgs {
 };
 
 struct SubmitArgs {
-    std::string name, pool = "default", workspace, command, image, workdir, running_at;
+    std::string name, pool, workspace, command, image, workdir, running_at;
     std::vector<std::string> argv, env;
     int workers = 1, gpus_per_worker = 1;
     std::int64_t time_limit_s = 0, sim_duration_s = 0;
@@ -137,6 +139,29 @@ int print_logs(const ApiClient& client, const LogArgs& a, std::ostream& out, std
         if (!a.follow || done) return kExitOk;
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
+}
+
+// The first argument that is not UTF-8, as a usage message naming its flag (or position);
+// nullopt when all are. Every argument may end up in a JSON body or a URL, and JSON is UTF-8.
+std::optional<std::string> non_utf8_argument(int argc, const char* const* argv) {
+    bool after_dashes = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view a = argv[i];
+        if (a == "--") after_dashes = true;
+        if (utf8_valid(a)) continue;
+        std::string what;
+        if (after_dashes) {
+            what = "the command after -- (argument " + std::to_string(i) + ")";
+        } else if (a.starts_with("--") && a.find('=') != std::string_view::npos) {
+            what = "the value of " + terminal_safe(a.substr(0, a.find('=')));
+        } else if (i > 1 && std::string_view(argv[i - 1]).starts_with("-")) {
+            what = "the value of " + terminal_safe(argv[i - 1]);
+        } else {
+            what = "argument " + std::to_string(i) + " ('" + terminal_safe(a) + "')";
+        }
+        return what + " is not valid UTF-8 (names, commands and values travel as JSON, which is UTF-8)";
+    }
+    return std::nullopt;
 }
 
 }  // namespace
@@ -257,6 +282,10 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
     MachinesCommands machines;  // astra machines ... (astra_machines.hpp)
     add_machines_commands(app, machines);
 
+    if (auto bad = non_utf8_argument(argc, argv)) {
+        err << "astra: " << *bad << '\n';
+        return kExitUsage;
+    }
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -299,10 +328,9 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
                             out, err);
     }
     if (submit->parsed()) {
-        json body{{"name", s.name},
-                  {"pool", s.pool},
-                  {"workers", s.workers},
-                  {"gpus_per_worker", s.gpus_per_worker}};
+        // No "pool" unless given: the API then takes the cluster's first pool (docs/api.md).
+        json body{{"name", s.name}, {"workers", s.workers}, {"gpus_per_worker", s.gpus_per_worker}};
+        if (!s.pool.empty()) body["pool"] = s.pool;
         if (s.time_limit_s > 0) body["time_limit_s"] = s.time_limit_s;
         if (!s.command.empty() && !s.argv.empty()) {
             err << "astra: give the command either with --command STRING or after --, not both\n";

@@ -1,15 +1,9 @@
-// Server-supplied text made safe for a terminal (issue 14): `astra` prints names, commands,
-// images and messages that any workspace can set, and an escape sequence in them must not reach
-// another user's terminal. Thread safety: a pure function.
+// The client's name for base/terminal_text.hpp (terminal_safe, utf8_valid), kept so that the
+// client's files and tests read as before. Thread safety: pure functions.
 #pragma once
-#include <string>
-#include <string_view>
+#include "astraeus/base/terminal_text.hpp"
 
 namespace astraeus::client {
-
-/// `s` with every control character escaped: C0 (U+0000..U+001F, newline and tab included),
-/// DEL and C1 (U+0080..U+009F) as \xNN (\n, \t, \r, \e for the common ones) and bytes that
-/// are not UTF-8 as \xNN; backslashes stay as they are. Printable UTF-8 is kept.
-std::string terminal_safe(std::string_view s);
-
+using astraeus::terminal_safe;
+using astraeus::utf8_valid;
 }  // namespace astraeus::client

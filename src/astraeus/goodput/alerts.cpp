@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <map>
 #include <tuple>
 
 namespace astraeus::goodput {
@@ -79,6 +80,8 @@ std::vector<Alert> AlertEngine::evaluate(Seconds now, const GoodputLedger& ledge
                                          const LiveCounts& live) {
     // Every alert whose condition holds now, with its value.
     std::vector<Alert> holding;
+    // Every value measured now, held or not: a resolved alert shows the value at resolution.
+    std::map<decltype(order_key(Alert{})), std::pair<double, double>> measured;
 
     // goodput_drop: the last complete hour against the 24 hours before it.
     const Seconds hour = hour_start(now) - kHour;
@@ -93,6 +96,12 @@ std::vector<Alert> AlertEngine::evaluate(Seconds now, const GoodputLedger& ledge
             const Counts* d = find_row(in_day, r.id);
             const auto before = d ? goodput_of(*d) : std::nullopt;
             if (!before) continue;
+            {
+                Alert m;
+                m.scope = by == By::Workspace ? ScopeKind::Workspace : ScopeKind::Pool;
+                m.scope_id = r.id;
+                measured[order_key(m)] = {*f.goodput, *before};
+            }
             if (*f.goodput < drop_.below && *before - *f.goodput >= drop_.points - kSlack) {
                 Alert a;
                 a.scope = by == By::Workspace ? ScopeKind::Workspace : ScopeKind::Pool;
@@ -153,6 +162,13 @@ std::vector<Alert> AlertEngine::evaluate(Seconds now, const GoodputLedger& ledge
         }
         if (rule.scope_id < 0 && scope == ScopeKind::Workspace) scope = ScopeKind::Cluster;
         if (!value) continue;
+        {
+            Alert m;
+            m.rule = i;
+            m.scope = scope;
+            m.scope_id = scope == ScopeKind::Cluster ? -1 : rule.scope_id;
+            measured[order_key(m)] = {*value, 0.0};
+        }
         const bool holds = rule.op == Op::Less ? *value < rule.value : *value > rule.value;
         if (!holds) continue;
         Alert a;
@@ -194,6 +210,10 @@ std::vector<Alert> AlertEngine::evaluate(Seconds now, const GoodputLedger& ledge
         Alert r = a;
         r.state = AlertState::Resolved;
         r.since = now;
+        if (const auto m = measured.find(order_key(a)); m != measured.end()) {
+            r.value = m->second.first;
+            if (a.rule < 0) r.previous = m->second.second;
+        }
         changes.push_back(r);
     }
     auto by_key = [](const Alert& x, const Alert& y) {

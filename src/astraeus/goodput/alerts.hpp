@@ -93,7 +93,10 @@ struct Alert {
     int scope_id = -1;
     AlertState state = AlertState::Pending;
     Seconds since = 0;   ///< when it entered `state`
-    double value = 0;    ///< the metric's value at the last evaluation (drop: the hour's goodput)
+    /// The metric's value at the last evaluation (drop: the hour's goodput); for a resolved
+    /// alert the value at resolution (the last firing value only when the metric has no value
+    /// then, e.g. a workspace with no GPU time in the window).
+    double value = 0;
     /// goodput_drop only: the goodput of the 24 hours before the hour.
     double previous = 0;
 };

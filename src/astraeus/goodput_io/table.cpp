@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "astraeus/base/terminal_text.hpp"
+
 namespace astraeus::goodput {
 
 namespace {
@@ -76,7 +78,7 @@ std::string goodput_table(std::string_view key_header, const std::vector<NamedCo
     for (const auto& r : rows) {
         body.push_back(cells(display_row(r.counts)));
         total += r.counts;
-        name_width = std::max(name_width, r.name.size());
+        name_width = std::max(name_width, terminal_safe(r.name).size());
     }
     body.push_back(cells(display_row(total)));
     for (const Cells& c : body)
@@ -86,7 +88,7 @@ std::string goodput_table(std::string_view key_header, const std::vector<NamedCo
                 {"HELD", "USED", "GOODPUT", "IDLE", "STALLED", "START", "RESTART", "FAILURE",
                  "PREEMPT", "WAITING"},
                 widths);
-    for (std::size_t i = 0; i < rows.size(); ++i) out += line(rows[i].name, name_width, body[i], widths);
+    for (std::size_t i = 0; i < rows.size(); ++i) out += line(terminal_safe(rows[i].name), name_width, body[i], widths);
     out += line("TOTAL", name_width, body.back(), widths);
     out += "\nUSED = productive (running, GPUs busy); GOODPUT = used / held; WAITING = asked for, "
            "not yet held\n";

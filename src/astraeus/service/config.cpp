@@ -4,6 +4,10 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <type_traits>
+
+#include "astraeus/service/config_check.hpp"
+#include "astraeus/service/service.hpp"
 
 namespace astraeus::service {
 namespace {
@@ -21,13 +25,25 @@ Result<void> only_keys(const json& j, const std::set<std::string>& keys, const s
     return {};
 }
 
+// What a key of type T must hold, for the wrong-type message.
+template <class T>
+const char* expected_type() {
+    if constexpr (std::is_same_v<T, std::string>) return "a string";
+    else if constexpr (std::is_same_v<T, bool>) return "true or false";
+    else if constexpr (std::is_integral_v<T>) return "an integer";
+    else if constexpr (std::is_floating_point_v<T>) return "a number";
+    else return "another type";
+}
+
 template <class T>
 Result<void> get(const json& j, const char* key, T& out, const std::string& where) {
     if (!j.contains(key)) return {};
+    const json& v = j.at(key);
     try {
-        out = j.at(key).get<T>();
+        out = v.get<T>();
     } catch (const std::exception&) {
-        return fail(where + ": key '" + key + "' has the wrong type");
+        return fail(where + ": key '" + key + "' has the wrong type: expected " + expected_type<T>() +
+                    ", got " + v.type_name());
     }
     return {};
 }
@@ -100,6 +116,12 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
             PoolConfig pc;
             TRY(get(p, "name", pc.name, w));
             if (pc.name.empty()) return fail(w + ": a pool needs a name");
+            if (!valid_name(pc.name)) {
+                std::string shown = j["pools"][c.pools.size()]["name"].dump(-1, ' ', true,
+                                                                           json::error_handler_t::replace);
+                return fail(w + ": pool name " + shown +
+                            " is not a valid name ([A-Za-z0-9][A-Za-z0-9._-]{0,62}, as workspace names)");
+            }
             for (std::size_t i = 0; i < c.pools.size(); ++i)
                 if (c.pools[i].name == pc.name)
                     return fail(w + ": duplicate pool name '" + pc.name + "' (also pools[" +
@@ -183,7 +205,10 @@ Result<ServiceConfig> load_config(const std::string& path) {
     if (!in) return fail("cannot read the config file " + path);
     std::stringstream ss;
     ss << in.rdbuf();
-    return parse_config(ss.str(), path);
+    auto c = parse_config(ss.str(), path);
+    if (!c) return c;
+    if (auto ok = check_config_names(*c, path); !ok) return std::unexpected(ok.error());
+    return c;
 }
 
 }  // namespace astraeus::service

@@ -77,7 +77,7 @@ ApiResult<Service::RunMem*> Service::find_run(const Caller& c, const std::string
     }
     if (hits.empty()) return std::unexpected(not_found("no run named '" + name + "'"));
     if (hits.size() > 1)
-        return std::unexpected(bad("run name '" + name + "' is in several workspaces: add ?workspace=NAME"));
+        return std::unexpected(bad("run name '" + name + "' is in several workspaces: add ?workspace=NAME (astra: --workspace NAME)"));
     return hits.front();
 }
 

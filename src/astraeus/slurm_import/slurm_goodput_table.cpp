@@ -4,6 +4,7 @@
 #include <array>
 #include <fmt/format.h>
 
+#include "astraeus/base/terminal_text.hpp"
 #include "astraeus/goodput_io/rfc3339.hpp"
 
 namespace astraeus::slurm {
@@ -51,7 +52,7 @@ std::string slurm_goodput_table(std::string_view key_header,
     for (const auto& r : rows) {
         body.push_back(cells(r.counts));
         total += r.counts;
-        name_width = std::max(name_width, r.name.size());
+        name_width = std::max(name_width, terminal_safe(r.name).size());
     }
     body.push_back(cells(total));
     for (const Cells& c : body)
@@ -61,7 +62,7 @@ std::string slurm_goodput_table(std::string_view key_header,
                 {"HELD", "USED", "GOODPUT", "IDLE", "STALLED", "START", "RESTART", "FAILURE",
                  "PREEMPT", "WAITING"},
                 widths);
-    for (std::size_t i = 0; i < rows.size(); ++i) out += line(rows[i].name, name_width, body[i], widths);
+    for (std::size_t i = 0; i < rows.size(); ++i) out += line(terminal_safe(rows[i].name), name_width, body[i], widths);
     out += line("TOTAL", name_width, body.back(), widths);
     out += "\nFrom Slurm accounting: HELD = allocated GPUs x (End - Start) of every job segment;\n"
            "WAITING = asked for, not held (before the first start, and between requeued segments);\n"

@@ -15,7 +15,15 @@ namespace astraeus::store {
 Result<void> create_data_dir(const std::string& data_dir) {
     namespace fs = std::filesystem;
     std::error_code ec;
-    if (fs::is_directory(data_dir, ec)) return {};
+    if (fs::is_directory(data_dir, ec)) {
+        // An existing directory readable by group or others is made private too, as the store
+        // files are: they are 0600, but the directory also holds logs and run directories.
+        struct stat st {};
+        if (::stat(data_dir.c_str(), &st) == 0 && (st.st_mode & 077) != 0 && ::chmod(data_dir.c_str(), 0700) != 0)
+            return fail("cannot make the data directory " + data_dir + " private (chmod 0700): " +
+                        std::strerror(errno));
+        return {};
+    }
     const fs::path parent = fs::path(data_dir).parent_path();
     if (!parent.empty()) {
         fs::create_directories(parent, ec);

@@ -196,7 +196,8 @@ public:
     virtual int schema_version() = 0;
 };
 
-/// Creates directory `data_dir` (its parents as usual) with mode 0700 when it does not exist.
+/// Creates directory `data_dir` (its parents as usual) with mode 0700 when it does not exist;
+/// an existing one with any group or other permission bit is made 0700 (an error when it cannot).
 Result<void> create_data_dir(const std::string& data_dir);
 /// Creates the file `path` with mode 0600 if absent; an existing one (and its -wal, -shm files)
 /// readable by group or others is made 0600.

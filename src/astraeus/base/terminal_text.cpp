@@ -1,6 +1,6 @@
-#include "astraeus/client/terminal_text.hpp"
+#include "astraeus/base/terminal_text.hpp"
 
-namespace astraeus::client {
+namespace astraeus {
 
 namespace {
 
@@ -32,6 +32,19 @@ std::size_t seq_len(std::string_view s, std::size_t i) {
 }
 
 }  // namespace
+
+bool utf8_valid(std::string_view s) {
+    for (std::size_t i = 0; i < s.size();) {
+        if (static_cast<unsigned char>(s[i]) < 0x80) {
+            ++i;
+            continue;
+        }
+        const std::size_t n = seq_len(s, i);
+        if (n == 0) return false;
+        i += n;
+    }
+    return true;
+}
 
 std::string terminal_safe(std::string_view s) {
     std::string out;
@@ -71,4 +84,4 @@ std::string terminal_safe(std::string_view s) {
     return out;
 }
 
-}  // namespace astraeus::client
+}  // namespace astraeus
