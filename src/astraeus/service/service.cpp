@@ -150,12 +150,15 @@ Result<void> Service::load() {
         if (!pid) return std::unexpected(pid.error());
         auto ms = store_->machines(cluster_.id);
         if (!ms) return std::unexpected(ms.error());
-        const bool has = std::any_of(ms->begin(), ms->end(), [&](auto& m) { return m.pool_id == *pid; });
-        if (has) continue;
+        // Machines are named POOL-k in config order; each one the store lacks is added (also
+        // those that `admin init` or an earlier start did not reach: a crash between two of
+        // their one-row transactions must not leave the pool short, tests/service/crash_points).
         int k = 0;
         for (const MachineGroup& g : pc.machines)
             for (int i = 0; i < g.count; ++i) {
-                auto mid = store_->add_machine(*pid, pc.name + "-" + std::to_string(++k), g.gpus);
+                const std::string mname = pc.name + "-" + std::to_string(++k);
+                if (std::any_of(ms->begin(), ms->end(), [&](auto& m) { return m.name == mname; })) continue;
+                auto mid = store_->add_machine(*pid, mname, g.gpus);
                 if (!mid) return std::unexpected(mid.error());
             }
     }
