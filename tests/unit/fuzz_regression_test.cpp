@@ -1,0 +1,64 @@
+// Inputs found by the fuzz targets (fuzz/, docs/security.md "Fuzzing, sanitizers and crash
+// consistency"), kept as regression tests in the normal suite with the values they must give.
+#include <gtest/gtest.h>
+
+#include <sstream>
+
+#include "astraeus/goodput_io/event_log.hpp"
+
+using namespace astraeus;
+using namespace astraeus::goodput;
+
+namespace {
+
+Result<void> replay(const std::string& log, Replayer& r) {
+    std::istringstream in(log);
+    return replay_stream(in, "f.jsonl", r);
+}
+
+}  // namespace
+
+// fuzz_event_log, timeout: a utilization sample 57 years after the run started made the replay
+// walk 30 million minutes and 500,000 hour boundaries (minutes of CPU for a 4-line log). Runs now
+// go without a break for at most 800 days: the 4th line is the error.
+TEST(FuzzRegression, EventLogDecadesLaterIsAnErrorNotAHang) {
+    const std::string log =
+        R"({"t":1793613600,"event":"submit","run":"r","workspace":"ml","pool":"a100","gpus":2})" "\n"
+        R"({"t":1793613600,"event":"place","run":"r","worker":0,"machine":"m1"})" "\n"
+        R"({"t":1793613600,"event":"start","run":"r","worker":0})" "\n"
+        R"({"t":3587227260,"event":"util","run":"r","worker":0,"gpus_pct":[4294967295,null]})" "\n"
+        R"({"t":3587227300,"event":"end","run":"r"})" "\n";
+    Replayer r;
+    auto res = replay(log, r);
+    ASSERT_FALSE(res);
+    EXPECT_EQ(res.error().message,
+              "f.jsonl:4: time 2083-09-03T20:01:00Z is more than 800 days after 2026-11-02T10:00:00Z, "
+              "since when runs have been going without a break (at most 800 days: replay the log in parts)");
+}
+
+// The bound is inclusive: a run waiting exactly 800 days (69,120,000 s) is counted (2 GPUs x
+// 69,120,000 s = 138,240,000 waiting GPU-seconds); one second more is an error, for an event and
+// for --end alike. A quiet gap of years stays free (GoodputScenario.AQuietGapOfYears...).
+TEST(FuzzRegression, EventLogBusySpanBoundIs800Days) {
+    const std::string sub =
+        R"({"t":1793613600,"event":"submit","run":"a","workspace":"ml","pool":"p","gpus":2})" "\n";
+    Replayer ok;
+    ASSERT_TRUE(replay(sub + R"({"t":1862733600,"event":"end","run":"a"})" "\n", ok));
+    const Counts a = ok.ledger().run_total(ok.run_id("a"));
+    EXPECT_EQ(a.not_held_of(Category::Waiting), 138'240'000);
+    EXPECT_EQ(a.held, (std::array<GpuSeconds, kCategories>{}));
+    Replayer late;
+    auto res = replay(sub + R"({"t":1862733601,"event":"end","run":"a"})" "\n", late);
+    ASSERT_FALSE(res);
+    EXPECT_EQ(res.error().message,
+              "f.jsonl:2: time 2029-01-10T10:00:01Z is more than 800 days after 2026-11-02T10:00:00Z, "
+              "since when runs have been going without a break (at most 800 days: replay the log in parts)");
+    ReplayOptions o;
+    o.end_s = 1862733601;
+    Replayer with_end(o);
+    auto e = replay(sub, with_end);
+    ASSERT_FALSE(e);
+    EXPECT_EQ(e.error().message,
+              "f.jsonl: the end 2029-01-10T10:00:01Z is more than 800 days after 2026-11-02T10:00:00Z, "
+              "since when runs have been going without a break (at most 800 days: replay the log in parts)");
+}
