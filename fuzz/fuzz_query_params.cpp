@@ -17,7 +17,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     (void)astraeus::service::check_runs_query(q);
     const astraeus::Seconds now = 1'790'000'000;  // 2026-09
     auto w = astraeus::service::parse_goodput_window(q, now);
-    if (w && !(w->start < w->end)) __builtin_trap();  // an accepted period is never empty
+    // An accepted period is ordered and at most 400 days long (an empty one is valid).
+    if (w && !(w->start <= w->end && w->end - w->start <= 400 * 86400)) __builtin_trap();
     auto wk = astraeus::service::parse_weekly_query(q);
     if (wk && (wk->weeks < 0 || wk->weeks > 56)) __builtin_trap();
     return 0;

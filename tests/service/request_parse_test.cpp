@@ -74,6 +74,10 @@ TEST(RequestParse, GoodputWindow) {
     EXPECT_EQ(d->end, 1'790'812'800);  // 2026-10-01: 20,727 days x 86,400 s
     EXPECT_EQ(d->start, 1'790'812'800 - 3 * 86400);
     EXPECT_EQ(d->by, goodput::By::Run);
+    // An empty period (start = end) is valid: zero rows.
+    auto empty = parse_goodput_window({{"start", "2026-10-01T00:00:00Z"}, {"end", "2026-10-01T00:00:00Z"}}, now);
+    ASSERT_TRUE(empty);
+    EXPECT_EQ(empty->start, empty->end);
     EXPECT_FALSE(parse_goodput_window({{"days", "3"}, {"start", "2026-10-01T00:00:00Z"}}, now));
     EXPECT_FALSE(parse_goodput_window({{"days", "0"}}, now));
     EXPECT_FALSE(parse_goodput_window({{"days", "1234567"}}, now));  // 7 digits
