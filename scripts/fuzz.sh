@@ -23,10 +23,11 @@ failed=0
 for t in "${TARGETS[@]}"; do
   work="$OUT/$t"; mkdir -p "$work/corpus" "build/fuzz/findings/$t"
   cp fuzz/corpus/"$t"/* "$work/corpus/" 2>/dev/null || true
-  # -timeout: one input over 10 s is a hang; -rss_limit_mb: 2 GiB; leaks are reported (ASan).
+  # -timeout: one input over 60 s is a hang (an event log may make the count walk up to 800
+  # days of minutes per worker: about 15 s under ASan); -rss_limit_mb: 2 GiB; leaks: ASan.
   rc=0
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  build/fuzz/fuzz/"$t" "$work/corpus" -max_total_time="$SECONDS_PER" -timeout=10 -rss_limit_mb=2048 \
+  build/fuzz/fuzz/"$t" "$work/corpus" -max_total_time="$SECONDS_PER" -timeout=60 -rss_limit_mb=2048 \
       -max_len=65536 -print_final_stats=1 -artifact_prefix="build/fuzz/findings/$t/" \
       > "$work/log" 2>&1 || rc=$?
   execs=$(awk '/stat::number_of_executed_units/ {print $2}' "$work/log")

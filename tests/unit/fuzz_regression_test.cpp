@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "astraeus/goodput_io/event_log.hpp"
+#include "astraeus/service/request_parse.hpp"
 
 using namespace astraeus;
 using namespace astraeus::goodput;
@@ -61,4 +62,18 @@ TEST(FuzzRegression, EventLogBusySpanBoundIs800Days) {
     EXPECT_EQ(e.error().message,
               "f.jsonl: the end 2029-01-10T10:00:01Z is more than 800 days after 2026-11-02T10:00:00Z, "
               "since when runs have been going without a break (at most 800 days: replay the log in parts)");
+}
+
+// fuzz_rest_body, crash (uncaught exception): a progress body with a number beyond a double
+// ("6666666e666") made nlohmann::json throw out_of_range, which the parser did not catch (only
+// parse_error): POST /v1/runs/NAME/progress answered 500 "internal error". Now a 400.
+TEST(FuzzRegression, ProgressBodyWithAHugeNumberIsA400) {
+    auto r = service::parse_progress_body("6666666e666");
+    ASSERT_FALSE(r);
+    EXPECT_EQ(r.error().status, 400);
+    EXPECT_EQ(r.error().message.rfind("malformed JSON: ", 0), 0u) << r.error().message;
+    EXPECT_NE(r.error().message.find("number overflow"), std::string::npos) << r.error().message;
+    auto s = service::parse_submit_body(R"({"name":"x","workers":1e400})");
+    ASSERT_FALSE(s);
+    EXPECT_EQ(s.error().status, 400);
 }

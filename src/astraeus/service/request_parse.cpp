@@ -58,7 +58,7 @@ ApiResult<SubmitRequest> parse_submit_body(std::string_view body) {
 ApiResult<json> parse_progress_body(std::string_view body) {
     try {
         return json::parse(body);
-    } catch (const json::parse_error& e) {
+    } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers like 1e400
         return std::unexpected(bad(std::string("malformed JSON: ") + e.what()));
     }
 }
