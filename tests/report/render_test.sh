@@ -33,8 +33,8 @@ check "screenshot taken" "[ -s '$shot' ] && [ \"\$(head -c 8 '$shot' | od -An -t
 check "screenshot is not blank (> 40 kB of PNG)" "[ \$(stat -c %s '$shot') -gt 40000 ]"
 
 chrome --dump-dom "$page" > "$tmp/dom.html" 2> /dev/null
-# 2 CDFs + 4 tenant panels + utilization = 7 charts, each with lines drawn.
-check "DOM has 7 charts" "[ \$(grep -o '<svg ' '$tmp/dom.html' | wc -l) -eq 7 ]"
+# the JCT / F_u trade-off + 2 CDFs + 4 tenant panels + utilization = 8 charts, each with lines drawn.
+check "DOM has 8 charts" "[ \$(grep -o '<svg ' '$tmp/dom.html' | wc -l) -eq 8 ]"
 check "DOM has the two tables" "[ \$(grep -o '<table>' '$tmp/dom.html' | wc -l) -eq 2 ]"
 check "charts have their lines" "[ \$(grep -o '<path class=\"s\"' '$tmp/dom.html' | wc -l) -ge 20 ]"
 check "the worst-served tenant is named" "grep -q 'worst-served tenant: ' '$tmp/dom.html'"

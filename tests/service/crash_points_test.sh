@@ -39,7 +39,7 @@ EOF
 start_server() {
     local data=$1 fp=${2:-}
     rm -f "$T/port"
-    ASTRAEUS_FAILPOINT=$fp "$BIN" serve --config "$T/config.json" --data-dir "$data" \
+    ASTRAEUS_FAILPOINT=$fp "$BIN" serve --executor sim --config "$T/config.json" --data-dir "$data" \
         --listen 127.0.0.1:0 --port-file "$T/port" 2>>"$T/server.log" &
     SERVER_PID=$!
     for _ in $(seq 100); do

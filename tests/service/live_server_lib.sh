@@ -1,7 +1,8 @@
 # Sourced by the end-to-end tests of tests/service/ (prometheus_scrape_test.sh, astra_cli_test.sh):
 # starts `astraeus serve` on 127.0.0.1 (any free port) with a temp data directory, and makes
 # tokens with `astraeus admin`. Everything it starts is stopped by its own PID on exit.
-# Needs: $ASTRAEUS (the binary), $WORK (a temp dir). Sets: $API, $SERVER_PID, $SERVER_PORT.
+# Needs: $ASTRAEUS (the binary), $WORK (a temp dir); optional $SERVE_ARGS (the executor flags,
+# default --executor sim). Sets: $API, $SERVER_PID, $SERVER_PORT.
 
 SERVER_PID=""
 EXTRA_PIDS=()
@@ -24,7 +25,7 @@ admin() { "$ASTRAEUS" admin "$@" --data-dir "$WORK/data"; }
 start_server() {
   local cfg=$1
   admin init --org acme --cluster main --config "$cfg" > "$WORK/init.txt" || return 1
-  "$ASTRAEUS" serve --config "$cfg" --data-dir "$WORK/data" --listen 127.0.0.1:0 \
+  "$ASTRAEUS" serve ${SERVE_ARGS:---executor sim} --config "$cfg" --data-dir "$WORK/data" --listen 127.0.0.1:0 \
       --port-file "$WORK/port" > "$WORK/server.log" 2>&1 &
   SERVER_PID=$!
   for _ in $(seq 200); do

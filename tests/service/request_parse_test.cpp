@@ -17,12 +17,32 @@ TEST(RequestParse, SubmitBodyValuesAndDefaults) {
     EXPECT_EQ(r->gpus_per_worker, 8);
     EXPECT_EQ(r->sim_duration_s, 600);
     EXPECT_EQ(r->time_limit_s, 0);  // absent: none
-    EXPECT_EQ(r->command, "train.py");
+    EXPECT_EQ(r->command.argv, (std::vector<std::string>{"/bin/sh", "-c", "train.py"}));  // a string: sh -c
+    EXPECT_TRUE(r->command.env.empty());
+    EXPECT_EQ(r->command.workdir, "");
+    EXPECT_FALSE(r->command.running_at_progress);  // default "up"
     EXPECT_EQ(r->pool, "");
     auto d = parse_submit_body(R"({"name":"a","workers":null})");
     ASSERT_TRUE(d);
     EXPECT_EQ(d->workers, 1);  // null = absent = 1
     EXPECT_EQ(d->gpus_per_worker, 1);
+    EXPECT_TRUE(d->command.argv.empty());  // no command: a simulated run (submit decides)
+}
+
+TEST(RequestParse, SubmitBodyCommandEnvWorkdirRunningAt) {
+    auto r = parse_submit_body(R"({"name":"ddp","command":["python3","train.py","--lr","0.1"],)"
+                               R"("env":{"NCCL_DEBUG":"INFO","_X1":""},"workdir":"/data/ddp","running_at":"progress"})");
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->command.argv, (std::vector<std::string>{"python3", "train.py", "--lr", "0.1"}));
+    EXPECT_EQ(r->command.env.size(), 2u);
+    EXPECT_EQ(r->command.env.at("NCCL_DEBUG"), "INFO");
+    EXPECT_EQ(r->command.env.at("_X1"), "");
+    EXPECT_EQ(r->command.workdir, "/data/ddp");
+    EXPECT_TRUE(r->command.running_at_progress);
+    auto up = parse_submit_body(R"({"name":"a","command":"echo hi","running_at":"up","env":null,"workdir":null})");
+    ASSERT_TRUE(up) << up.error().message;
+    EXPECT_FALSE(up->command.running_at_progress);
+    EXPECT_TRUE(up->command.env.empty());
 }
 
 TEST(RequestParse, SubmitBodyErrorsAre400s) {
@@ -36,6 +56,19 @@ TEST(RequestParse, SubmitBodyErrorsAre400s) {
         {R"({"name":"x","gpus_per_worker":0})", "'gpus_per_worker' must be in 1..1024"},
         {R"({"name":"-x"})", "bad run name '-x'"},
         {R"({"name":7})", "'name' must be a string"},
+        {R"({"name":"x","image":"nvcr.io/pytorch:24.01"})", "'image' is not supported"},
+        {R"({"name":"x","command":[]})", "'command' must not be an empty array"},
+        {R"({"name":"x","command":["a",1]})", "'command' must be an array of strings"},
+        {R"({"name":"x","command":["","a"]})", "'command' must start with a program"},
+        {R"({"name":"x","command":7})", "'command' must be an argv array of strings, or a string"},
+        {R"({"name":"x","command":["a\u0000b"]})", "must not hold NUL"},
+        {R"({"name":"x","env":["A"]})", "'env' must be an object of strings"},
+        {R"({"name":"x","env":{"1A":"v"}})", "'env': bad variable name '1A'"},
+        {R"({"name":"x","env":{"A-B":"v"}})", "'env': bad variable name 'A-B'"},
+        {R"({"name":"x","env":{"A":1}})", "'env': the value of A must be a string"},
+        {R"({"name":"x","workdir":"data"})", "'workdir' must be an absolute path"},
+        {R"({"name":"x","workdir":5})", "'workdir' must be a string"},
+        {R"({"name":"x","running_at":"later"})", "'running_at' must be"},
     };
     for (const auto& [body, message] : cases) {
         auto r = parse_submit_body(body);

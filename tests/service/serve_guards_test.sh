@@ -16,11 +16,11 @@ check() { if eval "$2"; then passes=$((passes+1)); else echo "FAIL: $1"; fails=$
 echo '{"time_scale": 60}' > "$WORK/cfg.json"
 start_server "$WORK/cfg.json" || exit 1
 
-"$ASTRAEUS" serve --data-dir "$WORK/data" --listen 127.0.0.1:0 > "$WORK/second.log" 2>&1
+"$ASTRAEUS" serve --executor sim --data-dir "$WORK/data" --listen 127.0.0.1:0 > "$WORK/second.log" 2>&1
 rc=$?
 check "a second server on the same data dir exits 1 (got $rc)" '[ "$rc" -eq 1 ]'
 check "and says the data dir is in use" 'grep -q "another .astraeus serve. is using" "$WORK/second.log"'
-"$ASTRAEUS" serve --data-dir "$WORK/other" --listen "127.0.0.1:$SERVER_PORT" > "$WORK/port.log" 2>&1
+"$ASTRAEUS" serve --executor sim --data-dir "$WORK/other" --listen "127.0.0.1:$SERVER_PORT" > "$WORK/port.log" 2>&1
 rc=$?
 check "a second server on the same port exits 1 (got $rc)" '[ "$rc" -eq 1 ]'
 check "and says it cannot listen" 'grep -q "cannot listen on 127.0.0.1:$SERVER_PORT" "$WORK/port.log"'

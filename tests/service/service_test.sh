@@ -55,7 +55,7 @@ check "the store keeps SHA-256 hashes only" \
 
 start_server() {
     rm -f "$T/port"
-    "$BIN" serve --config "$T/config.json" --data-dir "$DATA" --listen 127.0.0.1:0 \
+    "$BIN" serve --executor sim --config "$T/config.json" --data-dir "$DATA" --listen 127.0.0.1:0 \
         --port-file "$T/port" 2>>"$T/server.log" &
     SERVER_PID=$!
     for _ in $(seq 100); do [ -s "$T/port" ] && break; sleep 0.1; done

@@ -151,13 +151,25 @@ TEST(Config, DefaultsAndErrors) {
     EXPECT_FALSE(service::parse_config("{", "c.json"));
 }
 
+namespace {
+service::ExecRun sim_run(std::int64_t run, int workers, Seconds duration_s, Seconds limit_s) {
+    service::ExecRun r;
+    r.run = run;
+    r.workers = workers;
+    r.duration_s = duration_s;
+    r.time_limit_s = limit_s;
+    r.attempt = 1;
+    return r;
+}
+}  // namespace
+
 TEST(SimExecutor, StartFinishTimeLimitAndStop) {
     service::SimExecutor e({60, 30, 60, 90, 0, 1});
     // Run 1: starts at 0; running from 60; 600 s of work -> finished at 660.
-    e.launch(0, {1, 2, 600, 0, 1, 0});
+    e.launch(0, sim_run(1, 2, 600, 0));
     // Run 2: starts at 0; time limit 300 s of work -> TimeLimit at 360; the stop winds down
     // for 30 s -> StopDone at 390.
-    e.launch(0, {2, 1, 900, 300, 1, 0});
+    e.launch(0, sim_run(2, 1, 900, 300));
     service::ExecEvent ev;
     std::vector<std::tuple<int, Seconds, std::int64_t>> seen;
     while (e.pop_due(10000, ev)) {

@@ -412,7 +412,10 @@ TEST_F(AstraTest, UsageErrorsExit2AndTouchNothing) {
               2);
     EXPECT_EQ(astra({"astraeus", "goodput", "--run", "llm", "--by", "pool"}, server.api()).rc, 2);
     EXPECT_EQ(astra({"astraeus", "goodput", "--weeks", "57"}, server.api()).rc, 2);
-    EXPECT_EQ(astra({"runs", "submit", "llm"}, server.api()).rc, 2);  // --workers required
+    EXPECT_EQ(astra({"runs", "submit", "llm", "--workers", "0"}, server.api()).rc, 2);
+    EXPECT_EQ(astra({"runs", "submit", "llm", "--env", "NOEQUALS", "--", "true"}, server.api()).rc, 2);
+    EXPECT_EQ(astra({"runs", "submit", "llm", "--command", "true", "--", "true"}, server.api()).rc, 2);
+    EXPECT_EQ(astra({"runs", "logs", "llm", "--worker", "-1"}, server.api()).rc, 2);
     EXPECT_EQ(astra({"runs"}, server.api()).rc, 2);
     EXPECT_EQ(astra({}, server.api()).rc, 2);
     EXPECT_TRUE(server.seen().empty());

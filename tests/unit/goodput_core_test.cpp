@@ -135,9 +135,9 @@ TEST(GoodputCounter, WaitStartRunEndByMinute) {
 
 TEST(GoodputCounter, StallMovesMinutesSinceLastProgress) {
     // Running from 12:00:00 busy; progress at 12:00:30; no more. Timeout 600 s: detected at
-    // 12:10:30. Minutes starting at or after 12:01 (the first boundary >= the last progress)
-    // move: [12:01,12:10) = 9 min; [12:10,12:11) is counted stalled at 12:11 (stalled then).
-    // End at 12:15:00: [12:00,12:01) productive 60; stalled [12:01,12:15) = 840. 1 GPU.
+    // 12:10:30. The time counted since the last progress moves: [12:00:30,12:10) = 570 s;
+    // [12:10,12:11) is counted stalled at 12:11 (stalled then). End at 12:15:00:
+    // [12:00:00,12:00:30) productive 30; stalled [12:00:30,12:15) = 870. 1 GPU.
     const auto t0 = *g::parse_rfc3339("2026-11-02T12:00:00Z");
     g::GoodputLedger ledger;
     g::GoodputCounter c({}, ledger);
@@ -152,11 +152,11 @@ TEST(GoodputCounter, StallMovesMinutesSinceLastProgress) {
     EXPECT_EQ(ledger.run_total(0).held_of(Category::Productive), 600);
     c.advance(t0 + 630);  // detected at 12:10:30
     EXPECT_EQ(c.stalled_now(), 1);
-    EXPECT_EQ(ledger.run_total(0).held_of(Category::Productive), 60);
-    EXPECT_EQ(ledger.run_total(0).held_of(Category::Stalled), 540);
+    EXPECT_EQ(ledger.run_total(0).held_of(Category::Productive), 30);
+    EXPECT_EQ(ledger.run_total(0).held_of(Category::Stalled), 570);
     ASSERT_TRUE(c.end(t0 + 900, w));
-    EXPECT_EQ(ledger.run_total(0).held_of(Category::Productive), 60);
-    EXPECT_EQ(ledger.run_total(0).held_of(Category::Stalled), 840);
+    EXPECT_EQ(ledger.run_total(0).held_of(Category::Productive), 30);
+    EXPECT_EQ(ledger.run_total(0).held_of(Category::Stalled), 870);
 }
 
 TEST(GoodputCounter, QuietMonthCostsHoursNotMinutes) {

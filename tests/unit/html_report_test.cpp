@@ -195,9 +195,14 @@ TEST(HtmlReport, ReportIsSelfContainedEscapedAndComplete) {
     EXPECT_EQ(html.find("http:"), std::string::npos);
     EXPECT_EQ(html.find("https:"), std::string::npos);
     EXPECT_EQ(html.find("url("), std::string::npos);
-    // Charts: CDF of F_j, CDF of JCT, one tenant panel per run, utilization.
-    EXPECT_EQ(count(html, "<svg "), 5u);
-    EXPECT_EQ(count(html, "</svg>"), 5u);
+    // Charts: the JCT / F_u trade-off, CDF of F_j, CDF of JCT, one tenant panel per run,
+    // utilization.
+    EXPECT_EQ(count(html, "<svg "), 6u);
+    EXPECT_EQ(count(html, "</svg>"), 6u);
+    // The trade-off chart: one dot per run, in its policy's colour.
+    EXPECT_EQ(count(html, "<circle "), 2u);
+    EXPECT_EQ(count(html, "r=\"5\" fill=\"#4e79a7\""), 1u);
+    EXPECT_EQ(count(html, "r=\"5\" fill=\"#f28e2b\""), 1u);
     // The worst-served tenant (lowest F_u over the run) of each run is named in its panel.
     EXPECT_EQ(count(html, "worst-served tenant: &lt;script&gt;alert(1)&lt;/script&gt; (F_u over "
                           "the run 0.900)"),
@@ -206,9 +211,10 @@ TEST(HtmlReport, ReportIsSelfContainedEscapedAndComplete) {
     // Policy colours: astraea is the first colour, fifo the second, in every chart's lines.
     EXPECT_GE(count(html, "stroke=\"#4e79a7\""), 4u);
     EXPECT_GE(count(html, "stroke=\"#f28e2b\""), 4u);
-    // Spread ratio: 0.5 / 0.25 = 2.00 for fifo, 1.00 for the reference.
-    EXPECT_NE(html.find("<td>2.00</td></tr>"), std::string::npos);
-    EXPECT_NE(html.find("<td>1.00</td></tr>"), std::string::npos);
+    // Shortfalls in absolute figures (no ratio to a reference row).
+    EXPECT_NE(html.find("<td>0.5000</td></tr>"), std::string::npos);
+    EXPECT_NE(html.find("<td>0.2500</td></tr>"), std::string::npos);
+    EXPECT_EQ(html.find("spread &times;"), std::string::npos);
     // No NaN or infinity leaks into the drawing: path data is only M, L, digits, '.', ' ', '-'.
     std::size_t paths = 0;
     for (std::size_t at = html.find(" d=\""); at != std::string::npos; at = html.find(" d=\"", at + 1)) {

@@ -58,10 +58,20 @@ TEST(PolicyRegistry, NamesEveryBuiltInAndRefusesOthers) {
     EXPECT_EQ(emu->policy, "astraea");
     EXPECT_EQ(emu->quota_mode, QuotaMode::Static);
     EXPECT_EQ(emu->lease_s, 10'000'000);
+    EXPECT_FALSE(emu->improve.reserve);
+    // The published algorithm: every change of the default astraea off.
+    auto paper = policy_options("astraea-paper", AstraeaOptions{});
+    ASSERT_TRUE(paper);
+    EXPECT_EQ(paper->policy, "astraea-paper");
+    EXPECT_FALSE(paper->improve.reserve || paper->improve.history_ties ||
+                 paper->improve.exact_entitlement);
+    EXPECT_EQ(paper->improve.index_half_life_s, 0);
+    EXPECT_EQ(paper->improve.index_tolerance, 0);
+    EXPECT_EQ((*make_policy(*paper))->name(), "astraea-paper");
 
     auto bad = policy_options("lottery", AstraeaOptions{});
     ASSERT_FALSE(bad);
-    EXPECT_NE(bad.error().message.find("unknown policy 'lottery'; valid: astraea, fifo"),
+    EXPECT_NE(bad.error().message.find("unknown policy 'lottery'; valid: astraea, astraea-paper, fifo"),
               std::string::npos);
     AstraeaOptions o;
     o.policy = "lottery";

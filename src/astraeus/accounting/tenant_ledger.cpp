@@ -57,6 +57,15 @@ TenantServiceSums TenantLedger::window(double current_fraction) const {
     return s;
 }
 
+std::vector<TenantServiceSums> TenantLedger::closed_buckets() const {
+    std::vector<TenantServiceSums> out;
+    const std::size_t n = std::min(closed_, ring_.size());
+    // The oldest kept bucket is at next_ when the ring is full, at 0 before.
+    const std::size_t first = closed_ >= ring_.size() ? next_ : 0;
+    for (std::size_t k = 0; k < n; ++k) out.push_back(ring_[(first + k) % ring_.size()]);
+    return out;
+}
+
 TenantServiceSums TenantLedger::lifetime() const {
     TenantServiceSums s = closed_total_;
     add(s, current_);

@@ -32,6 +32,9 @@ public:
     /// Sums since the ledger began (closed buckets and the current one): the tenant's service
     /// over a whole run.
     TenantServiceSums lifetime() const;
+    /// The closed buckets still in the window, oldest first (at most `window` of them): the
+    /// window's history, e.g. for the fairness page.
+    std::vector<TenantServiceSums> closed_buckets() const;
 
     /// R_u = U / W (1 when W = 0): the scheduling index of phase 1.
     static double scheduling_index(const TenantServiceSums& s);

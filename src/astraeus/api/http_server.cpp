@@ -2,11 +2,14 @@
 
 #include <httplib.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
 
+#include "astraeus/api/http_conformance.hpp"
 #include "astraeus/goodput_io/prometheus_text.hpp"
 #include "astraeus/service/log.hpp"
+#include "astraeus/web/assets.hpp"
 
 namespace astraeus::api {
 
@@ -17,19 +20,52 @@ using service::Params;
 
 struct HttpServer::Impl {
     service::Service& svc;
-    httplib::Server http;
-    explicit Impl(service::Service& s) : svc(s) {}
+    std::unique_ptr<httplib::Server> owned;
+    httplib::Server& http;
+    RouteTable routes;
+    Impl(service::Service& s, std::unique_ptr<httplib::Server> server)
+        : svc(s), owned(std::move(server)), http(*owned) {}
 };
 
 namespace {
 
+/// Registers handlers with cpp-httplib and records their method and pattern (405 + Allow).
+struct RouteRecorder {
+    httplib::Server& http;
+    RouteTable& table;
+    RouteRecorder& Get(const std::string& p, httplib::Server::Handler h) {
+        table.add("GET", p);
+        http.Get(p, std::move(h));
+        return *this;
+    }
+    RouteRecorder& Post(const std::string& p, httplib::Server::Handler h) {
+        table.add("POST", p);
+        http.Post(p, std::move(h));
+        return *this;
+    }
+    RouteRecorder& Put(const std::string& p, httplib::Server::Handler h) {
+        table.add("PUT", p);
+        http.Put(p, std::move(h));
+        return *this;
+    }
+    RouteRecorder& Delete(const std::string& p, httplib::Server::Handler h) {
+        table.add("DELETE", p);
+        http.Delete(p, std::move(h));
+        return *this;
+    }
+};
+
 void send_json(httplib::Response& res, int status, const nlohmann::json& j) {
     res.status = status;
-    res.set_content(j.dump() + "\n", "application/json");
+    // Invalid UTF-8 (echoed from a request) is replaced, never a serialisation failure.
+    res.set_content(j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n",
+                    "application/json");
 }
 
 void send_error(httplib::Response& res, const ApiError& e) {
-    send_json(res, e.status, nlohmann::json{{"error", e.message}});
+    // RFC 7235 / RFC 6750: a 401 names the scheme the client must use.
+    if (e.status == 401) res.set_header("WWW-Authenticate", "Bearer realm=\"astraeus\"");
+    send_json(res, e.status, nlohmann::json{{"error", bounded_message(e.message)}});
 }
 
 Params params_of(const httplib::Request& req) {
@@ -46,19 +82,40 @@ std::optional<ApiError> repeated_param(const httplib::Request& req) {
     return std::nullopt;
 }
 
+/// Pool threads beyond the handler threads: connections that are slow to send their request
+/// (or idle keep-alive ones) hold one each until their read timeout (docs/security.md).
+constexpr std::size_t kSlowClientSlots = 128;
+
+std::unique_ptr<httplib::Server> make_server(const TlsFiles& tls) {
+    if (!tls.enabled()) return std::make_unique<httplib::Server>();
+    return std::make_unique<httplib::SSLServer>(tls.cert_file.c_str(), tls.key_file.c_str());
+}
+
 }  // namespace
 
-HttpServer::HttpServer(service::Service& svc, int threads) : impl_(std::make_unique<Impl>(svc)) {
-    httplib::Server& s = impl_->http;
+HttpServer::HttpServer(service::Service& svc, int threads, const TlsFiles& tls)
+    : impl_(std::make_unique<Impl>(svc, make_server(tls))) {
+    httplib::Server& http = impl_->http;
+    RouteRecorder s{http, impl_->routes};
     service::Service& sv = svc;
-    const std::size_t n = static_cast<std::size_t>(threads);
-    s.new_task_queue = [n] { return new httplib::ThreadPool(n); };
-    s.set_payload_max_length(1 << 20);
+    // Slow clients (issue 14): cpp-httplib gives each connection a pool thread until it closes,
+    // so a client that never finishes its headers holds one for up to the read timeout. The
+    // pool has kSlowClientSlots threads more than `threads`; reads time out after 2 s and idle
+    // keep-alive connections after 2 s (docs/security.md).
+    const std::size_t n = static_cast<std::size_t>(threads) + kSlowClientSlots;
+    http.new_task_queue = [n] { return new httplib::ThreadPool(n); };
+    http.set_read_timeout(2, 0);
+    http.set_write_timeout(5, 0);
+    http.set_keep_alive_timeout(2);
+    http.set_payload_max_length(1 << 20);
     // httplib's default also sets SO_REUSEPORT, which lets a second server bind the same port
     // and take half of the requests: keep SO_REUSEADDR only (a second bind then fails).
-    s.set_socket_options([](socket_t sock) {
+    http.set_socket_options([](socket_t sock) {
         int yes = 1;
         setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, reinterpret_cast<const void*>(&yes), sizeof(yes));
+        // No Nagle delay (inherited by accepted sockets): without it a second answer on a kept-alive
+        // connection waited ~40 ms for the client's delayed ACK (docs/web.md, "Budget").
+        setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, reinterpret_cast<const void*>(&yes), sizeof(yes));
     });
 
     // Every handler: authenticate, then the call; the result as JSON.
@@ -68,6 +125,8 @@ HttpServer::HttpServer(service::Service& svc, int threads) : impl_(std::make_uni
             auto caller = sv.authenticate(req.get_header_value("Authorization"));
             if (!caller) return send_error(res, caller.error());
             if (auto e = repeated_param(req)) return send_error(res, *e);
+            if (!valid_utf8(req.body))
+                return send_error(res, {400, "the body is not valid UTF-8 (RFC 8259 JSON is UTF-8)"});
             auto out = call(*caller, req);
             if (!out) return send_error(res, out.error());
             send_json(res, ok_status, *out);
@@ -88,6 +147,9 @@ HttpServer::HttpServer(service::Service& svc, int threads) : impl_(std::make_uni
     s.Post(R"(/v1/runs/([^/]+)/progress)", route(200, [&sv](const Caller& c, const httplib::Request& r) {
                return sv.report_progress(c, r.matches[1].str(), params_of(r), r.body);
            }));
+    s.Get(R"(/v1/runs/([^/]+)/logs)", route(200, [&sv](const Caller& c, const httplib::Request& r) {
+              return sv.run_logs(c, r.matches[1].str(), params_of(r));
+          }));
     s.Get(R"(/v1/runs/([^/]+))", route(200, [&sv](const Caller& c, const httplib::Request& r) {
               return sv.show_run(c, r.matches[1].str(), params_of(r));
           }));
@@ -97,6 +159,39 @@ HttpServer::HttpServer(service::Service& svc, int threads) : impl_(std::make_uni
     s.Get("/v1/goodput/weekly", route(200, [&sv](const Caller& c, const httplib::Request& r) {
               return sv.goodput_weekly(c, params_of(r));
           }));
+    s.Get("/v1/fairness", route(200, [&sv](const Caller& c, const httplib::Request&) {
+              return sv.fairness(c);
+          }));
+    s.Get("/v1/whoami", route(200, [&sv](const Caller& c, const httplib::Request&) {
+              return sv.whoami(c);
+          }));
+    s.Get("/v1/stalls", route(200, [&sv](const Caller& c, const httplib::Request&) {
+              return sv.stalls(c);
+          }));
+    s.Get(R"(/v1/runs/([^/]+)/attempts)", route(200, [&sv](const Caller& c, const httplib::Request& r) {
+              return sv.run_attempts(c, r.matches[1].str(), params_of(r));
+          }));
+    // The web pages (docs/web.md): embedded files, no token needed (they hold no data; every
+    // figure comes from /v1 with the token the page keeps in sessionStorage).
+    auto page = [](const httplib::Request& req, httplib::Response& res) {
+        const web::Asset* a = web::find_asset(req.path);
+        if (a == nullptr) return send_error(res, {404, "no such page: " + req.path});
+        res.set_header("Content-Security-Policy", std::string(web::kContentSecurityPolicy));
+        res.set_header("X-Content-Type-Options", "nosniff");
+        res.set_header("Referrer-Policy", "no-referrer");
+        res.set_header("X-Frame-Options", "DENY");
+        // Not fingerprinted: revalidate every time (a 304 when unchanged).
+        res.set_header("Cache-Control", "no-cache");
+        res.set_header("ETag", std::string(a->etag));
+        if (req.get_header_value("If-None-Match") == a->etag) {
+            res.status = 304;
+            return;
+        }
+        res.status = 200;
+        res.set_content(std::string(a->body), std::string(a->content_type));
+    };
+    s.Get("/", page);
+    s.Get(R"(/assets/[A-Za-z0-9_./-]+)", page);
     s.Get(R"(/v1/organizations/([^/]+)/clusters/([^/]+)/goodput)",
           route(200, [&sv](const Caller& c, const httplib::Request& r) {
               return sv.cluster_goodput(c, r.matches[1].str(), r.matches[2].str(), params_of(r));
@@ -112,16 +207,45 @@ HttpServer::HttpServer(service::Service& svc, int threads) : impl_(std::make_uni
         res.status = 200;
         res.set_content(*text, std::string(goodput::kPrometheusContentType).c_str());
     });
-    s.set_error_handler([](const httplib::Request& req, httplib::Response& res) {
+    // Health (liveness) and readiness, without a token (docs/api.md "Health").
+    s.Get("/healthz", [](const httplib::Request&, httplib::Response& res) {
+        send_json(res, 200, nlohmann::json{{"status", "ok"}});
+    });
+    s.Get("/readyz", [&sv](const httplib::Request&, httplib::Response& res) {
+        auto r = sv.readiness();
+        if (!r) return send_error(res, r.error());
+        send_json(res, 200, *r);
+    });
+    // Unknown paths and methods. Under /v1 the token is checked first: without a valid one
+    // every request is a 401, whatever the path or method (nothing is learnt about the
+    // endpoints); then a known path with another method is a 405 with Allow, else a 404.
+    const RouteTable& routes = impl_->routes;
+    http.set_error_handler([&sv, &routes](const httplib::Request& req, httplib::Response& res) {
         if (!res.body.empty()) return;
-        if (res.status == 404) return send_error(res, {404, "no such endpoint: " + req.method + " " + req.path});
+        // cpp-httplib answers 404 when no route has the method, and 400 before routing for a
+        // PUT, PATCH or DELETE without a body or an unknown method: both are unrouted when no
+        // route of the path has the method.
+        const std::string allow = routes.allowed(req.path);
+        const bool unrouted =
+            res.status == 404 || (res.status == 400 && !req.path.empty() && !routes.allows(req.path, req.method));
+        if (unrouted && (req.path == "/v1" || req.path.starts_with("/v1/"))) {
+            auto caller = sv.authenticate(req.get_header_value("Authorization"));
+            if (!caller) return send_error(res, caller.error());
+        }
+        if (unrouted) {
+            if (!allow.empty()) {
+                res.set_header("Allow", allow);
+                return send_error(res, {405, "method " + req.method + " not allowed on " + req.path + " (allowed: " + allow + ")"});
+            }
+            return send_error(res, {404, "no such endpoint: " + req.method + " '" + req.path + "'"});
+        }
         if (res.status == 405) return send_error(res, {405, "method not allowed"});
         if (res.status == 400)
             return send_error(res, {400, "bad request (a POST needs a body, or Content-Length: 0)"});
         if (res.status == 413) return send_error(res, {413, "the body is larger than 1 MiB"});
         send_error(res, {res.status, "request failed"});
     });
-    s.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+    http.set_exception_handler([](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
         std::string what = "internal error";
         try {
             if (ep) std::rethrow_exception(ep);
@@ -132,7 +256,7 @@ HttpServer::HttpServer(service::Service& svc, int threads) : impl_(std::make_uni
         service::log(service::LogLevel::Error, "http.exception", {{"error", what}});
         send_error(res, {500, "internal error"});
     });
-    s.set_logger([](const httplib::Request& req, const httplib::Response& res) {
+    http.set_logger([](const httplib::Request& req, const httplib::Response& res) {
         service::log(service::LogLevel::Debug, "http.request",
                      {{"method", req.method}, {"path", req.path}, {"status", std::to_string(res.status)}});
     });
@@ -141,11 +265,13 @@ HttpServer::HttpServer(service::Service& svc, int threads) : impl_(std::make_uni
 HttpServer::~HttpServer() = default;
 
 Result<int> HttpServer::bind(const std::string& host, int port) {
+    if (!impl_->http.is_valid()) return fail("cannot set up TLS with the given certificate and key");
     if (port == 0) {
         const int p = impl_->http.bind_to_any_port(host);
         if (p <= 0) return fail("cannot listen on " + host + " (any port)");
         return p;
     }
+    if (!impl_->http.is_valid()) return fail("cannot set up TLS with the given certificate and key");
     if (!impl_->http.bind_to_port(host, port))
         return fail("cannot listen on " + host + ":" + std::to_string(port) + " (in use, or not a local address)");
     return port;

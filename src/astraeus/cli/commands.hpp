@@ -18,6 +18,10 @@ std::function<int()> add_trace(CLI::App& app);
 /// `astraeus goodput replay EVENTS`: accounts a goodput event log and prints the page's table.
 std::function<int()> add_goodput(CLI::App& app);
 
+/// `astraeus goodput import-slurm SACCT_OUTPUT` on the `goodput` subcommand: goodput from Slurm
+/// accounting. The callback returns -1 when this subcommand was not chosen.
+std::function<int()> add_goodput_import_slurm(CLI::App& goodput);
+
 /// `astraeus serve`: the live service (REST API, scheduler loop, goodput, metrics).
 std::function<int()> add_serve(CLI::App& app);
 

@@ -54,13 +54,6 @@ std::string row_key(const Row& r) {
     return out;
 }
 
-/// Index of the first row with the same swept values: the reference of the spread ratio.
-std::size_t reference_row(const std::vector<Row>& rows, std::size_t i) {
-    for (std::size_t k = 0; k < i; ++k)
-        if (rows[k].sweep == rows[i].sweep) return k;
-    return i;
-}
-
 std::string table(const std::vector<Row>& rows, const std::vector<std::string>& keys) {
     auto sweep_cells = [&](const Row* r) {
         std::string out;
@@ -78,40 +71,37 @@ std::string table(const std::vector<Row>& rows, const std::vector<std::string>& 
         }
         return out;
     };
-    std::string out = fmt::format("  {:<12}{} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>6} {:>7}\n",
-                                  "policy", sweep_cells(nullptr), "avg JCT", "p50", "p95", "p99",
-                                  "avg wait", "makespan", "util", "preempt");
+    std::string out = fmt::format(
+        "  {:<13}{} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9} {:>6} {:>7}\n", "policy",
+        sweep_cells(nullptr), "avg JCT", "p50", "p95", "p99", "avg wait", "max wait", "makespan",
+        "util", "preempt");
     for (const Row& r : rows) {
         const Summary& s = r.summary;
-        out += fmt::format("  {:<12}{} {:>9.0f} {:>8.0f} {:>8.0f} {:>8.0f} {:>9.0f} {:>9} "
+        out += fmt::format("  {:<13}{} {:>9.0f} {:>8.0f} {:>8.0f} {:>8.0f} {:>9.0f} {:>9.0f} {:>9} "
                            "{:>5.1f}% {:>7}\n",
                            r.policy, sweep_cells(&r), s.jct_s.mean, s.jct_s.p50, s.jct_s.p95,
-                           s.jct_s.p99, s.queueing_delay_s.mean, s.makespan_s,
-                           100 * s.gpu_utilization, s.preemptions);
+                           s.jct_s.p99, s.queueing_delay_s.mean, s.longest_wait_s.max,
+                           s.makespan_s, 100 * s.gpu_utilization, s.preemptions);
     }
-    out += fmt::format("\n  {:<12}{} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6} | {:>9} {:>8} {:>6} "
-                       "{:>9}\n",
+    out += fmt::format("\n  {:<13}{} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6} | {:>9} {:>8} {:>6} "
+                       "{:>9} {:>9}\n",
                        "policy", sweep_cells(nullptr), "fair", "loss", "benefit", "min F_j",
-                       "p5 F_j", "Jain", "min F_u", "max/min", "Jain", "spread x");
+                       "p5 F_j", "Jain", "min F_u", "max/min", "Jain", "shortfall", "F_u(t) min");
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const Row& r = rows[i];
         const Summary& s = r.summary;
-        const double base = rows[reference_row(rows, i)].summary.fu_max_shortfall;
-        const std::string ratio =
-            base > 0 ? fmt::format("{:.2f}", s.fu_max_shortfall / base) : std::string("-");
-        out += fmt::format("  {:<12}{} {:>6.1f}% {:>6.1f}% {:>6.1f}% {:>7.3f} {:>7.3f} {:>6.3f} | "
-                           "{:>10.3f} {:>8.3f} {:>6.3f} {:>9}\n",
+        out += fmt::format("  {:<13}{} {:>6.1f}% {:>6.1f}% {:>6.1f}% {:>7.3f} {:>7.3f} {:>6.3f} | "
+                           "{:>10.3f} {:>8.3f} {:>6.3f} {:>9.4f} {:>10.3f}\n",
                            r.policy, sweep_cells(&r), 100 * s.share_fair, 100 * s.share_loss,
                            100 * s.share_benefit, s.fj_min, s.fj_p5, s.fj_jain, s.fu_min,
-                           s.fu_max_over_min, s.fu_jain, ratio);
+                           s.fu_max_over_min, s.fu_jain, s.fu_max_shortfall,
+                           s.fu_worst_over_time);
     }
-    out += fmt::format("  job fairness: share of jobs with F_j in [0.95, 1/0.95] (fair), below "
-                       "(loss), above (benefit).\n  tenant fairness: F_u = GPU-time received / "
-                       "deserved over the run (F_u > 1: it borrowed idle GPUs);\n  'spread x' = the worst "
-                       "tenant's shortfall max(0, 1 - min F_u) of the policy / that of "
-                       "{}{}.\n",
-                       rows.empty() ? "" : rows.front().policy,
-                       keys.empty() ? "" : " at the same swept values");
+    out += "  job fairness: share of jobs with F_j in [0.95, 1/0.95] (fair), below (loss), above "
+           "(benefit).\n  tenant fairness: F_u = GPU-time received / deserved over the run (F_u > "
+           "1: it borrowed idle GPUs);\n  shortfall = max(0, 1 - min F_u); F_u(t) min = the worst "
+           "tenant's F_u over the sliding window at\n  any hourly sample. max wait = the longest "
+           "stretch any job spent pending (s).\n";
     for (const Row& r : rows)
         if (!r.overridden.empty()) {
             out += "  * the policy sets this option itself (see its manifest): the swept value "

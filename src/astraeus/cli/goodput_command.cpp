@@ -277,7 +277,9 @@ std::function<int()> add_goodput(CLI::App& app) {
     replay->add_option("--busy-pct", args->busy_pct,
                        "mean utilization of a minute at or above which it is productive "
                        "(default: the log's config line, else 5)");
-    return [replay, args] {
+    auto import_slurm = add_goodput_import_slurm(*goodput);
+    return [replay, args, import_slurm] {
+        if (const int rc = import_slurm(); rc >= 0) return rc;
         if (!replay->parsed()) return 2;
         return run_replay(*args);
     };

@@ -78,6 +78,35 @@ void add_run_options(CLI::App* sub, RunArgs& a, SweepLists* sweeps) {
     sub->add_flag("--backfill", a.backfill,
                   "default mode: give GPUs left idle by budgets or blocked queues to jobs "
                   "behind a blocked head when no head can be delayed (EASY-style; docs/modes.md)");
+    const std::string better = "astraea's changes to the published algorithm (docs/policies.md)";
+    sub->add_flag("--no-reservation", a.no_reservation,
+                  "astraea: hold no GPUs for starving jobs or the neediest tenant's blocked gang")
+        ->group(better);
+    sub->add_flag("--config-order-ties", a.config_order_ties,
+                  "astraea: settle tenant ties by the tenants file's order (as published), not "
+                  "by the long-term index then the name")
+        ->group(better);
+    sub->add_option("--index-half-life", a.index_half_life_s,
+                    "astraea: half-life of the usage behind the scheduling index, seconds; 0: the "
+                    "hard-edged window (as published)")
+        ->capture_default_str()
+        ->check(CLI::NonNegativeNumber)
+        ->group(better);
+    sub->add_option("--index-tolerance", a.index_tolerance,
+                    "astraea: indexes closer than this are a tie settled by the instantaneous "
+                    "share (GPUs held / quota); 0: the lower index takes every free GPU (as "
+                    "published)")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 1.0))
+        ->group(better);
+    sub->add_flag("--any-delay-victim", a.any_victim,
+                  "astraea: a new job may preempt any delay job of its tenant (as published), "
+                  "not only over-served ones (F_j > 1)")
+        ->group(better);
+    sub->add_flag("--rounded-entitlement", a.rounded_entitlement,
+                  "astraea: entitlement from the rounded quota (as published), not the exact "
+                  "weight share")
+        ->group(better);
     sub->add_flag("--no-block", a.no_block,
                   "on a failed job, try the tenant's next job instead of blocking its queue");
     sub->add_option("--seed", a.seed, "random seed (random job order)")
@@ -187,6 +216,12 @@ Result<PreparedRun> prepare_run(const RunArgs& a) {
     AstraeaOptions& o = config.options;
     o.mode = *mode;
     o.job_order = *order;
+    o.improve.reserve = !a.no_reservation;
+    o.improve.history_ties = !a.config_order_ties;
+    o.improve.index_half_life_s = a.index_half_life_s;
+    o.improve.exact_entitlement = !a.rounded_entitlement;
+    o.improve.index_tolerance = a.index_tolerance;
+    o.improve.overserved_victims = !a.any_victim;
     o.quota_mode = *quota;
     o.lease_s = a.lease_s;
     o.starvation_s = a.starvation_s;

@@ -22,6 +22,11 @@ struct RunArgs {
     int window = 24;
     bool no_block = false, backfill = false, quiet = false;
     std::uint64_t seed = 1;
+    // The default astraea's changes to the published algorithm, each switchable (docs/policies.md).
+    bool no_reservation = false, config_order_ties = false, rounded_entitlement = false;
+    Seconds index_half_life_s = 8 * 3600;
+    double index_tolerance = 0.05;
+    bool any_victim = false;
     // Baseline policies' parameters (docs/policies.md).
     std::string tiresias_thresholds = "3250";
     double tiresias_promote = 0, themis_f = 0.2, yarn_max_share = 1.0;

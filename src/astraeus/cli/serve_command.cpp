@@ -14,6 +14,9 @@
 #include "astraeus/service/config.hpp"
 #include "astraeus/service/log.hpp"
 #include "astraeus/service/service.hpp"
+#include "astraeus/exec/local_executor.hpp"
+#include "astraeus/exec/nvml.hpp"
+#include "astraeus/cli/serve_slurm.hpp"
 #include "astraeus/service/sim_executor.hpp"
 #include "astraeus/store/store.hpp"
 
@@ -26,7 +29,48 @@ struct ServeOptions {
     std::string data_dir;
     std::string port_file;
     std::string log_level = "info";
+    api::TlsFiles tls;
+    std::string executor = "local";
+    std::string slurm_conf;    ///< --slurm-conf (executor slurm; default SLURM_CONF)
+    Seconds slurm_grace_s = 10;  ///< --slurm-grace
+    int gpus = 0;  ///< --gpus: declared GPUs of this machine (local executor), 0: from NVML
 };
+
+/// The executor `o.executor` names, over config `cfg` (the local executor makes the cluster
+/// this one machine with its GPUs). Errors are the user's: a clear message, exit 2.
+Result<std::unique_ptr<service::Executor>> make_executor(const ServeOptions& o, service::ServiceConfig& cfg) {
+    if (o.executor == "sim") return std::make_unique<service::SimExecutor>(cfg.executor);
+    if (o.executor == "local") {
+        std::shared_ptr<exec::GpuSource> source;
+        int gpus = o.gpus;
+        auto nvml = exec::Nvml::open(exec::nvml_library());
+        if (nvml) {
+            if (gpus == 0) gpus = static_cast<int>((*nvml)->gpus().size());
+            for (const auto& g : (*nvml)->gpus())
+                service::log(service::LogLevel::Info, "gpu.found",
+                             {{"index", std::to_string(g.index)}, {"uuid", g.uuid}, {"name", g.name},
+                              {"memory_bytes", std::to_string(g.memory_bytes)}});
+            source = std::move(*nvml);
+        }
+        if (gpus <= 0)
+            return fail("--executor local: no GPUs on this machine: NVML is not available (" +
+                        (nvml ? std::string("it reports 0 GPUs") : nvml.error().message) +
+                        ") and --gpus was not given; on a machine without NVIDIA GPUs, --gpus N "
+                        "declares N GPUs for CPU-only workers");
+        const std::string pool = cfg.pools.empty() ? "default" : cfg.pools.front().name;
+        cfg.pools = {{pool, {{1, gpus}}}};
+        cfg.local_gpus = gpus;
+        exec::LocalExecutorConfig lc = cfg.local;
+        lc.runs_dir = cfg.data_dir + "/runs";
+        service::log(service::LogLevel::Info, "executor.local",
+                     {{"gpus", std::to_string(gpus)}, {"nvml", source ? "yes" : "no"}, {"runs_dir", lc.runs_dir}});
+        return std::make_unique<exec::LocalExecutor>(lc, source);
+    }
+    if (o.executor == "slurm") return make_slurm_executor(cfg, o.slurm_conf, o.slurm_grace_s);
+    if (o.executor == "agents")  // node agents: exec/agent_* (their own branch) plug in here
+        return fail("--executor agents: node agents are not part of this build");
+    return fail("--executor: expected local, sim, agents or slurm, got '" + o.executor + "'");
+}
 
 Result<std::pair<std::string, int>> split_listen(const std::string& s) {
     const auto colon = s.rfind(':');
@@ -57,6 +101,12 @@ int run_serve(const ServeOptions& o) {
         std::cerr << "astraeus serve: " << hp.error().message << "\n";
         return 2;
     }
+    if (o.tls.enabled()) {
+        if (auto ok = api::check_tls_files(o.tls); !ok) {
+            std::cerr << "astraeus serve: " << ok.error().message << "\n";
+            return 2;
+        }
+    }
     // Signals are taken by sigwait below, in this thread only: block them before any thread.
     sigset_t set;
     sigemptyset(&set);
@@ -65,10 +115,12 @@ int run_serve(const ServeOptions& o) {
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
     // One server per data directory: an exclusive lock held until the process exits.
-    std::error_code ec;
-    std::filesystem::create_directories(cfg->data_dir, ec);
+    if (auto ok = store::create_data_dir(cfg->data_dir); !ok) {
+        std::cerr << "astraeus serve: " << ok.error().message << "\n";
+        return 1;
+    }
     const std::string lock_path = cfg->data_dir + "/serve.lock";
-    const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
     if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
         std::cerr << "astraeus serve: another `astraeus serve` is using " << cfg->data_dir
                   << " (" << lock_path << " is locked)\n";
@@ -79,13 +131,17 @@ int run_serve(const ServeOptions& o) {
         std::cerr << "astraeus serve: " << st.error().message << "\n";
         return 1;
     }
-    auto exec = std::make_unique<service::SimExecutor>(cfg->executor);
-    auto svc = service::Service::open(*cfg, std::move(*st), std::move(exec));
+    auto exec = make_executor(o, *cfg);
+    if (!exec) {
+        std::cerr << "astraeus serve: " << exec.error().message << "\n";
+        return 2;
+    }
+    auto svc = service::Service::open(*cfg, std::move(*st), std::move(*exec));
     if (!svc) {
         std::cerr << "astraeus serve: " << svc.error().message << "\n";
         return 1;
     }
-    api::HttpServer http(**svc, cfg->threads);
+    api::HttpServer http(**svc, cfg->threads, o.tls);
     auto port = http.bind(hp->first, hp->second);
     if (!port) {
         std::cerr << "astraeus serve: " << port.error().message << "\n";
@@ -99,6 +155,7 @@ int run_serve(const ServeOptions& o) {
     }
     log(LogLevel::Info, "http.listening",
         {{"address", hp->first}, {"port", std::to_string(*port)}, {"data_dir", cfg->data_dir},
+         {"scheme", o.tls.enabled() ? "https" : "http"},
          {"time_scale", std::to_string(cfg->time_scale)}});
     std::thread sched([&] { (*svc)->loop(); });
     std::thread web([&] { http.serve(); });
@@ -123,6 +180,20 @@ std::function<int()> add_serve(CLI::App& app) {
     s->add_option("--data-dir", o->data_dir, "directory of the SQLite store (default astraeus-data)");
     s->add_option("--port-file", o->port_file, "write the bound port to this file once listening");
     s->add_option("--log-level", o->log_level, "debug, info, warn or error (default info)");
+    s->add_option("--tls-cert", o->tls.cert_file, "serve HTTPS with this certificate (chain), PEM; needs --tls-key");
+    s->add_option("--tls-key", o->tls.key_file, "the certificate's private key, PEM (unencrypted)");
+    s->add_option("--executor", o->executor,
+                  "local (default: workers run as child processes on this machine), agents (node "
+                  "agents), sim (simulated workers) or slurm (Slurm runs the workers; docs/slurm.md)");
+    s->add_option("--slurm-conf", o->slurm_conf,
+                  "executor slurm: the cluster's slurm.conf (default: SLURM_CONF, then Slurm's)");
+    s->add_option("--slurm-grace", o->slurm_grace_s,
+                  "executor slurm: seconds between the checkpoint signal and requeue-held "
+                  "(default 10)")
+        ->check(CLI::Range(1, 3600));
+    s->add_option("--gpus", o->gpus, "local executor: this machine's GPUs when it has no NVML "
+                                     "(CPU-only workers); default: NVML's count")
+        ->check(CLI::Range(1, 1024));
     return [o] { return run_serve(*o); };
 }
 

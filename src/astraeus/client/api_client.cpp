@@ -1,5 +1,8 @@
 #include "astraeus/client/api_client.hpp"
 
+#include <fstream>
+#include <sstream>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -65,6 +68,17 @@ std::expected<ApiClient, CallFailure> ApiClient::from_env(const char* api, const
 ApiClient::ApiClient(ApiLocation location, std::string token)
     : location_(std::move(location)), token_(std::move(token)) {}
 
+Result<void> ApiClient::set_ca_cert(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) return fail("--cacert " + path + ": cannot read the file");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    if (ss.str().find("-----BEGIN CERTIFICATE-----") == std::string::npos)
+        return fail("--cacert " + path + ": no PEM certificate in the file (-----BEGIN CERTIFICATE-----)");
+    ca_cert_file_ = path;
+    return {};
+}
+
 CallResult ApiClient::get(std::string_view path,
                           const std::map<std::string, std::string>& query) const {
     return call("GET", path, query, {});
@@ -92,6 +106,7 @@ CallResult ApiClient::call(std::string method, std::string_view path,
         sep = '&';
     }
     req.bearer_token = token_;
+    req.ca_cert_file = ca_cert_file_;
     req.body = std::move(body);
     auto res = http_send(req);
     if (!res)

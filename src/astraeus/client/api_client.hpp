@@ -56,12 +56,17 @@ public:
 
     const ApiLocation& location() const { return location_; }
 
+    /// Verifies an https server with the CA certificate(s) in PEM file `path` instead of the
+    /// system's CAs; an error naming the file when it cannot be read or holds no certificate.
+    Result<void> set_ca_cert(const std::string& path);
+
 private:
     CallResult call(std::string method, std::string_view path,
                     const std::map<std::string, std::string>& query, std::string body) const;
 
     ApiLocation location_;
     std::string token_;
+    std::string ca_cert_file_;
 };
 
 }  // namespace astraeus::client

@@ -5,9 +5,11 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <sstream>
+#include <thread>
 
 #include "astraeus/client/api_client.hpp"
 #include "astraeus/client/render.hpp"
+#include "astraeus/client/terminal_text.hpp"
 
 namespace astraeus::client {
 
@@ -25,10 +27,17 @@ struct GoodputArgs {
 };
 
 struct SubmitArgs {
-    std::string name, pool = "default", workspace, command, image;
-    int workers = 0, gpus_per_worker = 0;
+    std::string name, pool = "default", workspace, command, image, workdir, running_at;
+    std::vector<std::string> argv, env;
+    int workers = 1, gpus_per_worker = 1;
     std::int64_t time_limit_s = 0, sim_duration_s = 0;
     bool as_json = false;
+};
+
+struct LogArgs {
+    std::string name, workspace;
+    int worker = 0, attempt = 0;
+    bool follow = false;
 };
 
 struct RunArgs {
@@ -41,7 +50,7 @@ int answer(const CallResult& res, bool as_json,
            const std::function<Result<std::string>(const json&)>& render, std::ostream& out,
            std::ostream& err) {
     if (!res) {
-        err << "astra: " << res.error().message << '\n';
+        err << "astra: " << terminal_safe(res.error().message) << '\n';
         return res.error().exit_code;
     }
     if (as_json) {
@@ -51,7 +60,7 @@ int answer(const CallResult& res, bool as_json,
     }
     const json doc = json::parse(*res, nullptr, false);
     if (doc.is_discarded()) {
-        err << "astra: the server's answer is not JSON: " << res->substr(0, 200) << '\n';
+        err << "astra: the server's answer is not JSON: " << terminal_safe(res->substr(0, 200)) << '\n';
         return kExitServer;
     }
     auto text = render(doc);
@@ -68,7 +77,7 @@ int answer(const CallResult& res, bool as_json,
 std::string alerts_first(const ApiClient& client, std::ostream& err) {
     const auto res = client.get("/alerts");
     if (!res) {
-        err << "astra: alerts not shown: " << res.error().message << '\n';
+        err << "astra: alerts not shown: " << terminal_safe(res.error().message) << '\n';
         return {};
     }
     const json doc = json::parse(*res, nullptr, false);
@@ -97,6 +106,38 @@ std::map<std::string, std::string> workspace_query(const std::string& ws) {
     return {{"workspace", ws}};
 }
 
+// `astra runs logs`: the log's text as is; --follow polls every 0.5 s from the last offset
+// until the server says the attempt is done.
+int print_logs(const ApiClient& client, const LogArgs& a, std::ostream& out, std::ostream& err) {
+    std::int64_t offset = 0;
+    for (;;) {
+        std::map<std::string, std::string> q = workspace_query(a.workspace);
+        q["worker"] = std::to_string(a.worker);
+        if (a.attempt > 0) q["attempt"] = std::to_string(a.attempt);
+        q["offset"] = std::to_string(offset);
+        const auto res = client.get("/runs/" + percent_encode(a.name) + "/logs", q);
+        if (!res) {
+            err << "astra: " << res.error().message << '\n';
+            return res.error().exit_code;
+        }
+        const json doc = json::parse(*res, nullptr, false);
+        if (!doc.is_object() || !doc.contains("text") || !doc["text"].is_string() ||
+            !doc.contains("next_offset") || !doc["next_offset"].is_number_integer()) {
+            err << "astra: the server's answer is not a log: " << res->substr(0, 200) << '\n';
+            return kExitServer;
+        }
+        out << doc["text"].get<std::string>();
+        out.flush();
+        const std::int64_t next = doc["next_offset"].get<std::int64_t>();
+        const bool done = doc.value("done", true);
+        const bool more = doc.value("size", std::int64_t{0}) > next;
+        offset = next;
+        if (more) continue;
+        if (!a.follow || done) return kExitOk;
+        std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    }
+}
+
 }  // namespace
 
 int run_astra(int argc, const char* const* argv, const char* api_env, const char* token_env,
@@ -109,6 +150,9 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
         "server error (5xx). Run `astra COMMAND --help` for each command.",
         "astra"};
     app.require_subcommand(1);
+    std::string cacert;
+    app.add_option("--cacert", cacert,
+                   "verify an https server with this CA certificate (PEM) instead of the system's CAs");
 
     // astra astraeus goodput
     auto* astraeus_cmd = app.add_subcommand("astraeus", "Astraeus views (goodput)");
@@ -148,24 +192,45 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
     runs_cmd->require_subcommand(1);
     SubmitArgs s;
     auto* submit = runs_cmd->add_subcommand(
-        "submit", "submit a run: a gang of WORKERS workers, each holding GPUS-PER-WORKER GPUs");
+        "submit", "submit a run: a gang of WORKERS workers, each holding GPUS-PER-WORKER GPUs, "
+                  "each running COMMAND:\n  astra runs submit NAME [--workers N] [--gpus-per-worker G] "
+                  "[--env K=V]... [--time-limit S] -- COMMAND [ARGS...]");
     submit->add_option("name", s.name, "the run's name (unique in its workspace)")->required();
-    submit->add_option("--workers", s.workers, "number of workers (the gang)")
-        ->required()->check(CLI::PositiveNumber);
-    submit->add_option("--gpus-per-worker", s.gpus_per_worker, "GPUs each worker holds")
-        ->required()->check(CLI::PositiveNumber);
+    submit->add_option("argv", s.argv, "after --: the command and its arguments, run as given (no shell)");
+    submit->add_option("--workers", s.workers, "number of workers (the gang; default 1)")
+        ->check(CLI::PositiveNumber);
+    submit->add_option("--gpus-per-worker", s.gpus_per_worker, "GPUs each worker holds (default 1)")
+        ->check(CLI::PositiveNumber);
+    submit->add_option("--env", s.env, "K=V: an environment variable of the workers (repeatable)")
+        ->allow_extra_args(false);
+    submit->add_option("--workdir", s.workdir, "the workers' working directory (an absolute path; "
+                                              "default: the run's directory)");
+    submit->add_option("--running-at", s.running_at,
+                       "up (default: running once every worker has started) or progress (at the "
+                       "first progress report)")
+        ->check(CLI::IsMember({"up", "progress"}));
     submit->add_option("--pool", s.pool, "the pool to run in (default: the cluster's first pool)");
     submit->add_option("--time-limit", s.time_limit_s, "time limit in seconds (default none)")
         ->check(CLI::PositiveNumber);
     submit->add_option("--workspace", s.workspace,
                        "the workspace (required with an org-admin token)");
-    submit->add_option("--command", s.command, "the command to run (opaque to the scheduler)");
-    submit->add_option("--image", s.image, "the container image (opaque to the scheduler)");
+    submit->add_option("--command", s.command, "the command as one string, run as /bin/sh -c STRING "
+                                                "(or give it after --)");
+    submit->add_option("--image", s.image, "a container image (refused: no executor declares a "
+                                            "container runtime yet)");
     submit->add_option("--sim-duration", s.sim_duration_s,
                        "simulated executor only: seconds of work the run needs before it "
                        "succeeds (default: its time limit, or until stopped)")
         ->check(CLI::PositiveNumber);
     submit->add_flag("--json", s.as_json, "print the server's JSON as is");
+
+    LogArgs lg;
+    auto* logs = runs_cmd->add_subcommand("logs", "print a worker's log (stdout and stderr) of one attempt");
+    logs->add_option("name", lg.name, "the run's name")->required();
+    logs->add_option("--worker", lg.worker, "the worker's index (default 0)")->check(CLI::NonNegativeNumber);
+    logs->add_option("--attempt", lg.attempt, "the attempt (default: the latest)")->check(CLI::PositiveNumber);
+    logs->add_option("--workspace", lg.workspace, "the run's workspace");
+    logs->add_flag("--follow,-f", lg.follow, "keep printing as the log grows, until the attempt ends");
 
     RunArgs l;
     auto* list = runs_cmd->add_subcommand("list", "list the runs you can see, newest first");
@@ -200,6 +265,12 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
         err << "astra: " << client.error().message << '\n';
         return client.error().exit_code;
     }
+    if (!cacert.empty()) {
+        if (auto ok = client->set_ca_cert(cacert); !ok) {
+            err << "astra: " << ok.error().message << '\n';
+            return kExitUsage;
+        }
+    }
 
     if (goodput_cmd->parsed()) {
         if (!g.run.empty())
@@ -228,12 +299,32 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
                   {"workers", s.workers},
                   {"gpus_per_worker", s.gpus_per_worker}};
         if (s.time_limit_s > 0) body["time_limit_s"] = s.time_limit_s;
+        if (!s.command.empty() && !s.argv.empty()) {
+            err << "astra: give the command either with --command STRING or after --, not both\n";
+            return kExitUsage;
+        }
         if (!s.command.empty()) body["command"] = s.command;
+        if (!s.argv.empty()) body["command"] = s.argv;
+        if (!s.env.empty()) {
+            json env = json::object();
+            for (const std::string& kv : s.env) {
+                const auto eq = kv.find('=');
+                if (eq == std::string::npos || eq == 0) {
+                    err << "astra: --env expects K=V, got '" << kv << "'\n";
+                    return kExitUsage;
+                }
+                env[kv.substr(0, eq)] = kv.substr(eq + 1);
+            }
+            body["env"] = env;
+        }
+        if (!s.workdir.empty()) body["workdir"] = s.workdir;
+        if (!s.running_at.empty()) body["running_at"] = s.running_at;
         if (!s.image.empty()) body["image"] = s.image;
         if (!s.workspace.empty()) body["workspace"] = s.workspace;
         if (s.sim_duration_s > 0) body["sim_duration_s"] = s.sim_duration_s;
         return answer(client->post("/runs", body.dump()), s.as_json, run_detail_text, out, err);
     }
+    if (logs->parsed()) return print_logs(*client, lg, out, err);
     if (list->parsed()) {
         std::map<std::string, std::string> q;
         if (!l.state.empty()) q["state"] = l.state;

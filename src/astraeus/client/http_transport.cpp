@@ -11,6 +11,11 @@ std::string describe(httplib::Error e) {
         case httplib::Error::ConnectionTimeout: return "connection timed out";
         case httplib::Error::Read: return "no answer (read failed or timed out)";
         case httplib::Error::Write: return "the request could not be sent";
+        case httplib::Error::SSLServerVerification:
+            return "the server's TLS certificate is not trusted (an unknown CA, or not for this host name): "
+                   "give its CA with --cacert FILE";
+        case httplib::Error::SSLConnection: return "the TLS handshake failed (is the server https?)";
+        case httplib::Error::SSLLoadingCerts: return "the CA certificates could not be loaded";
         default: return httplib::to_string(e);
     }
 }
@@ -19,6 +24,8 @@ std::string describe(httplib::Error e) {
 Result<HttpResponse> http_send(const HttpRequest& request) {
     httplib::Client cli(request.origin);
     if (!cli.is_valid()) return fail("invalid server address '" + request.origin + "'");
+    if (!request.ca_cert_file.empty()) cli.set_ca_cert_path(request.ca_cert_file.c_str());
+    cli.enable_server_certificate_verification(true);
     cli.set_connection_timeout(request.connect_timeout_s, 0);
     cli.set_read_timeout(request.read_timeout_s, 0);
     cli.set_write_timeout(request.read_timeout_s, 0);

@@ -23,6 +23,7 @@ struct HttpRequest {
     std::string target;           ///< path and query, already percent-encoded: "/v1/runs?state=x"
     std::string bearer_token;     ///< sent as `Authorization: Bearer <token>` when not empty
     std::string body;             ///< sent with Content-Type application/json for POST
+    std::string ca_cert_file;     ///< https: CA certificates (PEM) to verify with; "" = system's
     int connect_timeout_s = 5;
     int read_timeout_s = 60;
 };

@@ -5,6 +5,7 @@
 #include <set>
 #include <vector>
 
+#include "astraeus/client/terminal_text.hpp"
 #include "astraeus/goodput_io/rfc3339.hpp"
 #include "astraeus/goodput_io/table.hpp"
 
@@ -25,19 +26,20 @@ Result<std::string> string_member(const json& j, const char* key, const char* wh
     if (!m) return std::unexpected(m.error());
     if (!(*m)->is_string())
         return fail(fmt::format("the server's \"{}\" in {} is not a string", key, what));
-    return (*m)->get<std::string>();
+    return terminal_safe((*m)->get<std::string>());
 }
 
-// Optional string field: "" when absent or null.
+// Optional string field: "" when absent or null. Every string from the server passes through
+// these three helpers, escaped for the terminal (client/terminal_text.hpp).
 std::string opt_string(const json& j, const char* key) {
     if (!j.is_object() || !j.contains(key) || !j[key].is_string()) return {};
-    return j[key].get<std::string>();
+    return terminal_safe(j[key].get<std::string>());
 }
 
 std::string opt_scalar(const json& j, const char* key) {
     if (!j.is_object() || !j.contains(key) || j[key].is_null()) return {};
-    if (j[key].is_string()) return j[key].get<std::string>();
-    return j[key].dump();
+    if (j[key].is_string()) return terminal_safe(j[key].get<std::string>());
+    return terminal_safe(j[key].dump());
 }
 
 Result<GpuSeconds> hours_to_gpu_s(const json& v, const char* key) {
@@ -71,7 +73,7 @@ Result<std::string> rows_table(const json& doc, const std::string& by) {
         std::string shown = (*name)->is_string() ? (*name)->get<std::string>() : (*name)->dump();
         if (qualify && row.contains("workspace") && row["workspace"].is_string())
             shown = row["workspace"].get<std::string>() + "/" + shown;
-        named.push_back({std::move(shown), *c});
+        named.push_back({terminal_safe(shown), *c});
     }
     return goodput::goodput_table(key_header(by), named);
 }
@@ -202,6 +204,30 @@ Result<std::string> runs_list_text(const json& doc) {
     return columns(lines);
 }
 
+// A run's command for people: a string as is; an argv array joined by spaces, arguments with
+// spaces or quotes in single quotes (as a POSIX shell reads them); escaped for the terminal.
+std::string command_text(const json& r) {
+    if (!r.contains("command")) return "";
+    const json& c = r["command"];
+    if (c.is_string()) return terminal_safe(c.get<std::string>());
+    if (!c.is_array()) return "";
+    std::string out;
+    for (const json& a : c) {
+        if (!a.is_string()) continue;
+        const std::string s = a.get<std::string>();
+        if (!out.empty()) out += ' ';
+        const bool plain = !s.empty() && s.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-./=:,+@%") == std::string::npos;
+        if (plain) {
+            out += s;
+            continue;
+        }
+        out += '\'';
+        for (char ch : s) out += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+        out += '\'';
+    }
+    return terminal_safe(out);
+}
+
 Result<std::string> run_detail_text(const json& r) {
     auto name = string_member(r, "name", "a run");
     if (!name) return std::unexpected(name.error());
@@ -219,7 +245,7 @@ Result<std::string> run_detail_text(const json& r) {
         {"Started:", dash_if_empty(opt_string(r, "started_at"))},
         {"Ended:", dash_if_empty(opt_string(r, "ended_at"))},
         {"Time limit:", limit.empty() ? "-" : limit + " s"},
-        {"Command:", dash_if_empty(opt_string(r, "command"))},
+        {"Command:", dash_if_empty(command_text(r))},
         {"Image:", dash_if_empty(opt_string(r, "image"))},
         {"Attempts:", dash_if_empty(opt_scalar(r, "attempts"))},
     };

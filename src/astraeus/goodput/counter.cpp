@@ -59,8 +59,9 @@ void GoodputCounter::put(Worker& k, Seconds from, Seconds to, Category c) {
     emit(k, from, to, c, holds_gpus(k.s), 1);
     const bool journaled = k.tracked && k.s.phase == Phase::Running && !k.s.stalled;
     if (!journaled) return;
-    // Minutes that begin at or after the last progress move to stalled if a stall follows.
-    const Seconds jf = std::max(from, minute_start(k.last_progress + kMinute - 1));
+    // The time from the last progress on moves to stalled if a stall follows: in the minute of
+    // the report, only its seconds after the report (the stall counts from the last progress).
+    const Seconds jf = std::max(from, k.last_progress);
     for (Seconds h = hour_start(jf); h < to; h += kHour) {
         const Seconds secs = std::min(to, h + kHour) - std::max(jf, h);
         if (secs <= 0) continue;
@@ -145,7 +146,10 @@ Result<void> GoodputCounter::start(Seconds t, int w) {
     k.s.phase = Phase::Running;
     k.s.stalled = false;
     k.journal.clear();
-    k.last_progress = t;  // a new attempt: its stall clock starts now
+    // A new attempt starts with no progress history: it is not tracked (and cannot stall)
+    // until it reports progress itself.
+    k.tracked = false;
+    k.last_progress = t;
     k.step = std::numeric_limits<std::int64_t>::min();
     return {};
 }
@@ -250,6 +254,11 @@ Result<void> GoodputCounter::progress(Seconds t, int w, std::int64_t step) {
     if (!first && step <= k.step) return {};  // no progress
     k.step = step;
     if (k.s.phase != Phase::Running) return {};
+    if (k.s.stalled && t > k.last_count) {
+        // The stall ends at this report: its minute's seconds before the report stay stalled.
+        put(k, k.last_count, t, Category::Stalled);
+        k.last_count = t;
+    }
     k.last_progress = t;
     k.journal.clear();
     k.s.stalled = false;

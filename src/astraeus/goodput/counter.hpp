@@ -14,10 +14,12 @@
 //    counted. A worker given a utilization *level* (the simulator) uses that level for every
 //    minute until the next level instead of samples.
 //  - Stalls: a worker that reported progress (a rising step counter) is stalled once it makes
-//    none for stall_timeout_s; the minutes counted since the first minute boundary at or after
-//    its last progress move from productive/idle to stalled (the retroactive rule), negative
-//    deltas on the old category and positive on stalled in the same hours. Progress again ends
-//    the stall (from the next minute). Workers that never report progress never stall.
+//    none for stall_timeout_s; the time counted since its last progress (to the second: in the
+//    report's minute, only the seconds after it) moves from productive/idle to stalled (the
+//    retroactive rule), negative deltas on the old category and positive on stalled in the same
+//    hours. Progress again ends the stall at the report (the seconds of its minute before the
+//    report stay stalled). Workers that never report progress never stall; each attempt
+//    starts with no progress history (start() forgets the previous attempt's reports).
 //
 // Cost: O(changes + hours spanned), not O(worker-minutes): a worker is counted only when one
 // of its own calls (or advance()) needs it, and a quiet stretch is counted in one step split

@@ -29,6 +29,13 @@ void StragglerDetector::reset(int run, int worker) {
     gang[worker].clear();
 }
 
+std::int64_t StragglerDetector::last_step(int run, int worker) const {
+    if (run < 0 || run >= static_cast<int>(runs_.size())) return -1;
+    const auto& gang = runs_[run];
+    if (worker < 0 || worker >= static_cast<int>(gang.size()) || gang[worker].empty()) return -1;
+    return gang[worker].back().step;
+}
+
 double StragglerDetector::rate(int run, int worker, Seconds now) const {
     if (run < 0 || run >= static_cast<int>(runs_.size())) return -1;
     const auto& gang = runs_[run];

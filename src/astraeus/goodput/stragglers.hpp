@@ -45,6 +45,8 @@ public:
     /// has a window of new reports.
     void reset(int run, int worker);
 
+    /// The worker's last reported step counter, or -1 when it has no report kept.
+    std::int64_t last_step(int run, int worker) const;
     /// The worker's rate at `now` in steps per second; negative when it is not judged.
     double rate(int run, int worker, Seconds now) const;
     /// The workers of `run` that are stragglers at `now`, ascending.

@@ -25,6 +25,8 @@ struct RunState {
     Seconds lease_run_s = 0;        ///< work done in the current (or last) lease
     Seconds waiting_since_start_s = 0;  ///< pending since the last start (starvation clock)
     Seconds total_pending_s = 0;
+    Seconds longest_wait_s = 0;     ///< longest stretch pending: before its first start, or
+                                    ///< from a lease end, preemption or failure to its restart
     Seconds life_s = 0;             ///< pending + running since submit
     Seconds first_seen_s = -1;      ///< when the scheduler first saw the job
     Seconds first_start_s = -1;

@@ -4,8 +4,14 @@
 // when it has waited T_starve (it joins its tenant's starving list); with static quotas a gang
 // larger than its tenant's quota is refused at admission. Also serves the yarn-cs-emu preset
 // (the same round with fifo order, static quotas and leases that never expire).
-// Deviations: none beyond spec section 6 (default mode fixes). Thread safety: see Policy.
+// The default `astraea` adds AstraeaImprovements (sched/options.hpp; docs/policies.md): a job
+// started on GPUs held for a reservation gets a lease that ends by the reserved start, so the
+// policy records each running job's lease end (lease ends are known; run times are not read).
+// `astraea-paper` is the published algorithm (spec section 6's default-mode fixes only).
+// Thread safety: see Policy.
 #pragma once
+#include <vector>
+
 #include "astraeus/sched/options.hpp"
 #include "astraeus/sched/policy.hpp"
 
@@ -14,10 +20,17 @@ namespace astraeus {
 class AstraeaPolicy final : public Policy {
 public:
     explicit AstraeaPolicy(const AstraeaOptions& opt) : opt_(opt) {}
-    std::string_view name() const override { return "astraea"; }
+    std::string_view name() const override { return opt_.policy; }
     bool astraea_lists() const override { return true; }
+    /// The srtf and themis orders and --backfill read run times; the others do not.
+    bool predicts_run_times() const override {
+        return opt_.backfill || opt_.job_order == JobOrder::Srtf ||
+               opt_.job_order == JobOrder::Themis;
+    }
     bool round_on_wake() const override { return false; }
     bool admits(const RoundInput& in, int j) const override;
+    /// The configured term, or up to the reserved start for a job the last round started on held
+    /// GPUs; records the lease's end for the next rounds' reservations.
     Seconds lease_s(const RoundInput& in, int j, Seconds restore_s) const override;
     Seconds wake_after_s(const RoundInput& in, int j) const override;
     void round(RoundInput& in, ClusterState& cluster, const Placer& placer, Rng& rng,
@@ -25,6 +38,8 @@ public:
 
 private:
     AstraeaOptions opt_;
+    mutable std::vector<Seconds> lease_end_;  ///< per job: when its current lease ends
+    mutable std::vector<Seconds> until_;      ///< per job: lease must end by (0: no limit)
 };
 
 }  // namespace astraeus

@@ -78,8 +78,30 @@ Result<std::unique_ptr<Policy>> make_gandiva_fair(const AstraeaOptions& o) {
 
 void named(AstraeaOptions& o, const char* policy) { o.policy = policy; }
 
-constexpr std::array<Entry, 10> kPolicies{{
-    {"astraea", [](AstraeaOptions& o) { named(o, "astraea"); }, make<AstraeaPolicy>},
+/// The published algorithm: none of the default astraea's changes.
+void as_published(AstraeaOptions& o) {
+    o.improve.reserve = false;
+    o.improve.history_ties = false;
+    o.improve.index_half_life_s = 0;
+    o.improve.exact_entitlement = false;
+    o.improve.index_tolerance = 0;
+    o.improve.overserved_victims = false;
+}
+
+/// The default astraea: its changes in default mode (compat reproduces the reference).
+void astraea_preset(AstraeaOptions& o) {
+    named(o, "astraea");
+    if (o.mode == Mode::Compat) as_published(o);
+}
+
+constexpr std::array<Entry, 11> kPolicies{{
+    {"astraea", astraea_preset, make<AstraeaPolicy>},
+    {"astraea-paper",
+     [](AstraeaOptions& o) {
+         named(o, "astraea-paper");
+         as_published(o);
+     },
+     make<AstraeaPolicy>},
     {"fifo", [](AstraeaOptions& o) { named(o, "fifo"); }, make<FifoPolicy>},
     {"yarn-cs",
      [](AstraeaOptions& o) {
@@ -97,6 +119,7 @@ constexpr std::array<Entry, 10> kPolicies{{
     {"yarn-cs-emu",
      [](AstraeaOptions& o) {
          named(o, "astraea");
+         as_published(o);
          o.job_order = JobOrder::Fifo;
          o.quota_mode = QuotaMode::Static;
          o.lease_s = 10'000'000;

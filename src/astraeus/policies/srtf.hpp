@@ -17,6 +17,7 @@ class SrtfPolicy final : public Policy {
 public:
     explicit SrtfPolicy(const AstraeaOptions& opt) : opt_(opt) {}
     std::string_view name() const override { return "srtf"; }
+    bool predicts_run_times() const override { return true; }  ///< d_j - E_j / rho
     Seconds lease_s(const RoundInput&, int, Seconds) const override { return opt_.lease_s; }
     void round(RoundInput& in, ClusterState& cluster, const Placer& placer, Rng& rng,
                std::vector<Action>& actions) override;

@@ -31,6 +31,7 @@ class ThemisPolicy final : public Policy {
 public:
     explicit ThemisPolicy(const AstraeaOptions& opt) : opt_(opt) {}
     std::string_view name() const override { return "themis"; }
+    bool predicts_run_times() const override { return true; }  ///< d_j - E_j / rho
     Seconds lease_s(const RoundInput& in, int j, Seconds restore_s) const override;
     void round(RoundInput& in, ClusterState& cluster, const Placer& placer, Rng& rng,
                std::vector<Action>& actions) override;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <limits>
 
 #include "astraeus/sched/job_order.hpp"
@@ -29,9 +30,38 @@ struct Fill {
     double entitled;   ///< W'_u = W_u + Q_u * L
     double index;      ///< U'/W' (R_u before the first grant)
     double ratio;      ///< budget / Q_u
+    double rate;       ///< entitlement rate (GPUs): exact share or Q_u
     std::size_t next;  ///< next candidate to look at
     bool active;
 };
+
+/// The changes of the default astraea in effect (none in compat mode).
+AstraeaImprovements improvements(const AstraeaOptions& opt) {
+    if (opt.mode == Mode::Compat) return {false, false, 0, false, 0, false};
+    return opt.improve;
+}
+
+/// Tenant ranks by name (the stable id that settles ties last; history_ties).
+const std::vector<int>& name_ranks(const RoundInput& in) {
+    thread_local std::vector<int> order, rank;
+    const std::size_t n = in.tenants.size();
+    order.resize(n);
+    rank.assign(n, 0);
+    for (std::size_t u = 0; u < n; ++u) order[u] = static_cast<int>(u);
+    if (in.tenant_info.size() >= n)
+        std::sort(order.begin(), order.end(), [&](int a, int b) {
+            return in.tenant_info[a].name != in.tenant_info[b].name
+                       ? in.tenant_info[a].name < in.tenant_info[b].name
+                       : a < b;
+        });
+    for (std::size_t k = 0; k < n; ++k) rank[order[k]] = static_cast<int>(k);
+    return rank;
+}
+
+/// Jobs the round started before phase 1 (reservations): skipped by phases 1 and 2.
+bool started_early(const std::vector<int>& early, int j) {
+    return std::find(early.begin(), early.end(), j) != early.end();
+}
 
 /// Tenant u's queues, filled and ranked on first use.
 TenantQueue& queue(RoundInput& in, std::size_t u, const AstraeaOptions& opt, Rng& rng) {
@@ -47,7 +77,9 @@ TenantQueue& queue(RoundInput& in, std::size_t u, const AstraeaOptions& opt, Rng
 
 /// Phase 1: per-tenant GPU budgets by water filling on projected U/W (GPU counts only).
 void phase1_budgets(RoundInput& in, const ClusterState& cluster, const AstraeaOptions& opt,
-                    Rng& rng, std::vector<Fill>& fill) {
+                    Rng& rng, const std::vector<int>& early, std::vector<Fill>& fill) {
+    const AstraeaImprovements imp = improvements(opt);
+    const std::vector<int>* rank = imp.history_ties ? &name_ranks(in) : nullptr;
     const std::size_t n = in.tenants.size();
     fill.resize(n);
     for (std::size_t u = 0; u < n; ++u) {
@@ -55,7 +87,9 @@ void phase1_budgets(RoundInput& in, const ClusterState& cluster, const AstraeaOp
         Fill& f = fill[u];
         f.budget = opt.quota_mode == QuotaMode::Static ? t.quota : t.used;
         f.utilized = static_cast<double>(t.utilized);
-        f.entitled = static_cast<double>(t.entitled + GpuSeconds{t.quota} * opt.lease_s);
+        const double rate = t.entitlement_rate >= 0 ? t.entitlement_rate : t.quota;
+        f.rate = rate > 0 ? rate : 1.0;
+        f.entitled = static_cast<double>(t.entitled) + rate * static_cast<double>(opt.lease_s);
         // A zero quota (legal in default mode) only borrows: never the 20 % guarantee, and
         // served after every tenant with a quota.
         f.index = t.quota > 0 ? t.index : kNever;
@@ -71,12 +105,34 @@ void phase1_budgets(RoundInput& in, const ClusterState& cluster, const AstraeaOp
         // Least ratio first (ties: tenant order); under 20 % of quota it wins outright, else
         // the least projected U/W (ties: the order the weights were declared).
         std::size_t u = n;
-        for (std::size_t k = 0; k < n; ++k)
-            if (fill[k].active && (u == n || fill[k].ratio < fill[u].ratio)) u = k;
-        if (!(fill[u].ratio < 0.2)) {
-            u = n;
-            for (int k : in.share_order)
-                if (fill[k].active && (u == n || fill[k].index < fill[u].index)) u = k;
+        if (rank != nullptr) {
+            // history_ties: under the guarantee the least ratio, else the least index; ties go
+            // to the lower index, then the name (never the tenants file's order).
+            auto before = [&](std::size_t a, std::size_t b) {
+                const bool ga = fill[a].ratio < 0.2, gb = fill[b].ratio < 0.2;
+                if (ga != gb) return ga;
+                if (ga && fill[a].ratio != fill[b].ratio) return fill[a].ratio < fill[b].ratio;
+                // Indexes within the tolerance are a tie: the lower ratio (instantaneous
+                // share) first, so near-equal tenants split the GPUs instead of the lower index
+                // taking every one.
+                if (std::abs(fill[a].index - fill[b].index) <= imp.index_tolerance) {
+                    const double sa = fill[a].budget / fill[a].rate,
+                                 sb = fill[b].budget / fill[b].rate;
+                    if (sa != sb) return sa < sb;
+                }
+                if (fill[a].index != fill[b].index) return fill[a].index < fill[b].index;
+                return (*rank)[a] < (*rank)[b];
+            };
+            for (std::size_t k = 0; k < n; ++k)
+                if (fill[k].active && (u == n || before(k, u))) u = k;
+        } else {
+            for (std::size_t k = 0; k < n; ++k)
+                if (fill[k].active && (u == n || fill[k].ratio < fill[u].ratio)) u = k;
+            if (!(fill[u].ratio < 0.2)) {
+                u = n;
+                for (int k : in.share_order)
+                    if (fill[k].active && (u == n || fill[k].index < fill[u].index)) u = k;
+            }
         }
         Fill& f = fill[u];
         if (in.tenants[u].min_gpus > free) {  // every candidate would be dropped
@@ -86,7 +142,9 @@ void phase1_budgets(RoundInput& in, const ClusterState& cluster, const AstraeaOp
         }
         const Candidates list{&queue(in, u, opt, rng)};
         while (f.next < list.size()) {
-            const int g = in.jobs[list[f.next++]].gpus;
+            const int j = list[f.next++];
+            if (!early.empty() && started_early(early, j)) continue;
+            const int g = in.jobs[j].gpus;
             if (free < g) continue;  // dropped for this round
             f.budget += g;
             free -= g;
@@ -156,21 +214,170 @@ void backfill(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
     }
 }
 
+/// GPUs held for reserved jobs (improvements.reserve): `gpus` must be free at `start`, the
+/// earliest time at which the free GPUs and the leases ending by then cover them; `spare` GPUs of
+/// those may go to jobs with a full lease.
+struct Hold {
+    bool active = false;
+    int gpus = 0;
+    Seconds start = 0;
+    int spare = 0;
+    Seconds min_lease = 0;  ///< the shortest lease worth starting on held GPUs
+};
+
+/// Reservations: starving jobs of tenants under their share (longest waiting first), then the
+/// head of the tenant phase 1 serves first (when its index is below 1 and its gang does not fit
+/// the free GPUs), as many as
+/// the cluster holds. Those that fit now start at once (in that order, stopping at the first
+/// that does not: it must not be overtaken); GPUs are held for the rest until `hold.start`.
+void reserve(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
+             const Placer& placer, Rng& rng, std::vector<int>& early, Hold& hold,
+             std::vector<Action>& actions) {
+    hold = Hold{};
+    thread_local std::vector<std::pair<Seconds, int>> wanted;
+    wanted.clear();
+    const std::size_t n = in.tenants.size();
+    // A tenant's starving jobs qualify while it is under-served over the long term (index < 1)
+    // or within its quota now: a tenant that asks for more than its share for good cannot
+    // have every job served within T_starve, and must not take the others' GPUs for it.
+    thread_local std::vector<int> claimed;
+    claimed.assign(n, 0);
+    for (std::size_t u = 0; u < n; ++u) {
+        if (in.tenants[u].starving_jobs == 0) continue;
+        TenantQueue& q = queue(in, u, opt, rng);
+        for (int j : q.starving) {
+            const int g = in.jobs[j].gpus;
+            if (!(q.index < 1.0) && q.used + claimed[u] + g > q.quota) continue;
+            claimed[u] += g;
+            wanted.push_back({in.wait_begin_s[j], j});
+        }
+    }
+    std::sort(wanted.begin(), wanted.end());
+    // The tenant phase 1 would serve first (history ties), if under-served.
+    const std::vector<int>& rank = name_ranks(in);
+    std::size_t best = n;
+    auto ratio = [&](std::size_t u) {
+        return static_cast<double>(in.tenants[u].used) / in.tenants[u].quota;
+    };
+    for (std::size_t u = 0; u < n; ++u) {
+        const TenantQueue& t = in.tenants[u];
+        if (t.quota <= 0 || t.min_gpus == std::numeric_limits<int>::max()) continue;
+        if (best == n) {
+            best = u;
+            continue;
+        }
+        const bool gu = ratio(u) < 0.2, gb = ratio(best) < 0.2;
+        const TenantQueue& b = in.tenants[best];
+        bool before;
+        if (gu != gb) before = gu;
+        else if (gu && ratio(u) != ratio(best)) before = ratio(u) < ratio(best);
+        else if (t.index != b.index) before = t.index < b.index;
+        else before = rank[u] < rank[best];
+        if (before) best = u;
+    }
+    if (best != n && in.tenants[best].index < 1.0) {
+        TenantQueue& q = queue(in, best, opt, rng);
+        const Candidates list{&q};
+        if (list.size() > 0) {
+            const int head = list[0];
+            const bool listed = std::any_of(wanted.begin(), wanted.end(),
+                                            [&](auto& w) { return w.second == head; });
+            if (!listed && in.jobs[head].gpus > cluster.free_gpus())
+                wanted.push_back({in.wait_begin_s[head], head});
+        }
+    }
+    if (wanted.empty()) return;
+    // As many as the cluster holds, in order; those that fit now start now.
+    const int total = cluster.total_gpus();
+    int need = 0;
+    bool blocked = false;
+    for (const auto& [since, j] : wanted) {
+        const int g = in.jobs[j].gpus;
+        if (need + g > total) break;
+        if (!blocked) {
+            if (std::optional<Placement> placed = place_job(in, cluster, placer, j)) {
+                TenantQueue& t = in.tenants[in.jobs[j].tenant];
+                t.used += g;
+                --in.pending_jobs;
+                early.push_back(j);
+                actions.push_back({Action::Kind::Start, j, std::move(*placed)});
+                continue;
+            }
+            blocked = true;
+        }
+        need += g;
+    }
+    if (need == 0) return;
+    // The reserved start: the free GPUs, then the running jobs' lease ends in the order they
+    // began (leases of one term end in that order; a shorter one ends earlier, so the time is
+    // an upper bound). Completions are not known to the policy and count only when they happen.
+    int available = cluster.free_gpus();
+    Seconds start = in.now;
+    if (available < need) {
+        for (int j : in.running_all) {
+            if (static_cast<std::size_t>(j) >= in.lease_end_s.size()) continue;
+            available += in.jobs[j].gpus;
+            start = std::max(start, in.lease_end_s[j]);
+            if (available >= need) break;
+        }
+    }
+    if (available < need) return;  // GPUs out of service (lost machines): nothing to hold
+    hold.active = true;
+    hold.gpus = need;
+    hold.start = start;
+    hold.spare = std::max(0, available - need);
+    hold.min_lease = std::max<Seconds>(60, 4 * (opt.checkpoint_s + opt.restore_s));
+}
+
+/// Whether job j (g GPUs, not reserved) may start now under `hold`: within the spare GPUs, or
+/// with a lease that ends by the reserved start (recorded in in.lease_until). `commit` applies it.
+bool may_start(RoundInput& in, Hold& hold, const AstraeaOptions& opt, int j, int g, bool commit) {
+    if (!hold.active) return true;
+    if (in.now + opt.lease_s <= hold.start) return true;  // its whole lease ends in time
+    if (g <= hold.spare) {
+        if (commit) hold.spare -= g;
+        return true;
+    }
+    if (hold.start - in.now >= hold.min_lease) {
+        if (commit) in.lease_until.push_back({j, hold.start});
+        return true;
+    }
+    return false;
+}
+
 }  // namespace
 
 void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
                    const Placer& placer, Rng& rng, std::vector<Action>& actions) {
     actions.clear();
+    in.lease_until.clear();
     if (in.eager)
         for (std::size_t u = 0; u < in.tenants.size(); ++u) queue(in, u, opt, rng);
+    const AstraeaImprovements imp = improvements(opt);
+    thread_local std::vector<int> early;
+    early.clear();
+    Hold hold;
+    if (imp.reserve && opt.quota_mode == QuotaMode::Fair)
+        reserve(in, cluster, opt, placer, rng, early, hold, actions);
     thread_local std::vector<Fill> fill;
-    phase1_budgets(in, cluster, opt, rng, fill);
+    phase1_budgets(in, cluster, opt, rng, early, fill);
 
-    // Phase 2: place jobs inside each tenant's budget, tenants in tenant order. head[u]: the
-    // first candidate that did not start because the tenant's queue blocked there.
+    // Phase 2: place jobs inside each tenant's budget, tenants in tenant order (history_ties:
+    // by long-term index, then name). head[u]: the first candidate that did not start because
+    // the tenant's queue blocked there.
     thread_local std::vector<std::size_t> head;
     head.assign(in.tenants.size(), kNoHead);
-    for (std::size_t u = 0; u < in.tenants.size(); ++u) {
+    thread_local std::vector<std::size_t> visit;
+    visit.resize(in.tenants.size());
+    for (std::size_t u = 0; u < visit.size(); ++u) visit[u] = u;
+    if (imp.history_ties) {
+        const std::vector<int>& rank = name_ranks(in);
+        std::sort(visit.begin(), visit.end(), [&](std::size_t a, std::size_t b) {
+            const double ia = in.tenants[a].index, ib = in.tenants[b].index;
+            return ia != ib ? ia < ib : rank[a] < rank[b];
+        });
+    }
+    for (const std::size_t u : visit) {
         const double budget = fill[u].budget;
         {
             // No candidate fits the budget, and only a new job could make room (by preempting
@@ -190,12 +397,20 @@ void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& 
         const Candidates list{&t};
         for (std::size_t k = 0; k < list.size(); ++k) {
             const int j = list[k];
+            if (!early.empty() && started_early(early, j)) {
+                if (k < t.starving.size() && starving_left > 0) --starving_left;
+                continue;
+            }
             const int g = in.jobs[j].gpus;
             const RunState& r = in.runs[j];
             const bool is_new = r.executed_s == 0 && r.preemptions == 0;
             if (opt.quota_mode == QuotaMode::Fair && is_new) {
                 while (!fits_budget(g) && next_victim < t.delay.size()) {
-                    const int victim = t.delay[next_victim++];
+                    const int victim = t.delay[next_victim];
+                    // overserved_victims: only a job that has received more than it deserved
+                    // (F_j > 1, victims come most over-served first) loses its lease's work.
+                    if (imp.overserved_victims && !(in.runs[victim].fairness > 1.0)) break;
+                    ++next_victim;
                     cluster.give(in.runs[victim].placement);
                     used -= in.jobs[victim].gpus;
                     actions.push_back({Action::Kind::Preempt, victim, {}});
@@ -210,9 +425,12 @@ void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& 
                 continue;
             }
             std::optional<Placement> placed;
-            if (in.sticky_renewals && r.last_checkpoint_s == in.now)
-                placed = take_if_free(cluster, r.last_placement);
-            if (!placed) placed = placer.place(cluster, g);
+            if (may_start(in, hold, opt, j, g, false)) {
+                if (in.sticky_renewals && r.last_checkpoint_s == in.now)
+                    placed = take_if_free(cluster, r.last_placement);
+                if (!placed) placed = placer.place(cluster, g);
+                if (placed) may_start(in, hold, opt, j, g, true);
+            }
             if (!placed) {
                 if (blocks) {
                     head[u] = k;

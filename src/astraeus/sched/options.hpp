@@ -41,11 +41,38 @@ struct PolicyParams {
     double yarn_max_share = 1.0;
 };
 
+/// What the default `astraea` changes in the published algorithm (docs/policies.md, "astraea and
+/// astraea-paper"), each switchable for comparison. All off for astraea-paper, yarn-cs-emu and
+/// compat mode (policies/registry.cpp).
+struct AstraeaImprovements {
+    /// Reservation: GPUs that free up are held for starving jobs (the longest-waiting first) and
+    /// for the neediest tenant's head gang when it does not fit the free GPUs; another job may
+    /// use held GPUs only with a lease that ends by the reserved start (backfill).
+    bool reserve = true;
+    /// Ties between tenants (the 20 % guarantee, the index) go to the lower long-term index,
+    /// then the tenant name; never to the tenants file's order.
+    bool history_ties = true;
+    /// The scheduling index R_u = U_u / W_u from usage and entitlement decayed with this
+    /// half-life (seconds; Slurm fair-share style), not the hard-edged window; 0: the window.
+    Seconds index_half_life_s = 8 * 3600;
+    /// Entitlement W_u accrues at C * s_u / sum(s) (exact), not at the rounded quota Q_u
+    /// (rounded quotas stay the instantaneous caps and the 20 % guarantee's base).
+    bool exact_entitlement = true;
+    /// Phase 1 treats indexes closer than this as equal and serves the lower instantaneous
+    /// share (GPUs held / Q_u) first: near-equal tenants split the free GPUs instead of the
+    /// lower index taking them all (0: strict, as published).
+    double index_tolerance = 0.05;
+    /// A new job preempts a delay job of its tenant only if that job is over-served (F_j > 1);
+    /// the published rule preempts the most over-served whatever its F_j.
+    bool overserved_victims = true;
+};
+
 struct AstraeaOptions {
     /// The policy that runs the rounds (policies/registry.hpp): set by the name -> preset table.
     std::string policy = "astraea";
     Mode mode = Mode::Default;
     JobOrder job_order = JobOrder::Fairness;
+    AstraeaImprovements improve;     ///< the default astraea's changes (see above)
     QuotaMode quota_mode = QuotaMode::Fair;
     Seconds lease_s = 1800;          ///< L, lease term
     Seconds starvation_s = 4 * 3600; ///< T_starve

@@ -29,6 +29,10 @@ public:
     virtual ~Policy() = default;
     virtual std::string_view name() const = 0;
 
+    /// true: the policy predicts run times and reads jobs' duration_s (d_j) in its rounds (srtf,
+    /// themis, ASTRAEA with the srtf/themis order or --backfill). Otherwise the event engine
+    /// shows it every job with duration_s = 0: a scheduler does not know how long a job runs.
+    virtual bool predicts_run_times() const { return false; }
     /// true: the shell fills ASTRAEA's lists (starving and delay jobs per tenant, tenant
     /// indexes, F_j of pending jobs refreshed) and renews leases in ASTRAEA's job order.
     virtual bool astraea_lists() const { return false; }

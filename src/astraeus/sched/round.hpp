@@ -31,6 +31,10 @@ struct TenantQueue {
     GpuSeconds entitled = 0;       ///< long-term W_u
     int min_gpus = 0;              ///< smallest gang among its pending jobs (INT_MAX if none)
     int new_jobs = 0;              ///< pending jobs that never ran (the only ones that preempt)
+    std::size_t starving_jobs = 0; ///< how many of its pending jobs are starving
+    /// GPU-seconds of entitlement per second used in the one-lease projection of phase 1:
+    /// C * s_u / sum(s) with exact entitlements; < 0: the quota Q_u (as published).
+    double entitlement_rate = -1;
     // Filled by prepare:
     bool prepared = false;
     std::vector<int> pending;      ///< pending, not starving, in queue order
@@ -84,6 +88,12 @@ struct RoundInput {
     /// --backfill: (time, GPUs) each running job gives back at its completion or lease end,
     /// sorted by time (filled by the shell only when backfill is on).
     std::vector<std::pair<Seconds, int>> releases;
+    /// Reservations (AstraeaImprovements::reserve): per job, when its current lease ends (the
+    /// policy's own record: lease ends are known without knowing run times); empty: none.
+    std::span<const Seconds> lease_end_s;
+    /// Written by the round: jobs it started on held GPUs, each with the time its lease must
+    /// end by (the reserved start), for the policy's lease_s.
+    std::vector<std::pair<int, Seconds>> lease_until;
 };
 
 struct Action {

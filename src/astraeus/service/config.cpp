@@ -50,8 +50,33 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
     TRY(only_keys(j,
                   {"organization", "cluster", "pools", "policy", "placer", "lease_s",
                    "starvation_s", "stall_timeout_s", "busy_pct", "goodput_drop",
-                   "threshold_alerts", "executor", "time_scale", "listen", "data_dir", "threads"},
+                   "threshold_alerts", "executor", "time_scale", "listen", "data_dir", "threads",
+                   "max_failures", "local"},
                   where));
+    TRY(get(j, "max_failures", c.max_failures, where));
+    if (c.max_failures < 1 || c.max_failures > 1000) return fail(where + ": max_failures must be in 1..1000");
+    if (j.contains("local")) {
+        const json& l = j["local"];
+        const std::string w = where + ": local";
+        TRY(only_keys(l, {"stop_signal", "grace_s", "log_cap_bytes", "user", "allow_root",
+                          "utilization_period_s", "master_addr"}, w));
+        std::string sig;
+        TRY(get(l, "stop_signal", sig, w));
+        if (!sig.empty()) {
+            const int n = exec::signal_number(sig);
+            if (n <= 0) return fail(w + ": stop_signal '" + sig + "' is not SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1 or SIGUSR2");
+            c.local.runner.stop_signal = n;
+        }
+        TRY(get(l, "grace_s", c.local.runner.grace_s, w));
+        TRY(get(l, "log_cap_bytes", c.local.runner.log_cap_bytes, w));
+        TRY(get(l, "user", c.local.runner.run_as_user, w));
+        TRY(get(l, "allow_root", c.local.runner.allow_root, w));
+        TRY(get(l, "utilization_period_s", c.local.utilization_period_s, w));
+        TRY(get(l, "master_addr", c.local.master_addr, w));
+        if (!(c.local.runner.grace_s >= 0 && c.local.runner.grace_s <= 86400)) return fail(w + ": grace_s must be in 0..86400");
+        if (c.local.runner.log_cap_bytes < 1024) return fail(w + ": log_cap_bytes must be at least 1024");
+        if (!(c.local.utilization_period_s >= 0.1)) return fail(w + ": utilization_period_s must be at least 0.1");
+    }
     TRY(get(j, "organization", c.organization, where));
     TRY(get(j, "cluster", c.cluster, where));
     TRY(get(j, "policy", c.policy, where));
@@ -68,12 +93,17 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
         if (!j["pools"].is_array() || j["pools"].empty())
             return fail(where + ": 'pools' must be a non-empty array");
         c.pools.clear();
+        c.pools_given = true;
         for (const json& p : j["pools"]) {
             const std::string w = where + ": pools[" + std::to_string(c.pools.size()) + "]";
             TRY(only_keys(p, {"name", "machines"}, w));
             PoolConfig pc;
             TRY(get(p, "name", pc.name, w));
             if (pc.name.empty()) return fail(w + ": a pool needs a name");
+            for (std::size_t i = 0; i < c.pools.size(); ++i)
+                if (c.pools[i].name == pc.name)
+                    return fail(w + ": duplicate pool name '" + pc.name + "' (also pools[" +
+                                std::to_string(i) + "]): each pool needs its own name");
             if (!p.contains("machines") || !p["machines"].is_array())
                 return fail(w + ": 'machines' must be an array of {\"count\", \"gpus\"}");
             for (const json& m : p["machines"]) {

@@ -9,8 +9,13 @@
 //    "executor": {"startup_s": 60, "stop_s": 30, "failure_hold_s": 60, "utilization_pct": 90,
 //                 "failures_per_hour": 0, "machine_failures_per_day": 0, "machine_repair_s": 3600,
 //                 "seed": 1},
+//    "max_failures": 3,
+//    "local": {"stop_signal": "SIGTERM", "grace_s": 30, "log_cap_bytes": 67108864, "user": "",
+//              "allow_root": false, "utilization_period_s": 10, "master_addr": "127.0.0.1"},
 //    "time_scale": 1, "listen": "127.0.0.1:8080", "data_dir": "astraeus-data", "threads": 8}
-// Machines are named <pool>-<k> (k from 1). time_scale > 1 makes the service's clock run that
+// Machines are named <pool>-<k> (k from 1). `executor` configures the simulated executor, `local`
+// the local one (exec/local_executor.hpp; grace_s in real seconds). max_failures: a run ends
+// `failed` at its max_failures-th failed attempt; preemptions never count. time_scale > 1 makes the service's clock run that
 // many times faster than the real one (tests). Thread safety: plain values.
 #pragma once
 #include <string>
@@ -18,6 +23,7 @@
 
 #include "astraeus/base/error.hpp"
 #include "astraeus/base/time.hpp"
+#include "astraeus/exec/local_executor.hpp"
 #include "astraeus/service/sim_executor.hpp"
 
 namespace astraeus::service {
@@ -42,6 +48,10 @@ struct ServiceConfig {
     std::string organization = "default";
     std::string cluster = "default";
     std::vector<PoolConfig> pools{{"default", {{4, 8}}}};
+    /// True when the configuration named its pools: they are then the cluster's inventory
+    /// (reconciled with the store at start; service.hpp). False: the store's pools are kept
+    /// and `pools` (the default) is used only for an empty store.
+    bool pools_given = false;
     std::string policy = "astraea";
     std::string placer = "consolidate";
     Seconds lease_s = 1800;
@@ -53,6 +63,11 @@ struct ServiceConfig {
     double drop_min_held_gpu_hours = 1.0;
     std::vector<ThresholdConfig> thresholds;
     SimExecutorConfig executor;
+    exec::LocalExecutorConfig local;
+    int max_failures = 3;
+    /// Set by `serve --executor local` (not a config key): the cluster is the first machine of
+    /// the first pool with this many GPUs (this machine); other machines are not scheduled.
+    int local_gpus = 0;
     double time_scale = 1.0;
     std::string listen = "127.0.0.1:8080";
     std::string data_dir = "astraeus-data";

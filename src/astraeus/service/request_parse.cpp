@@ -1,5 +1,6 @@
 #include "astraeus/service/request_parse.hpp"
 
+#include <algorithm>
 #include <optional>
 #include <set>
 
@@ -13,6 +14,68 @@ using nlohmann::json;
 namespace gp = goodput;
 using namespace detail;
 
+namespace {
+
+// The run's command fields of a submission (command, env, workdir, running_at) into `out`;
+// the 400 error otherwise.
+std::optional<ApiError> parse_command_fields(const nlohmann::json& b, exec::CommandSpec& out) {
+    if (b.contains("command") && !b["command"].is_null()) {
+        const auto& c = b["command"];
+        if (c.is_string()) {
+            const std::string text = c.get<std::string>();
+            if (text.size() > 65536) return bad("'command' is too long (65536 bytes at most)");
+            if (!text.empty()) out.argv = exec::shell_argv(text);
+        } else if (c.is_array()) {
+            if (c.empty()) return bad("'command' must not be an empty array");
+            if (c.size() > 4096) return bad("'command' has too many arguments (4096 at most)");
+            std::size_t total = 0;
+            for (const auto& a : c) {
+                if (!a.is_string()) return bad("'command' must be an array of strings (argv)");
+                out.argv.push_back(a.get<std::string>());
+                total += out.argv.back().size();
+                if (out.argv.back().find('\0') != std::string::npos) return bad("'command' arguments must not hold NUL");
+            }
+            if (total > 65536) return bad("'command' is too long (65536 bytes at most)");
+            if (out.argv.front().empty()) return bad("'command' must start with a program");
+        } else {
+            return bad("'command' must be an argv array of strings, or a string (run as /bin/sh -c STRING)");
+        }
+    }
+    if (b.contains("env") && !b["env"].is_null()) {
+        const auto& e = b["env"];
+        if (!e.is_object()) return bad("'env' must be an object of strings");
+        if (e.size() > 1024) return bad("'env' has too many variables (1024 at most)");
+        for (auto it = e.begin(); it != e.end(); ++it) {
+            const std::string& k = it.key();
+            const bool ok_name = !k.empty() && k.size() <= 256 && !(k[0] >= '0' && k[0] <= '9') &&
+                                 std::all_of(k.begin(), k.end(), [](char ch) {
+                                     return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
+                                            (ch >= '0' && ch <= '9') || ch == '_';
+                                 });
+            if (!ok_name) return bad("'env': bad variable name '" + k + "' ([A-Za-z_][A-Za-z0-9_]*)");
+            if (!it.value().is_string()) return bad("'env': the value of " + k + " must be a string");
+            const std::string v = it.value().get<std::string>();
+            if (v.size() > 65536 || v.find('\0') != std::string::npos) return bad("'env': the value of " + k + " is too long or holds NUL");
+            out.env[k] = v;
+        }
+    }
+    if (b.contains("workdir") && !b["workdir"].is_null()) {
+        if (!b["workdir"].is_string()) return bad("'workdir' must be a string (an absolute path)");
+        out.workdir = b["workdir"].get<std::string>();
+        if (!out.workdir.empty() && out.workdir.front() != '/') return bad("'workdir' must be an absolute path");
+        if (out.workdir.size() > 4096) return bad("'workdir' is too long");
+    }
+    if (b.contains("running_at") && !b["running_at"].is_null()) {
+        const auto& v = b["running_at"];
+        if (!v.is_string() || (v.get<std::string>() != "up" && v.get<std::string>() != "progress"))
+            return bad("'running_at' must be \"up\" (every worker started) or \"progress\" (the first progress report)");
+        out.running_at_progress = v.get<std::string>() == "progress";
+    }
+    return std::nullopt;
+}
+
+}  // namespace
+
 ApiResult<SubmitRequest> parse_submit_body(std::string_view body) {
     json b;
     try {
@@ -22,7 +85,8 @@ ApiResult<SubmitRequest> parse_submit_body(std::string_view body) {
     }
     if (!b.is_object()) return std::unexpected(bad("the body must be a JSON object"));
     static const std::set<std::string> kKeys{"name", "pool", "workers", "gpus_per_worker", "time_limit_s",
-                                             "command", "image", "workspace", "sim_duration_s"};
+                                             "command", "image", "workspace", "sim_duration_s",
+                                             "env", "workdir", "running_at"};
     for (auto it = b.begin(); it != b.end(); ++it)
         if (!kKeys.contains(it.key())) return std::unexpected(bad("unknown field '" + it.key() + "'"));
     auto get_str = [&](const char* k, std::string& out) -> std::optional<ApiError> {
@@ -40,7 +104,8 @@ ApiResult<SubmitRequest> parse_submit_body(std::string_view body) {
         return std::nullopt;
     };
     SubmitRequest r;
-    for (auto e : {get_str("name", r.name), get_str("pool", r.pool), get_str("command", r.command),
+    if (auto e = parse_command_fields(b, r.command)) return std::unexpected(*e);
+    for (auto e : {get_str("name", r.name), get_str("pool", r.pool),
                    get_str("image", r.image), get_str("workspace", r.workspace),
                    get_int("workers", r.workers, 1, kMaxWorkers),
                    get_int("gpus_per_worker", r.gpus_per_worker, 1, kMaxGpusPerWorker),
@@ -50,8 +115,9 @@ ApiResult<SubmitRequest> parse_submit_body(std::string_view body) {
     if (r.name.empty()) return std::unexpected(bad("'name' is required"));
     if (!valid_name(r.name))
         return std::unexpected(bad("bad run name '" + r.name + "': 1-63 of A-Z a-z 0-9 . _ -, starting with a letter or digit"));
-    if (r.command.size() > 65536 || r.image.size() > 4096)
-        return std::unexpected(bad("'command' or 'image' is too long"));
+    if (!r.image.empty())
+        return std::unexpected(bad("'image' is not supported: no executor of this service declares a container "
+                                   "runtime; give the command to run on the machines as 'command'"));
     return r;
 }
 

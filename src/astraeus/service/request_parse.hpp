@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "astraeus/base/time.hpp"
+#include "astraeus/exec/command_spec.hpp"
 #include "astraeus/goodput/ledger.hpp"
 #include "astraeus/service/service.hpp"
 
@@ -21,7 +22,9 @@ namespace astraeus::service {
 /// A POST /v1/runs body, checked for its field set, types, ranges and the run name's shape.
 /// Absent or null fields keep these defaults.
 struct SubmitRequest {
-    std::string name, pool, command, image, workspace;
+    std::string name, pool, workspace;
+    std::string image;             ///< always empty: a non-empty 'image' is refused (no container runtime)
+    exec::CommandSpec command;     ///< command (argv array, or a string: /bin/sh -c), env, workdir, running_at
     std::int64_t workers = 1;
     std::int64_t gpus_per_worker = 1;
     std::int64_t time_limit_s = 0;    ///< 0: none
@@ -30,7 +33,11 @@ struct SubmitRequest {
 
 /// Parses a POST /v1/runs body (a JSON object; docs/api.md). 400 on malformed JSON, a
 /// non-object, an unknown field, a wrong type, a value out of range, a missing or bad name,
-/// or a command (64 KiB) or image (4 KiB) that is too long. Never throws.
+/// a bad command (empty array, non-strings, NUL, over 4096 arguments or 64 KiB), a bad env
+/// (not an object of strings, bad names, over 1024 variables), a relative or too long workdir,
+/// running_at other than "up"/"progress", or any image. A missing command is not an error here
+/// (simulated runs have none; Service::submit refuses it where the executor runs commands).
+/// Never throws.
 ApiResult<SubmitRequest> parse_submit_body(std::string_view body);
 
 /// Parses a progress body as JSON (its shape is checked by progress_reports once the run's

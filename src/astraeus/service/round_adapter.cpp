@@ -107,6 +107,7 @@ Result<int> RoundAdapter::submit(int u, int gpus, Seconds submit_s, Seconds dura
     wait_begin_.push_back(submit_s);
     e0_.push_back(0);
     themis_rho_.push_back(1.0);
+    restored_.push_back(0);
     ledger_.job.push_back(0.0);
     fill_input(std::max(now_, submit_s));
     if (!policy_->admits(in_, j)) {
@@ -128,12 +129,72 @@ Result<int> RoundAdapter::submit(int u, int gpus, Seconds submit_s, Seconds dura
     return j;
 }
 
+void RoundAdapter::restore_job(int j, Seconds executed_s, int preemptions) {
+    runs_[j].executed_s = executed_s;
+    runs_[j].preemptions = preemptions;
+    e0_[j] = executed_s;
+}
+
 void RoundAdapter::restore_running(int j, const Placement& p, Seconds lease_start_s,
                                    Seconds executed_s) {
     leave_pending(j);
     runs_[j].executed_s = executed_s;
     e0_[j] = executed_s;
     to_running(j, p, lease_start_s);
+    restored_[j] = 1;
+}
+
+void RoundAdapter::replay_history(const std::vector<PastRun>& past, Seconds from_s, Seconds to_s) {
+    if (to_s <= from_s) return;
+    const Seconds bucket = opt_.bucket_s;
+    std::vector<Seconds> cuts{from_s, to_s};
+    auto cut = [&](Seconds t) {
+        if (t > from_s && t < to_s) cuts.push_back(t);
+    };
+    for (const PastRun& p : past) {
+        cut(p.submit_s);
+        cut(p.end_s);
+        for (const auto& [a, b] : p.held) {
+            cut(a);
+            cut(b);
+        }
+    }
+    for (Seconds b = (from_s / bucket + 1) * bucket; b < to_s; b += bucket) cuts.push_back(b);
+    std::sort(cuts.begin(), cuts.end());
+    cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+    const std::size_t n = tenants_.size();
+    std::vector<int> demand(n), used(n), active(n);
+    auto within = [](Seconds t, Seconds from, Seconds to) { return from <= t && (to < 0 || t < to); };
+    for (std::size_t k = 0; k + 1 < cuts.size(); ++k) {
+        const Seconds a = cuts[k], dt = cuts[k + 1] - a;
+        std::fill(demand.begin(), demand.end(), 0);
+        std::fill(used.begin(), used.end(), 0);
+        std::fill(active.begin(), active.end(), 0);
+        for (const PastRun& p : past) {
+            if (p.tenant < 0 || p.tenant >= static_cast<int>(n) || !within(a, p.submit_s, p.end_s)) continue;
+            const auto u = static_cast<std::size_t>(p.tenant);
+            demand[u] += p.gpus;
+            ++active[u];
+            for (const auto& [from, to] : p.held)
+                if (within(a, from, to)) {
+                    used[u] += p.gpus;
+                    break;
+                }
+        }
+        for (std::size_t u = 0; u < n; ++u) ledgers_[u].accrue(quotas_[u], demand[u], used[u], dt);
+        for (const PastRun& p : past) {
+            if (p.job < 0 || p.tenant < 0 || p.tenant >= static_cast<int>(n) ||
+                !within(a, p.submit_s, p.end_s))
+                continue;
+            const auto u = static_cast<std::size_t>(p.tenant);
+            const double share = job_fair_share(1.0, active[u], active[u], quotas_[u]);
+            accrue_deserved(runs_[p.job], p.gpus, share, dt);
+        }
+        if (cuts[k + 1] % bucket == 0)
+            for (auto& l : ledgers_) l.close_bucket();
+    }
+    clock_s_ = to_s;
+    now_ = std::max(now_, to_s);
 }
 
 void RoundAdapter::to_pending(int j, Seconds t) {
@@ -157,9 +218,11 @@ void RoundAdapter::to_running(int j, Placement p, Seconds t) {
     r.status = RunStatus::Running;
     if (r.first_start_s < 0) r.first_start_s = t;
     r.total_pending_s += t - wait_begin_[j];
+    r.longest_wait_s = std::max(r.longest_wait_s, t - wait_begin_[j]);
     r.waiting_since_start_s = 0;
     lease_start_[j] = t;
     e0_[j] = r.executed_s;
+    restored_[j] = 0;
     running_.push_back(j);
     t_running_[jobs_[j].tenant].push_back(j);
     used_[jobs_[j].tenant] += jobs_[j].gpus;
@@ -207,6 +270,26 @@ void RoundAdapter::advance(Seconds t) {
             for (auto& l : ledgers_) l.close_bucket();
     }
     now_ = std::max(now_, t);
+}
+
+std::vector<TenantView> RoundAdapter::tenant_views() const {
+    std::vector<TenantView> out;
+    const Seconds b = opt_.bucket_s;
+    const double frac = clock_s_ < 0 ? 0.0
+                                     : static_cast<double>(((clock_s_ % b) + b) % b) / static_cast<double>(b);
+    for (std::size_t u = 0; u < tenants_.size(); ++u) {
+        TenantView v;
+        v.name = tenants_[u].name;
+        v.weight = tenants_[u].weight;
+        v.quota_gpus = quotas_[u];
+        v.used_gpus = used_[u];
+        v.demand_gpus = demand_[u];
+        v.window = ledgers_[u].window(frac);
+        v.buckets = ledgers_[u].closed_buckets();
+        v.current = ledgers_[u].current();
+        out.push_back(std::move(v));
+    }
+    return out;
 }
 
 void RoundAdapter::refresh_fairness_of(int j, Seconds executed_s) {
@@ -268,6 +351,7 @@ void RoundAdapter::fill_input(Seconds now) {
             if (now - wait_begin_[j] >= opt_.starvation_s) st.push_back(j);
         std::stable_sort(st.begin(), st.end(),
                          [&](int a, int b) { return jobs_[a].submit_s < jobs_[b].submit_s; });
+        q.starving_jobs = st.size();
     }
 }
 
@@ -284,6 +368,7 @@ void RoundAdapter::prepare_tenant(std::size_t u, TenantQueue& q) {
     q.delay.clear();
     if (q.new_jobs == 0) return;
     for (int j : t_running_[u]) {
+        if (restored_[j]) continue;  // its lease began before the restart: see restore_running
         const Seconds in_lease = now_ - lease_start_[j];
         const bool delay = runs_[j].lease_expiries > 0 ? in_lease < opt_.delay_s
                                                        : in_lease >= 120 && in_lease < opt_.delay_s;

@@ -3,8 +3,13 @@
 // and runs the pool's Policy (ASTRAEA by default, any registry policy) over them on the real
 // clock, as src/astraeus/sim/event_engine.cpp does over a trace. Job indexes are stable for the
 // life of the adapter (never reused), so that policies keeping cross-round caches stay right.
-// Simplifications against the simulator: the tenant LTGF window starts empty at each start of
-// the service (it is not stored), and executed work is the time held while running.
+// Simplifications against the simulator: executed work is the time held while running.
+// After a restart the adapter is rebuilt from the store (restore_job, restore_running,
+// replay_history) so that the first round decides as a round before the restart would have:
+// jobs keep their executed work and preemptions (a job that ran is never "brand new" again),
+// running jobs keep their GPUs and lease start, the tenant LTGF ledgers and the jobs' deserved
+// service are replayed from the runs' submissions, ends and attempts, and a job restored
+// running is not a delay job in the lease it holds at the restart.
 // Thread safety: not thread-safe (the service serialises its calls).
 #pragma once
 #include <memory>
@@ -29,6 +34,18 @@ struct Decision {
     Seconds lease_end_s = kNoLeaseEnd;  ///< Start: when its lease ends
 };
 
+/// One tenant (workspace) of a pool as the fairness page shows it (RoundAdapter::tenant_views).
+struct TenantView {
+    std::string name;
+    double weight = 1.0;
+    int quota_gpus = 0;   ///< its share of the pool's GPUs (by weight)
+    int used_gpus = 0;    ///< held by its running jobs now
+    int demand_gpus = 0;  ///< asked for by its pending and running jobs now
+    TenantServiceSums window;                 ///< over the LTGF window, up to the clock
+    std::vector<TenantServiceSums> buckets;   ///< the window's closed buckets, oldest first
+    TenantServiceSums current;                ///< the bucket being filled
+};
+
 class RoundAdapter {
 public:
     /// A pool of `spec` machines scheduled by `policy` (options from the policy registry).
@@ -44,8 +61,33 @@ public:
     /// A new job of tenant u (a gang of `gpus`), pending from `submit_s`; its index, or an
     /// error when the pool can never run it (the message is the reason).
     Result<int> submit(int u, int gpus, Seconds submit_s, Seconds duration_s);
-    /// A job already holding `p` since `lease_start_s` (restored after a restart).
+    /// Job j's past, restored after a restart: `executed_s` seconds of work done before its
+    /// current running stretch, preempted `preemptions` times (a job with either > 0 is not
+    /// brand new: it never preempts delay jobs).
+    void restore_job(int j, Seconds executed_s, int preemptions);
+    /// A job already holding `p` since `lease_start_s` (restored after a restart), with
+    /// `executed_s` of work before that. It is not a delay job (one a brand-new job of its tenant
+    /// may preempt) until its next lease: its lease began before the restart, in rounds that
+    /// did not preempt it.
     void restore_running(int j, const Placement& p, Seconds lease_start_s, Seconds executed_s);
+
+    /// One run's past in the pool for replay_history: its tenant, gang, submission and end
+    /// (-1: not ended), the stretches it held GPUs ([from, to), to -1: still holding) and its
+    /// job index (-1: ended, not in the adapter).
+    struct PastRun {
+        int tenant = -1;
+        int gpus = 0;
+        Seconds submit_s = 0;
+        Seconds end_s = -1;
+        std::vector<std::pair<Seconds, Seconds>> held;
+        int job = -1;
+    };
+    /// Accrues the tenant LTGF ledgers (entitled, demand, utilized, deserved; buckets closed at
+    /// multiples of bucket_s) and the restored jobs' deserved service over [from_s, to_s) at the
+    /// rates `past` implies (demand: submitted, not ended; used: holding), as advance() did
+    /// before a restart, and sets the clock to to_s. Call once, after the restore_* calls and
+    /// before the first round; nothing happens when to_s <= from_s.
+    void replay_history(const std::vector<PastRun>& past, Seconds from_s, Seconds to_s);
 
     /// Moves the clock (ledgers and deserved service) to t (never backwards).
     void advance(Seconds t);
@@ -71,6 +113,13 @@ public:
     Seconds next_wake_s();
     /// Why pending job j waits, after a round: "waiting for quota" or "no placement for W x G GPUs".
     std::string pending_reason(int j, int workers, int gpus_per_worker) const;
+
+    /// Every tenant's quota, use, demand and LTGF ledger at the adapter's clock (read-only).
+    std::vector<TenantView> tenant_views() const;
+    Seconds bucket_s() const { return opt_.bucket_s; }
+    int window_buckets() const { return opt_.window_buckets; }
+    /// The adapter's clock (the last advance()), or -1 before the first.
+    Seconds clock_s() const { return clock_s_; }
 
     bool is_pending(int j) const { return runs_[j].status == RunStatus::Pending; }
     bool is_running(int j) const { return runs_[j].status == RunStatus::Running; }
@@ -112,6 +161,7 @@ private:
     std::uint64_t next_seq_ = 0;
     std::vector<Seconds> lease_start_, wait_begin_, e0_;
     std::vector<double> themis_rho_;
+    std::vector<char> restored_;  ///< per job: holds the lease it held at a restart
     std::vector<int> pending_, running_;
     std::vector<char> down_;      ///< per machine: lost
     std::vector<int> withheld_;   ///< per machine: GPUs withheld while lost

@@ -85,7 +85,10 @@ Seconds Clock::real_now() {
 
 // --- state -----------------------------------------------------------------------------------
 
-void Service::touch(RunMem& r) { dirty_.insert(r.rec.id); }
+void Service::touch(RunMem& r) {
+    r.note_state();
+    dirty_.insert(r.rec.id);
+}
 
 class Service::Sink final : public gp::DeltaSink {
 public:
@@ -107,16 +110,39 @@ Service::Service(ServiceConfig config, std::unique_ptr<store::Store> store,
     sink_ = std::make_unique<Sink>(ledger_, batch_);
     counter_ = std::make_unique<gp::GoodputCounter>(
         gp::CounterConfig{cfg_.stall_timeout_s, cfg_.busy_pct}, *sink_);
+    exec_->attach([this] { return clock_.now(); },
+                  [this] {
+                      {
+                          std::lock_guard lk(mu_);
+                          wake_ = true;
+                      }
+                      cv_.notify_all();
+                  });
 }
 
-Service::~Service() = default;
+Service::~Service() {
+    exec_.reset();  // first: its thread may still call the wake callback, which uses mu_ and cv_
+}
 
 Result<std::unique_ptr<Service>> Service::open(ServiceConfig config,
                                                std::unique_ptr<store::Store> store,
                                                std::unique_ptr<Executor> executor) {
     auto last = store->meta("last_event_s");
     if (!last) return std::unexpected(last.error());
-    const Seconds base = std::max(Clock::real_now(), last->value_or(0));
+    // The count's clock never goes back (counted_to: no GPU-second counted twice), and at
+    // time_scale 1 the service's clock is the real clock. A data directory run faster
+    // (time_scale > 1) is ahead of the real clock: continuing it at time_scale 1 would keep
+    // the clock ahead for good, so it is refused beyond a small skew (a clock step of the
+    // host); within it the clock is the real one and the count waits for it.
+    const Seconds real = Clock::real_now();
+    const Seconds stored = last->value_or(0);
+    constexpr Seconds kMaxSkew = 120;
+    if (config.time_scale == 1.0 && stored > real + kMaxSkew)
+        return fail("the data directory's clock is at " + gp::format_rfc3339(stored) + ", " +
+                    std::to_string(stored - real) + " s ahead of the real clock (" + gp::format_rfc3339(real) +
+                    "): it was run with time_scale > 1, and its times cannot go back; use a new data "
+                    "directory for time_scale 1 (or keep time_scale > 1)");
+    const Seconds base = config.time_scale == 1.0 ? real : std::max(real, stored);
     std::unique_ptr<Service> s(new Service(std::move(config), std::move(store), std::move(executor), base));
     if (auto ok = s->load(); !ok) return std::unexpected(ok.error());
     return s;
@@ -144,24 +170,37 @@ Result<void> Service::load() {
     cluster_ = *found;
     for (const auto& o : *orgs)
         if (o.id == cluster_.org_id) org_ = o;
-    // Pools and machines of the config that the store lacks.
-    for (const PoolConfig& pc : cfg_.pools) {
-        auto pid = store_->add_pool(cluster_.id, pc.name);
-        if (!pid) return std::unexpected(pid.error());
-        auto ms = store_->machines(cluster_.id);
-        if (!ms) return std::unexpected(ms.error());
-        // Machines are named POOL-k in config order; each one the store lacks is added (also
-        // those that `admin init` or an earlier start did not reach: a crash between two of
-        // their one-row transactions must not leave the pool short, tests/service/crash_points).
-        int k = 0;
-        for (const MachineGroup& g : pc.machines)
-            for (int i = 0; i < g.count; ++i) {
-                const std::string mname = pc.name + "-" + std::to_string(++k);
-                if (std::any_of(ms->begin(), ms->end(), [&](auto& m) { return m.name == mname; })) continue;
-                auto mid = store_->add_machine(*pid, mname, g.gpus);
-                if (!mid) return std::unexpected(mid.error());
-            }
-    }
+    // Pools and machines: the configuration's, when it names them, is the inventory (new
+    // pools and machines are added; the store's others are retired: not scheduled, their runs
+    // reconciled below); otherwise the store's (the default pool only for an empty store).
+    auto have_pools = store_->pools(cluster_.id);
+    if (!have_pools) return std::unexpected(have_pools.error());
+    const bool from_config = cfg_.pools_given || have_pools->empty();
+    std::set<std::string> keep_pools, keep_machines;
+    if (from_config)
+        for (const PoolConfig& pc : cfg_.pools) {
+            auto pid = store_->add_pool(cluster_.id, pc.name);
+            if (!pid) return std::unexpected(pid.error());
+            keep_pools.insert(pc.name);
+            auto ms = store_->machines(cluster_.id);
+            if (!ms) return std::unexpected(ms.error());
+            int k = 0;
+            for (const MachineGroup& g : pc.machines)
+                for (int i = 0; i < g.count; ++i) {
+                    const std::string name = pc.name + "-" + std::to_string(++k);
+                    keep_machines.insert(name);
+                    auto m = std::find_if(ms->begin(), ms->end(), [&](auto& x) { return x.name == name; });
+                    if (m == ms->end()) {
+                        auto mid = store_->add_machine(*pid, name, g.gpus);
+                        if (!mid) return std::unexpected(mid.error());
+                    } else if ((m->gpus != g.gpus && cfg_.local_gpus == 0) || m->pool_id != *pid) {
+                        // (the local executor's one machine takes the GPUs found now: below)
+                        return fail("the configuration's machine " + name + " (" + std::to_string(g.gpus) +
+                                    " GPUs) is in the data directory with " + std::to_string(m->gpus) +
+                                    " GPUs (or in another pool): a machine cannot change; give the pool a new name");
+                    }
+                }
+        }
     auto pools = store_->pools(cluster_.id);
     if (!pools) return std::unexpected(pools.error());
     auto machines = store_->machines(cluster_.id);
@@ -171,17 +210,26 @@ Result<void> Service::load() {
     base.starvation_s = cfg_.starvation_s;
     auto opt = policy_options(cfg_.policy, base);
     if (!opt) return std::unexpected(opt.error());
+    for (const auto& m : *machines) machine_names_[m.id] = m.name;
     for (const auto& p : *pools) {
         auto ps = std::make_unique<PoolState>();
         ps->rec = p;
         for (const auto& m : *machines)
-            if (m.pool_id == p.id) ps->machines.push_back(m);
-        if (ps->machines.empty()) continue;
+            if (m.pool_id == p.id && (!cfg_.pools_given || keep_machines.contains(m.name)))
+                ps->machines.push_back(m);
+        if (cfg_.local_gpus > 0) {  // the local executor: this machine only, its GPUs
+            if (!pools_.empty()) ps->machines.clear();
+            if (ps->machines.size() > 1) ps->machines.resize(1);
+            if (!ps->machines.empty()) ps->machines.front().gpus = cfg_.local_gpus;
+        }
+        if (ps->machines.empty() || (cfg_.pools_given && !keep_pools.contains(p.name))) {
+            retired_pools_[p.id] = p.name;
+            continue;
+        }
         ClusterSpec spec;
         for (std::size_t k = 0; k < ps->machines.size(); ++k) {
             spec.machine_gpus.push_back(ps->machines[k].gpus);
             machine_index_[ps->machines[k].id] = {pools_.size(), static_cast<int>(k)};
-            machine_names_[ps->machines[k].id] = ps->machines[k].name;
         }
         auto sched = RoundAdapter::make(spec, *opt, cfg_.placer);
         if (!sched) return std::unexpected(sched.error());
@@ -244,6 +292,7 @@ Result<void> Service::load() {
     last_event_s_ = last->value_or(0);
     for (auto& rec : *runs) {
         next_run_id_ = std::max(next_run_id_, rec.id + 1);
+        if (auto ok = reconcile_run(rec, std::max(rec.submitted_s, counted_to)); !ok) return ok;
         auto r = std::make_unique<RunMem>();
         r->rec = std::move(rec);
         for (std::size_t p = 0; p < pools_.size(); ++p)
@@ -253,6 +302,31 @@ Result<void> Service::load() {
         if (!r->ended())
             if (auto ok = restore_run(*r, counted_to); !ok) return ok;
         runs_[r->rec.id] = std::move(r);
+    }
+    // The rounds' fairness history (tenant LTGF windows, jobs' deserved service), replayed from
+    // the runs and their attempts up to the stored clock; the first round goes on from there.
+    {
+        const Seconds to = last_event_s_;
+        Seconds from = (to / opt->bucket_s - opt->window_buckets) * opt->bucket_s;
+        std::vector<std::vector<RoundAdapter::PastRun>> past(pools_.size());
+        Seconds first = to;
+        for (const auto& [id, r] : runs_) {
+            if (pools_[r->pool]->rec.id != r->rec.pool_id || (r->rec.ended_s >= 0 && r->rec.ended_s <= from))
+                continue;
+            auto ws = workspaces_.find(r->rec.workspace_id);
+            if (ws == workspaces_.end()) continue;
+            RoundAdapter::PastRun p;
+            p.tenant = pools_[r->pool]->sched->tenant_index(ws->second.name);
+            p.gpus = r->rec.workers * r->rec.gpus_per_worker;
+            p.submit_s = r->rec.submitted_s;
+            p.end_s = r->rec.ended_s;
+            for (const store::AttemptRec& a : r->rec.attempt_list) p.held.push_back({a.started_s, a.ended_s});
+            p.job = r->ended() ? -1 : r->job;
+            first = std::min(first, p.submit_s);
+            past[r->pool].push_back(std::move(p));
+        }
+        from = std::max(from, first);
+        for (std::size_t p = 0; p < pools_.size(); ++p) pools_[p]->sched->replay_history(past[p], from, to);
     }
     auto rows = store_->goodput_rows();
     if (!rows) return std::unexpected(rows.error());
@@ -280,6 +354,10 @@ Result<void> Service::restore_run(RunMem& r, Seconds counted_to) {
     if (!j) return std::unexpected(j.error());
     r.job = *j;
     pool.job_run[*j] = rec.id;
+    // Its past as the rounds knew it: work done and preemptions (a run that ran is not brand new).
+    int preemptions = 0;
+    for (const store::AttemptRec& a : rec.attempt_list) preemptions += a.outcome == "preempted" ? 1 : 0;
+    pool.sched->restore_job(r.job, rec.executed_s, preemptions);
     // The count: each worker from max(submission, counted_to), in its stored state.
     const Seconds t0 = std::max(rec.submitted_s, counted_to);
     const std::vector<gp::HeldPart> dummy{{static_cast<int>(pool.machines.front().id), 1}};
@@ -287,8 +365,9 @@ Result<void> Service::restore_run(RunMem& r, Seconds counted_to) {
     for (const store::WorkerRec& k : rec.worker_list) {
         const int w = counter_->add_worker(t0, static_cast<int>(rec.id), rec.gpus_per_worker);
         r.w.push_back(w);
-        auto parts = parse_parts(k.parts);
+        auto parts = parse_parts(k.parts.substr(0, k.parts.find('@')));
         r.parts.push_back(parts);
+        r.gpu_index.push_back(parse_gpu_index(k.parts));
         const auto phase = static_cast<gp::Phase>(k.phase);
         const auto cause = static_cast<gp::Cause>(k.cause);
         const auto& use = parts.empty() ? dummy : parts;
@@ -333,16 +412,28 @@ Result<void> Service::restore_run(RunMem& r, Seconds counted_to) {
             }
     }
     if (r.holding()) {
-        pool.sched->restore_running(r.job, held, rec.lease_start_s >= 0 ? rec.lease_start_s : rec.phase_since_s,
-                                    rec.executed_s);
-        ExecRun er{rec.id, rec.workers, duration, rec.time_limit_s, rec.attempts, rec.executed_s};
+        // The lease clock: its stored start, else its attempt's start (not the phase's: the
+        // phase moves at start-up's end); its stored end, else re-derived from the start.
+        Seconds lease_start = rec.lease_start_s;
+        if (lease_start < 0 && !rec.attempt_list.empty() && rec.attempt_list.back().ended_s < 0)
+            lease_start = rec.attempt_list.back().started_s;
+        if (lease_start < 0) lease_start = rec.phase_since_s;
+        pool.sched->restore_running(r.job, held, lease_start, rec.executed_s);
+        if (rec.lease_end_s < 0 && (rec.state == "starting" || rec.state == "running") &&
+            rec.stop_cause.empty()) {
+            const Seconds lease = pool.sched->lease_s(r.job);
+            if (lease < kNoLeaseEnd) {
+                r.rec.lease_start_s = lease_start;
+                r.rec.lease_end_s = lease_start + lease;
+            }
+        }
+        const ExecRun er = exec_run(r);
         ExecPhase ph = ExecPhase::Starting;
         if (rec.state == "running") ph = ExecPhase::Running;
         if (rec.state == "stopping") ph = rec.stop_cause == "failure" ? ExecPhase::Failed : ExecPhase::Stopping;
         exec_->restore(er, ph, rec.phase_since_s, rec.executed_s);
     } else if (rec.state == "stopping") {  // a preemption winding down: the policy's GPUs are free
-        ExecRun er{rec.id, rec.workers, duration, rec.time_limit_s, rec.attempts, rec.executed_s};
-        exec_->restore(er, ExecPhase::Stopping, rec.phase_since_s, rec.executed_s);
+        exec_->restore(exec_run(r), ExecPhase::Stopping, rec.phase_since_s, rec.executed_s);
     }
     return {};
 }
@@ -373,12 +464,13 @@ void Service::commit() {
     const Seconds now = std::max(last_event_s_, clock_.now());
     for (store::Id id : dirty_) {
         RunMem& r = *runs_.at(id);
+        r.note_state();
         r.rec.worker_list.clear();
         for (std::size_t k = 0; k < r.w.size(); ++k) {
             const gp::WorkerStatus& s = counter_->status(r.w[k]);
             r.rec.worker_list.push_back({static_cast<int>(k), static_cast<int>(s.phase),
                                          static_cast<int>(s.cause), s.attempt,
-                                         gp::holds_gpus(s) ? parts_text(r.parts[k]) : "",
+                                         gp::holds_gpus(s) ? parts_text(r.parts[k]) + gpu_index_text(r.gpu_index, k) : "",
                                          s.phase == gp::Phase::Running ? r.level : -1});
         }
         batch_.runs.push_back(r.rec);
@@ -452,20 +544,29 @@ void Service::schedule(std::size_t pi, Seconds t) {
     PoolState& pool = *pools_[pi];
     pool.dirty = false;
     const std::vector<Decision> ds = pool.sched->round(t);
+    // Stops first (preemptions, lease ends not renewed), then starts: a real executor then knows
+    // which GPUs are still winding down when it places the new runs on them.
     for (const Decision& d : ds) {
         auto it = pool.job_run.find(d.job);
-        if (it == pool.job_run.end()) continue;
-        RunMem& r = *runs_.at(it->second);
-        if (d.kind == Decision::Kind::Start) apply_start(r, d, t);
-        else preempt(r, t);
+        if (it == pool.job_run.end() || d.kind == Decision::Kind::Start) continue;
+        preempt(*runs_.at(it->second), t);
+    }
+    for (auto& [id, r] : runs_)
+        if (r->pool == pi && !r->ended() && r->lease_ended_at == t && pool.sched->is_pending(r->job) && r->holding())
+            preempt(*r, t);
+    for (const Decision& d : ds) {
+        auto it = pool.job_run.find(d.job);
+        if (it == pool.job_run.end() || d.kind != Decision::Kind::Start) continue;
+        apply_start(*runs_.at(it->second), d, t);
     }
     for (auto& [id, r] : runs_) {
         if (r->pool != pi || r->ended()) continue;
-        if (r->lease_ended_at == t && pool.sched->is_pending(r->job) && r->holding()) preempt(*r, t);
         r->lease_ended_at = -1;
         if (r->rec.state == "pending" && pool.sched->is_pending(r->job)) {
             std::string why = pool.sched->pending_reason(r->job, r->rec.workers, r->rec.gpus_per_worker);
-            if (why != r->rec.reason) {
+            // A run requeued at start (its machine left the configuration) keeps saying so
+            // until it is placed again.
+            if (why != r->rec.reason && !r->rec.reason.starts_with("requeued: ")) {
                 r->rec.reason = std::move(why);
                 touch(*r);
             }
@@ -493,7 +594,14 @@ void Service::apply_start(RunMem& r, const Decision& d, Seconds t) {
         r.rec.attempt_list.back().ended_s = t;
         r.rec.attempt_list.back().outcome = "preempted";
     }
-    exec_->forget(r.rec.id);
+    // A real executor's previous attempt still winding down keeps its processes (and its
+    // checkpoint) until they are gone: the new attempt's launch waits for that (try_launch).
+    if (exec_->runs_commands() && (r.rec.state == "starting" || r.rec.state == "running") && !r.launch_pending) {
+        exec_->stop(t, r.rec.id);  // moved to other GPUs: the checkpoint signal first
+        r.prev_alive = true;
+    }
+    r.prev_alive = r.prev_alive || (exec_->runs_commands() && r.rec.state == "stopping");
+    if (!r.prev_alive) exec_->forget(r.rec.id);
     // Workers take gpus_per_worker GPUs each from the placement's parts, in order.
     std::vector<std::pair<int, int>> left;  // (machine id, gpus)
     for (const auto& p : d.placement.parts) left.push_back({static_cast<int>(pool.machines[p.machine].id), p.gpus});
@@ -520,8 +628,9 @@ void Service::apply_start(RunMem& r, const Decision& d, Seconds t) {
     r.rec.phase_since_s = t;
     r.rec.lease_start_s = t;
     r.rec.lease_end_s = lease_end;
-    const Seconds duration = r.rec.sim_duration_s > 0 ? r.rec.sim_duration_s : r.rec.time_limit_s;
-    exec_->launch(t, {r.rec.id, r.rec.workers, duration, r.rec.time_limit_s, r.rec.attempts, r.rec.executed_s});
+    assign_gpus(r);
+    r.launch_pending = true;
+    try_launch(r, t);
     log(LogLevel::Info, "run.placed", {{"run", r.rec.name}, {"attempt", std::to_string(r.rec.attempts)}});
 }
 
@@ -549,6 +658,7 @@ void Service::preempt(RunMem& r, Seconds t) {
     r.rec.stop_cause = "preemption";
     r.rec.phase_since_s = t;
     r.rec.lease_end_s = -1;
+    cancel_launch(r, t);
     log(LogLevel::Info, "run.preempted", {{"run", r.rec.name}});
 }
 
@@ -598,9 +708,7 @@ void Service::machine_event(const ExecEvent& e) {
             continue;
         }
         on_exec({ExecEvent::Kind::Failed, e.t, id, 0, 0});
-        const Seconds duration = r->rec.sim_duration_s > 0 ? r->rec.sim_duration_s : r->rec.time_limit_s;
-        exec_->restore({id, r->rec.workers, duration, r->rec.time_limit_s, r->rec.attempts, r->rec.executed_s},
-                       ExecPhase::Failed, e.t, r->rec.executed_s);
+        exec_->restore(exec_run(*r), ExecPhase::Failed, e.t, r->rec.executed_s);
     }
 }
 
@@ -614,11 +722,26 @@ void Service::on_exec(const ExecEvent& e) {
     const Seconds t = e.t;
     touch(r);
     using K = ExecEvent::Kind;
+    if (e.attempt > 0 && e.attempt != r.rec.attempts) {  // an event of an earlier attempt
+        if (r.prev_alive && (e.kind == K::StopDone || e.kind == K::Released || e.kind == K::Finished)) {
+            r.prev_alive = false;  // its processes are gone: the new attempt may start
+            try_launch(r, t);
+            // ...and so may other runs' launches waiting for these GPUs.
+            for (auto& [id, o] : runs_)
+                if (o->launch_pending) try_launch(*o, t);
+        }
+        return;
+    }
     switch (e.kind) {
+        case K::WorkerStarted:
+        case K::WorkerExited:
+        case K::Progress:
+        case K::Utilization: return on_worker_event(r, e);
         case K::Started:
+            if (r.rec.state != "starting") break;
             for (int w : r.w) {
                 (void)counter_->start(t, w);
-                (void)counter_->utilization_level(t, w, e.level);
+                if (e.level >= 0) (void)counter_->utilization_level(t, w, e.level);
             }
             r.level = e.level;
             r.rec.state = "running";
@@ -662,7 +785,7 @@ void Service::on_exec(const ExecEvent& e) {
             log(LogLevel::Warn, "run.failed", {{"run", r.rec.name}, {"attempt", std::to_string(r.rec.attempts)}});
             break;
         case K::Released:
-            if (r.rec.attempts >= kMaxAttempts) {
+            if (failures(r) >= cfg_.max_failures) {
                 end_run(r, t, "failed", "failed");
             } else {
                 for (int w : r.w) (void)counter_->release(t, w);
@@ -675,6 +798,10 @@ void Service::on_exec(const ExecEvent& e) {
             break;
         default: break;
     }
+    // GPUs whose processes are gone may let waiting launches go.
+    if (e.kind == K::StopDone || e.kind == K::Released || e.kind == K::Finished)
+        for (auto& [id, o] : runs_)
+            if (o->launch_pending) try_launch(*o, t);
 }
 
 void Service::minute_work(Seconds now) {
@@ -733,6 +860,7 @@ void Service::tick() {
 void Service::loop() {
     log(LogLevel::Info, "scheduler.started", {{"policy", cfg_.policy}});
     std::unique_lock lk(mu_);
+    loop_running_ = true;
     while (!stopping_) {
         const Seconds now = clock_.now();
         begin(now);
@@ -743,6 +871,7 @@ void Service::loop() {
         cv_.wait_for(lk, clock_.until(next), [&] { return stopping_ || wake_; });
         wake_ = false;
     }
+    loop_running_ = false;
     log(LogLevel::Info, "scheduler.stopped");
 }
 

@@ -101,14 +101,41 @@ public:
     ApiResult<nlohmann::json> report_progress(const Caller& c, const std::string& name,
                                               const Params& q, std::string_view body);
 
+    /// A worker's log of one attempt (service_logs.cpp): ?worker=I (default 0), ?attempt=K
+    /// (default the latest), ?offset=BYTES (default 0), ?limit=BYTES (default 1 MiB, at most
+    /// 4 MiB). Only workspace tokens of the run's workspace (403 otherwise); 404 for an unknown
+    /// run, a run not started yet, or an executor without logs. Answers {"run", "workspace",
+    /// "attempt", "worker", "offset", "next_offset", "size", "done", "text"}; "done": nothing
+    /// more will be written and everything was read.
+    ApiResult<nlohmann::json> run_logs(const Caller& c, const std::string& name, const Params& q);
+
     // --- goodput (contract "Goodput") ---------------------------------------------------------
     ApiResult<nlohmann::json> goodput(const Caller& c, const Params& q);
     ApiResult<nlohmann::json> goodput_weekly(const Caller& c, const Params& q);
     ApiResult<nlohmann::json> run_goodput(const Caller& c, const std::string& name, const Params& q);
     ApiResult<nlohmann::json> cluster_goodput(const Caller& c, const std::string& org,
                                               const std::string& cluster, const Params& q);
+
+    // --- read-only views for the web pages (service_web_api.cpp; docs/api.md) ------------------
+    /// GET /fairness: per pool, each visible workspace's GPU time received (U) against deserved
+    /// (D) over the scheduler's LTGF window and per closed bucket, and why each visible pending
+    /// run waits. Workspace tokens see only their own workspace's rows and runs.
+    ApiResult<nlohmann::json> fairness(const Caller& c);
+    /// GET /runs/{run}/attempts: the run's attempts (start, end, outcome) and its workers'
+    /// last step, rate, stalled and straggler flags now. 404 when unknown or not visible.
+    ApiResult<nlohmann::json> run_attempts(const Caller& c, const std::string& name, const Params& q);
+    /// GET /whoami: the caller's scope, workspace (workspace tokens), organisation and cluster.
+    ApiResult<nlohmann::json> whoami(const Caller& c);
+    /// GET /stalls: the visible running runs with workers stalled or a straggler now.
+    ApiResult<nlohmann::json> stalls(const Caller& c);
+
     ApiResult<std::string> metrics(const Caller& c);
     ApiResult<nlohmann::json> alerts(const Caller& c);
+
+    // --- health (no token; service_health.cpp) -------------------------------------------------
+    /// Readiness: {"status": "ready", "store": "ok", "scheduler": "running"} when the store
+    /// answers a read and the scheduler loop runs; 503 with what is not ready otherwise.
+    ApiResult<nlohmann::json> readiness();
 
     /// The scheduler loop: wakes at executor events, lease ends and minute boundaries (the
     /// goodput count, alerts, pruning) until stop() is called.
@@ -129,6 +156,11 @@ private:
             std::unique_ptr<Executor> executor, Seconds clock_base);
     Result<void> load();
     Result<void> restore_run(RunMem& r, Seconds counted_to);
+    /// A run not ended whose pool or a machine it holds is no longer in the configuration:
+    /// requeued as after a failure (pending, reason "requeued: ...") or, when its pool is gone
+    /// or its attempts are spent, ended failed (stopped when it was winding down at its
+    /// owner's request), at time t; written to the store. Others: as is.
+    Result<void> reconcile_run(store::RunRec& rec, Seconds t);
 
     // Under mu_:
     void begin(Seconds now);
@@ -141,6 +173,20 @@ private:
     void on_exec(const ExecEvent& e);
     void machine_event(const ExecEvent& e);
     void end_run(RunMem& r, Seconds t, const std::string& state, const std::string& outcome);
+    /// WorkerStarted, WorkerExited, Progress and Utilization events (service_exec.cpp).
+    void on_worker_event(RunMem& r, const ExecEvent& e);
+    /// Failed attempts of run r (preemptions are not failures), for max_failures.
+    static int failures(const RunMem& r);
+    /// Launches r's placed attempt unless its GPUs still hold processes of a stopping attempt
+    /// (its own previous one, or another run's): then it waits, `starting`, and is retried
+    /// when those are gone (service_exec.cpp).
+    void try_launch(RunMem& r, Seconds t);
+    /// A stop of a run whose launch was still waiting: nothing runs, the stop is done at t.
+    void cancel_launch(RunMem& r, Seconds t);
+    /// What the executor gets of run r's current attempt (service_exec.cpp).
+    ExecRun exec_run(const RunMem& r) const;
+    /// GPU indices for r's workers on their machines, the lowest free ones (service_exec.cpp).
+    void assign_gpus(RunMem& r);
     void minute_work(Seconds now);
     void refresh_workspaces();
     void touch(RunMem& r);
@@ -166,13 +212,15 @@ private:
     mutable std::mutex mu_;
     std::condition_variable cv_;
     bool stopping_ = false;
+    bool loop_running_ = false;  ///< loop() is running (readiness)
     bool wake_ = false;
 
     store::OrgRec org_;
     store::ClusterRec cluster_;
     std::vector<std::unique_ptr<PoolState>> pools_;
     std::map<store::Id, std::pair<std::size_t, int>> machine_index_;  ///< id -> (pool, index)
-    std::map<store::Id, std::string> machine_names_;
+    std::map<store::Id, std::string> machine_names_;  ///< every machine, retired ones included
+    std::map<store::Id, std::string> retired_pools_;   ///< pools no longer in the configuration
     std::map<store::Id, store::WorkspaceRec> workspaces_;
     std::map<store::Id, std::unique_ptr<RunMem>> runs_;
     store::Id next_run_id_ = 1;

@@ -10,6 +10,7 @@
 #include "astraeus/goodput_io/rfc3339.hpp"
 #include "astraeus/policies/registry.hpp"
 #include "astraeus/service/log.hpp"
+#include "astraeus/exec/command_spec.hpp"
 #include "astraeus/service/request_parse.hpp"
 #include "astraeus/service/service_state.hpp"
 
@@ -25,10 +26,16 @@ using namespace detail;
 // --- auth and visibility ---------------------------------------------------------------------
 
 ApiResult<Caller> Service::authenticate(std::string_view authorization) {
-    constexpr std::string_view kBearer = "Bearer ";
-    if (authorization.substr(0, kBearer.size()) != kBearer)
-        return std::unexpected(ApiError{401, "missing bearer token (Authorization: Bearer <token>)"});
-    const std::string token(authorization.substr(kBearer.size()));
+    // RFC 7235: the scheme is case-insensitive ("Bearer", "bearer"), then one or more spaces.
+    constexpr std::string_view kBearer = "bearer";
+    const auto lower = [](char ch) { return ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch; };
+    bool scheme = authorization.size() > kBearer.size() && authorization[kBearer.size()] == ' ';
+    for (std::size_t i = 0; scheme && i < kBearer.size(); ++i) scheme = lower(authorization[i]) == kBearer[i];
+    if (!scheme) return std::unexpected(ApiError{401, "missing bearer token (Authorization: Bearer <token>)"});
+    std::string_view rest = authorization.substr(kBearer.size());
+    while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
+    while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t')) rest.remove_suffix(1);
+    const std::string token(rest);
     const std::string hash = sha256_hex(token);
     std::lock_guard lk(mu_);
     auto t = store_->token_by_hash(hash);
@@ -85,6 +92,7 @@ std::string Service::by_name(gp::By by, int id) const {
         case gp::By::Pool:
             for (const auto& p : pools_)
                 if (p->rec.id == id) return p->rec.name;
+            if (auto it = retired_pools_.find(id); it != retired_pools_.end()) return it->second;
             return "pool-" + std::to_string(id);
     }
     return "";
@@ -97,7 +105,7 @@ json Service::run_json(const RunMem& r) const {
     j["name"] = r.rec.name;
     auto ws = workspaces_.find(r.rec.workspace_id);
     j["workspace"] = ws == workspaces_.end() ? "" : ws->second.name;
-    j["pool"] = pools_[r.pool]->rec.name;
+    j["pool"] = by_name(gp::By::Pool, static_cast<int>(r.rec.pool_id));
     j["workers"] = r.rec.workers;
     j["gpus_per_worker"] = r.rec.gpus_per_worker;
     j["state"] = r.rec.state;
@@ -106,7 +114,7 @@ json Service::run_json(const RunMem& r) const {
     if (r.rec.started_s >= 0) j["started_at"] = gp::format_rfc3339(r.rec.started_s);
     if (r.rec.ended_s >= 0) j["ended_at"] = gp::format_rfc3339(r.rec.ended_s);
     if (r.rec.time_limit_s > 0) j["time_limit_s"] = r.rec.time_limit_s;
-    j["command"] = r.rec.command;
+    add_command_json(j, r.rec.command);
     j["image"] = r.rec.image;
     j["attempts"] = r.rec.attempts;
     json workers = json::array();
@@ -128,6 +136,13 @@ json Service::run_json(const RunMem& r) const {
         workers.push_back(std::move(w));
     }
     j["worker_list"] = std::move(workers);
+    json history = json::array();
+    for (const auto& h : r.history) {
+        json e{{"at", gp::format_rfc3339(h.since_s)}, {"at_s", h.since_s}, {"state", h.state}, {"attempt", h.attempt}};
+        if (!h.cause.empty()) e["cause"] = h.cause;
+        history.push_back(std::move(e));
+    }
+    j["history"] = std::move(history);
     return j;
 }
 
@@ -138,11 +153,13 @@ ApiResult<json> Service::submit(const Caller& c, std::string_view body) {
     if (!req) return std::unexpected(req.error());
     const std::string& name = req->name;
     const std::string& pool_name = req->pool;
-    const std::string& command = req->command;
     const std::string& image = req->image;
     const std::string& ws_name = req->workspace;
     const std::int64_t workers = req->workers, gpw = req->gpus_per_worker, limit = req->time_limit_s,
                        sim = req->sim_duration_s;
+    if (req->command.argv.empty() && exec_->runs_commands())
+        return std::unexpected(bad("'command' is required: an argv array (or a string, run as /bin/sh -c STRING)"));
+    const std::string command = exec::to_stored(req->command);
 
     std::unique_lock lk(mu_);
     // The workspace.
@@ -182,6 +199,13 @@ ApiResult<json> Service::submit(const Caller& c, std::string_view body) {
                         " has " + str(pool.gpus()) + " GPUs";
         return std::unexpected(bad(m));
     }
+    // A worker's GPUs are on one machine: a worker larger than every machine never fits.
+    int largest = 0;
+    for (const auto& m : pool.machines) largest = std::max(largest, m.gpus);
+    if (gpw > largest)
+        return std::unexpected(bad("no placement for " + str(workers) + " x " + str(gpw) + " GPUs: a worker's " +
+                                   str(gpw) + " GPUs must be on one machine, and pool " + pool.rec.name +
+                                   "'s largest machine has " + str(largest) + " GPUs"));
     const int u = pool.sched->tenant_index(workspaces_.at(ws_id).name);
     if (u < 0) return std::unexpected(ApiError{500, "workspace not known to the scheduler"});
 
@@ -216,6 +240,7 @@ ApiResult<json> Service::submit(const Caller& c, std::string_view body) {
     for (int k = 0; k < workers; ++k) {
         r->w.push_back(counter_->add_worker(now, static_cast<int>(r->rec.id), static_cast<int>(gpw)));
         r->parts.emplace_back();
+        r->gpu_index.emplace_back();
     }
     const store::Id id = r->rec.id;
     runs_[id] = std::move(r);
@@ -274,6 +299,7 @@ ApiResult<json> Service::stop_run(const Caller& c, const std::string& name, cons
     catch_up(now0);
     const Seconds t = last_event_s_;
     RunMem& r = *runs_.at(id);
+    touch(r);
     if (!r.ended()) {
         if (r.rec.state == "pending") {
             end_run(r, t, "stopped", "stopped");
@@ -286,6 +312,7 @@ ApiResult<json> Service::stop_run(const Caller& c, const std::string& name, cons
             r.rec.phase_since_s = t;
             r.rec.lease_end_s = -1;
             touch(r);
+            cancel_launch(r, t);
         } else if (r.rec.state == "stopping" && r.rec.stop_cause == "preemption") {
             r.rec.stop_cause = "owner";
             touch(r);

@@ -111,7 +111,10 @@ ApiResult<std::string> Service::metrics(const Caller& c) {
                 s.goodput.push_back({scope, by_name(by, row.id), win, row.counts});
                 if (by == gp::By::Workspace) cluster_total += row.counts;
             }
-        s.goodput.push_back({gp::MetricScope::Cluster, cluster_.name, win, cluster_total});
+        // The cluster's series only for tokens that see the whole cluster: a workspace token's
+        // total would be its own time under the real cluster series' labels (docs/api.md).
+        if (c.token.scope != store::Scope::Workspace)
+            s.goodput.push_back({gp::MetricScope::Cluster, cluster_.name, win, cluster_total});
     }
     std::map<store::Id, std::int64_t> stalled;
     for (const auto& [id, w] : workspaces_)

@@ -6,6 +6,9 @@
 #include <string>
 #include <vector>
 
+#include <optional>
+
+#include "astraeus/exec/command_spec.hpp"
 #include "astraeus/goodput/counter.hpp"
 #include "astraeus/service/round_adapter.hpp"
 #include "astraeus/service/service.hpp"
@@ -15,7 +18,6 @@ namespace astraeus::service::detail {
 
 namespace gp = goodput;
 
-inline constexpr int kMaxAttempts = 3;
 inline constexpr int kMaxWorkers = 4096;
 inline constexpr int kMaxGpusPerWorker = 1024;
 
@@ -33,6 +35,12 @@ inline bool is_digits(const std::string& s, std::size_t max_len) {
 /// "machine:gpus,..." (the store's form of a worker's parts) and back.
 std::string parts_text(const std::vector<gp::HeldPart>& parts);
 std::vector<gp::HeldPart> parse_parts(const std::string& s);
+/// The stored command as the API shows it: "command" (argv array, [] when none), "env",
+/// "workdir", "running_at".
+void add_command_json(nlohmann::json& j, const std::string& stored);
+/// A worker's GPU indices as a suffix of its stored parts ("@0.1"; "" when none) and back.
+std::string gpu_index_text(const std::vector<std::vector<int>>& idx, std::size_t worker);
+std::vector<int> parse_gpu_index(const std::string& parts);
 
 }  // namespace astraeus::service::detail
 
@@ -57,8 +65,28 @@ struct Service::RunMem {
     int job = -1;
     std::vector<int> w;                              ///< counter worker ids
     std::vector<std::vector<goodput::HeldPart>> parts;    ///< per worker, machine ids
+    std::vector<std::vector<int>> gpu_index;         ///< per worker, GPU indices on its machines
     double level = -1;
     Seconds lease_ended_at = -1;
+    bool launch_pending = false;  ///< placed; the executor's launch waits for its GPUs
+    bool prev_alive = false;      ///< its previous attempt's processes may still run
+    /// The run's states since the service started (the API's "history"): when each began.
+    struct Transition {
+        Seconds since_s;
+        std::string state, cause;
+        int attempt;
+    };
+    std::vector<Transition> history;
+    void note_state() {
+        const std::string cause = rec.state == "stopping" ? rec.stop_cause : "";
+        if (!history.empty() && history.back().since_s == rec.phase_since_s &&
+            history.back().state == rec.state && history.back().cause == cause)
+            return;
+        if (!history.empty() && history.back().state == rec.state && history.back().cause == cause &&
+            history.back().attempt == rec.attempts)
+            return;
+        history.push_back({rec.phase_since_s, rec.state, cause, rec.attempts});
+    }
     bool ended() const { return rec.ended_s >= 0; }
     bool holding() const {
         return rec.state == "starting" || rec.state == "running" ||

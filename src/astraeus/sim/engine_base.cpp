@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <cmath>
 #include <limits>
 
 namespace astraeus::detail {
@@ -19,6 +20,7 @@ EngineBase::EngineBase(const Workload& w, const SimConfig& c, std::vector<int> q
                        std::unique_ptr<Placer> placer)
     : w_(w), c_(c), opt_(c.options), cluster_(c.cluster), placer_(std::move(placer)),
       rng_(c.options.seed), scratch_cluster_(c.cluster) {
+    policy_jobs_ = w.jobs;
     const std::size_t n = w.tenants.size();
     res_.quotas = std::move(quotas);
     res_.runs.resize(w.jobs.size());
@@ -33,6 +35,29 @@ EngineBase::EngineBase(const Workload& w, const SimConfig& c, std::vector<int> q
     starving_.resize(n);
     delay_.resize(n);
     used_.assign(n, 0);
+    if (opt_.mode == Mode::Default) improve_ = opt_.improve;
+    else improve_ = {false, false, 0, false, 0, false};
+    double weights = 0;
+    for (const Tenant& t : w.tenants) weights += t.weight;
+    exact_share_.assign(n, 0.0);
+    for (std::size_t u = 0; u < n; ++u)
+        if (weights > 0)
+            exact_share_[u] = c.cluster.total_gpus() * w.tenants[u].weight / weights;
+    decayed_used_.assign(n, 0.0);
+    decayed_entitled_.assign(n, 0.0);
+}
+
+void EngineBase::decay(Seconds dt) {
+    const Seconds half = improve_.index_half_life_s;
+    if (half <= 0 || dt <= 0) return;
+    // Over dt at a constant rate r: S <- S * 2^(-dt/h) + r * (h / ln 2) * (1 - 2^(-dt/h)).
+    const double keep = std::exp2(-static_cast<double>(dt) / static_cast<double>(half));
+    const double gain = static_cast<double>(half) / std::log(2.0) * (1.0 - keep);
+    for (std::size_t u = 0; u < tenants(); ++u) {
+        const double rate = improve_.exact_entitlement ? exact_share_[u] : quota(int(u));
+        decayed_used_[u] = decayed_used_[u] * keep + used_[u] * gain;
+        decayed_entitled_[u] = decayed_entitled_[u] * keep + rate * gain;
+    }
 }
 
 void EngineBase::to_pending(int j) {
@@ -111,7 +136,7 @@ void EngineBase::prepare_astraea_round(const std::vector<TenantServiceSums>& sum
     in.now = now;
     in.sticky_renewals = opt_.mode == Mode::Default;
     in.eager = opt_.mode == Mode::Compat;
-    in.jobs = w_.jobs;
+    in.jobs = policy_jobs_;
     in.runs = res_.runs;
     in.themis_rho = themis_rho_;
     in.share_order = w_.share_order;
@@ -124,8 +149,25 @@ void EngineBase::prepare_astraea_round(const std::vector<TenantServiceSums>& sum
         q.index = TenantLedger::scheduling_index(sums[u]);
         q.utilized = sums[u].utilized;
         q.entitled = sums[u].entitled;
+        q.entitlement_rate = -1;
+        if (improve_.exact_entitlement) {
+            // The window's entitlement at the exact rate (the quota is constant over it).
+            q.entitlement_rate = exact_share_[u];
+            if (q.quota > 0) {
+                const double exact =
+                    static_cast<double>(q.entitled) * exact_share_[u] / q.quota;
+                q.entitled = static_cast<GpuSeconds>(std::llround(exact));
+                q.index = exact > 0 ? static_cast<double>(q.utilized) / exact : 1.0;
+            }
+        }
+        if (improve_.index_half_life_s > 0) {
+            q.utilized = static_cast<GpuSeconds>(std::llround(decayed_used_[u]));
+            q.entitled = static_cast<GpuSeconds>(std::llround(decayed_entitled_[u]));
+            q.index = decayed_entitled_[u] > 0 ? decayed_used_[u] / decayed_entitled_[u] : 1.0;
+        }
         q.min_gpus = min_pending_gpus(u);
         q.new_jobs = new_pending_[u];
+        q.starving_jobs = starving_[u].size();
         q.prepared = false;
     }
     if (!in.prepare) in.prepare = [this](std::size_t u, TenantQueue& q) { prepare_tenant(u, q); };

@@ -57,6 +57,10 @@ protected:
     /// The result, with each tenant's F_u over the whole run.
     SimResult finish_result();
 
+    /// The jobs as policies see them: w_.jobs, or (event engine, a policy that does not predict
+    /// run times) a copy with duration_s = 0.
+    std::span<const Job> policy_jobs_;
+    std::vector<Job> blind_jobs_;
     const Workload& w_;
     const SimConfig& c_;
     const AstraeaOptions& opt_;
@@ -66,6 +70,13 @@ protected:
     SimResult res_;
     std::vector<double> themis_rho_;
     std::vector<TenantLedger> ledgers_;
+    /// AstraeaImprovements: each tenant's exact entitlement rate C * s_u / sum(s) (GPUs), and
+    /// its usage and entitlement decayed with the index half-life (GPU-seconds; event engine).
+    std::vector<double> exact_share_, decayed_used_, decayed_entitled_;
+    AstraeaImprovements improve_;                 ///< in effect (none in compat mode)
+    /// Decays the usage and entitlement sums over dt seconds at the given rates (the tenants'
+    /// GPUs in use now); no-op unless the index half-life is on.
+    void decay(Seconds dt);
     std::vector<int> pending_, running_;          ///< global lists, reference order
     std::vector<std::vector<int>> t_pending_, t_running_, starving_, delay_;
     std::vector<int> used_;                       ///< GPUs held per tenant

@@ -91,8 +91,23 @@ public:
         demand_.assign(tenants(), 0);
         ledger_.job.assign(n, 0.0);
         // What every policy reads; these vectors keep their size for the whole run.
+        if (!policy_->predicts_run_times()) {
+            // What a scheduler knows of a job: not its run time.
+            blind_jobs_.resize(n);
+            for (std::size_t j = 0; j < n; ++j) {
+                const Job& job = w.jobs[j];
+                Job& b = blind_jobs_[j];
+                b.id = job.id;
+                b.tenant = job.tenant;
+                b.gpus = job.gpus;
+                b.submit_s = job.submit_s;
+                b.weight = job.weight;
+                b.duration_s = 0;
+            }
+            policy_jobs_ = blind_jobs_;
+        }
         RoundInput& in = round_in_;
-        in.jobs = w_.jobs;
+        in.jobs = policy_jobs_;
         in.runs = res_.runs;
         in.tenant_info = w_.tenants;
         in.quotas = res_.quotas;
@@ -171,7 +186,11 @@ private:
             const Seconds bucket = opt_.bucket_s;
             if (pending_.empty() && running_.empty() && last_t_ % bucket == 0) {
                 const Seconds whole = (t - last_t_) / bucket;
-                if (whole > opt_.window_buckets) last_t_ += (whole - opt_.window_buckets) * bucket;
+                if (whole > opt_.window_buckets) {
+                    const Seconds skip = (whole - opt_.window_buckets) * bucket;
+                    decay(skip);  // nothing runs: entitlement accrues, usage decays
+                    last_t_ += skip;
+                }
             }
             const Seconds boundary = (last_t_ / opt_.bucket_s + 1) * opt_.bucket_s;
             const Seconds end = std::min(t, boundary);
@@ -184,6 +203,7 @@ private:
                     integral += std::min(static_cast<double>(g), share) * static_cast<double>(dt);
             }
             res_.busy_gpu_s += GpuSeconds{cluster_.total_gpus() - cluster_.free_gpus()} * dt;
+            decay(dt);
             last_t_ = end;
             if (end == boundary) {
                 for (std::size_t u = 0; u < tenants(); ++u) {
@@ -412,6 +432,7 @@ private:
         }
         if (astraea_) {
             prepare_astraea_round(window_sums(t), t);
+            round_in_.running_all = running_;
         } else {
             round_in_.pending_all = pending_;
             round_in_.running_all = running_;
@@ -480,6 +501,7 @@ private:
         if (r.lease_expiries > 0 && !continuing) r.resume_pending = true;
         if (r.first_start_s < 0) r.first_start_s = t;
         r.total_pending_s += t - wait_begin_[j];
+        r.longest_wait_s = std::max(r.longest_wait_s, t - wait_begin_[j]);
         r.waiting_since_start_s = 0;
         r.lease_run_s = 0;
         lease_start_[j] = t;

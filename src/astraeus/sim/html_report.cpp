@@ -131,6 +131,7 @@ struct Line {
     double width = 1.6;
     std::vector<ChartPoint> points;
     double min_step_px = 0;  // see svg_path: > 0 for curves that only go up and right (CDFs)
+    bool dots = false;       // draw each point as a labelled dot instead of a path (scatter)
 };
 
 struct Chart {
@@ -230,6 +231,17 @@ std::string render(Chart c) {
                            num(x0), num(x1), fmt::arg("p", num(py)));
     }
     for (const Line& l : c.lines) {
+        if (l.dots) {
+            for (const ChartPoint& p : l.points)
+                out += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"5\" fill=\"{}\">"
+                                   "<title>{}</title></circle><text class=\"lg\" x=\"{}\" "
+                                   "y=\"{}\">{}</text>\n",
+                                   num(c.x.to_px(p.x)), num(c.y.to_px(p.y)),
+                                   l.color.empty() ? "#888" : l.color, html_escape(l.label),
+                                   num(c.x.to_px(p.x) + 7), num(c.y.to_px(p.y) - 6),
+                                   html_escape(l.label));
+            continue;
+        }
         const std::string d = svg_path(l.points, c.x, c.y, l.min_step_px);
         if (d.empty()) continue;
         std::string style =
@@ -365,16 +377,17 @@ std::string table_html(const ReportHeader& h, const std::vector<ReportRun>& runs
                       head +
                       "<th>jobs done</th><th>avg JCT (h)</th><th>p50 JCT (h)</th>"
                       "<th>p95 JCT (h)</th><th>p99 JCT (h)</th><th>avg wait (h)</th>"
-                      "<th>makespan (d)</th><th>GPU utilization</th><th>preemptions</th>"
-                      "<th>lease expiries</th></tr></thead>\n<tbody>\n";
+                      "<th>max wait (h)</th><th>makespan (d)</th><th>GPU utilization</th>"
+                      "<th>preemptions</th><th>lease expiries</th></tr></thead>\n<tbody>\n";
     for (std::size_t i = 0; i < runs.size(); ++i) {
         const Summary& s = runs[i].summary;
         out += fmt::format(
             "<tr{}>{}<td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
-            "<td>{}%</td><td>{}</td><td>{}</td></tr>\n",
+            "<td>{}</td><td>{}%</td><td>{}</td><td>{}</td></tr>\n",
             row_class(i), row_head(h, runs[i], views[i]), s.jobs_done, fixed_h(s.jct_s.mean),
             fixed_h(s.jct_s.p50), fixed_h(s.jct_s.p95), fixed_h(s.jct_s.p99),
-            fixed_h(s.queueing_delay_s.mean), fixed(static_cast<double>(s.makespan_s) / 86400.0, 2),
+            fixed_h(s.queueing_delay_s.mean), fixed_h(s.longest_wait_s.max),
+            fixed(static_cast<double>(s.makespan_s) / 86400.0, 2),
             fixed(100 * s.gpu_utilization, 1), s.preemptions, s.lease_expiries);
     }
     out += "</tbody></table></div>\n";
@@ -384,17 +397,10 @@ std::string table_html(const ReportHeader& h, const std::vector<ReportRun>& runs
            "<th>p5 F<sub>j</sub></th><th>Jain (F<sub>j</sub>)</th>"
            "<th class=\"sep\">min F<sub>u</sub></th><th>max / min F<sub>u</sub></th>"
            "<th>Jain (F<sub>u</sub>)</th><th>worst windowed F<sub>u</sub></th>"
-           "<th>spread &times;</th></tr></thead>\n<tbody>\n";
+           "<th>shortfall</th></tr></thead>\n<tbody>\n";
     for (std::size_t i = 0; i < runs.size(); ++i) {
         const Summary& s = runs[i].summary;
-        std::size_t ref = i;
-        for (std::size_t k = 0; k < i; ++k)
-            if (runs[k].sweep == runs[i].sweep) {
-                ref = k;
-                break;
-            }
-        const double base = runs[ref].summary.fu_max_shortfall;
-        const std::string ratio = base > 0 ? fixed(s.fu_max_shortfall / base, 2) : "&ndash;";
+        const std::string ratio = fixed(s.fu_max_shortfall, 4);
         out += fmt::format(
             "<tr{}>{}<td>{}%</td><td>{}%</td><td>{}%</td><td>{}</td><td>{}</td><td>{}</td>"
             "<td class=\"sep\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
@@ -504,13 +510,58 @@ svg text{font-family:"DejaVu Sans",system-ui,sans-serif}
         "share of jobs with F<sub>j</sub> in [0.95, 1/0.95], <em>loss</em> below, "
         "<em>benefit</em> above. Tenant fairness F<sub>u</sub> = GPU-time received / deserved "
         "over the whole run, over tenants with jobs; <em>worst windowed</em> = the lowest "
-        "windowed F<sub>u</sub> of any tenant at any sample. <strong>Spread compared:</strong> "
-        "the worst-served tenant's shortfall max(0, 1 &minus; min F<sub>u</sub>) over the whole "
-        "run (F<sub>u</sub> &gt; 1 is GPU-time no one else asked for, not harm); "
-        "<em>spread &times;</em> divides a "
-        "row's spread by that of the first policy ({}) at the same swept values (above 1: "
-        "further from fair than it).</p>\n",
-        runs.empty() ? std::string() : html_escape(runs.front().policy));
+        "windowed F<sub>u</sub> of any tenant at any sample. <em>shortfall</em> = "
+        "the worst-served tenant's max(0, 1 &minus; min F<sub>u</sub>) over the whole run "
+        "(F<sub>u</sub> &gt; 1 is GPU-time no one else asked for, not harm); <em>max wait</em> = "
+        "the longest stretch any job spent pending (before its first start or after a lease end "
+        "or preemption).</p>\n");
+
+    // ---- Pareto: avg JCT against the worst tenant's windowed F_u ----
+    {
+        double lo = 0, hi = 10;
+        for (const ReportRun& r : runs) {
+            const double v = std::max(1.0, r.summary.jct_s.mean);
+            hi = std::max(hi, v);
+            lo = lo == 0 ? v : std::min(lo, v);
+        }
+        lo = round_125(std::max(lo, 1.0), false);
+        hi = std::max(round_125(hi, true), lo * 10);
+        Chart c;
+        c.aria = "Average JCT against the worst tenant's windowed F_u, one point per run";
+        c.x = {lo, hi, 0, 1, true};
+        c.y = {0, 1, 0, 1, false};
+        c.xticks = duration_ticks(lo, hi);
+        c.yticks = linear_ticks(0, 1, 5);
+        c.xtitle = "average JCT (log scale): left is better";
+        c.ytitle = "worst windowed F_u: up is better";
+        c.legend = false;
+        // The frontier: runs no other run beats on both (lower JCT and higher F_u).
+        std::vector<ChartPoint> all;
+        for (const ReportRun& r : runs)
+            all.push_back({std::max(1.0, r.summary.jct_s.mean), r.summary.fu_worst_over_time});
+        std::vector<ChartPoint> front;
+        std::vector<ChartPoint> sorted = all;
+        std::sort(sorted.begin(), sorted.end(), [](const ChartPoint& a, const ChartPoint& b) {
+            return a.x != b.x ? a.x < b.x : a.y > b.y;
+        });
+        double best = -1;
+        for (const ChartPoint& p : sorted)
+            if (p.y > best) {
+                if (!front.empty()) front.push_back({p.x, front.back().y});
+                front.push_back(p);
+                best = p.y;
+            }
+        c.lines.push_back({"Pareto frontier", "", "4 3", 1.2, std::move(front), 0});
+        for (std::size_t i = 0; i < runs.size(); ++i) {
+            Line dot{views[i].label, views[i].color, "", 1.8, {all[i]}, 0};
+            dot.dots = true;
+            c.lines.push_back(std::move(dot));
+        }
+        out += "<h2>Trade-off: average JCT against tenant fairness</h2>\n" + render(std::move(c));
+        out += "<p class=\"note\">One point per run: its average JCT and the lowest windowed "
+               "F<sub>u</sub> of any tenant at any hourly sample. The dashed staircase joins the "
+               "runs that no other run beats on both.</p>\n";
+    }
 
     // ---- CDF of F_j ----
     {
@@ -616,7 +667,7 @@ svg text{font-family:"DejaVu Sans",system-ui,sans-serif}
             "the fairness window at each sample (GPU-time received / deserved; 1 = its fair "
             "share, dashed; log scale, values beyond {} .. {} drawn at the edge). The thick "
             "coloured line is the run's <em>worst-served tenant</em>: the lowest F<sub>u</sub> "
-            "over the whole run (the one the spread in the table measures); grey lines are the "
+            "over the whole run (the one the shortfall in the table measures); grey lines are the "
             "other tenants (hover a line for its name).</p>\n<div class=\"panels\">\n",
             power_of_two_label(klo), power_of_two_label(khi));
         for (std::size_t i = 0; i < runs.size(); ++i) {

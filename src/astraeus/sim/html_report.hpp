@@ -1,6 +1,8 @@
 // The comparison report of `astraeus compare`: one self-contained HTML file (inline CSS and SVG,
 // no JavaScript, nothing fetched from anywhere) with a title naming the input, cluster and
-// options, the comparison table, and charts drawn here as SVG: CDF of job fairness F_j, CDF of
+// options, the comparison table, and charts drawn here as SVG: the trade-off of average JCT
+// against the worst tenant's windowed F_u (one dot per run, the Pareto staircase), CDF of job
+// fairness F_j, CDF of
 // JCT (log time axis), per-tenant F_u over time (one panel per run, the worst tenant
 // highlighted) and cluster GPU utilization over time. A policy keeps its colour in every chart;
 // swept values change the dash pattern. Long series are thinned (CDFs to vertices at least
@@ -40,7 +42,7 @@ struct ReportHeader {
 };
 
 /// The report as one HTML document. `runs` in table order: runs with the same sweep values form
-/// a block whose first run is the reference of the "spread x" column. `total_gpus` is the
+/// a block. `total_gpus` is the
 /// cluster size C (utilization = sum of tenants' used GPUs at a sample time / C).
 /// Every text from the inputs (tenant, policy names, paths) is HTML-escaped.
 std::string html_report(const Workload& w, int total_gpus, const ReportHeader& header,

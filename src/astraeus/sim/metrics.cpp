@@ -45,7 +45,7 @@ Distribution distribution(const std::vector<double>& v) {
 Summary summarize(const Workload& w, const SimResult& r, int total_gpus) {
     Summary s;
     s.jobs_total = w.jobs.size();
-    std::vector<double> jct, delay, fj;
+    std::vector<double> jct, delay, longest, fj;
     Seconds first_submit = std::numeric_limits<Seconds>::max();
     std::vector<char> has_jobs(w.tenants.size(), 0);
     for (std::size_t j = 0; j < w.jobs.size(); ++j) {
@@ -65,6 +65,7 @@ Summary summarize(const Workload& w, const SimResult& r, int total_gpus) {
         ++s.jobs_done;
         jct.push_back(static_cast<double>(run.end_s - w.jobs[j].submit_s));
         delay.push_back(static_cast<double>(run.first_start_s - w.jobs[j].submit_s));
+        longest.push_back(static_cast<double>(run.longest_wait_s));
         if (run.deserved_gpu_s > 0) {
             fj.push_back(run.fairness);
         } else {
@@ -73,6 +74,7 @@ Summary summarize(const Workload& w, const SimResult& r, int total_gpus) {
     }
     s.jct_s = distribution(jct);
     s.queueing_delay_s = distribution(delay);
+    s.longest_wait_s = distribution(longest);
     if (s.jobs_admitted > 0) {
         s.makespan_s = r.end_s - first_submit;
         if (s.makespan_s > 0)

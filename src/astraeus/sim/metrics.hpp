@@ -15,6 +15,7 @@ struct Distribution {
 struct Summary {
     std::size_t jobs_total = 0, jobs_admitted = 0, jobs_dropped = 0, jobs_done = 0;
     Distribution jct_s, queueing_delay_s;
+    Distribution longest_wait_s;     ///< each finished job's longest stretch pending
     Seconds makespan_s = 0;          ///< last end - first submit
     double gpu_utilization = 0;      ///< busy GPU-seconds / (C x makespan)
     long preemptions = 0, lease_expiries = 0, checkpoints = 0, resumes = 0;

@@ -64,12 +64,12 @@ namespace {
 std::string jobs_csv(const Workload& w, const SimResult& r) {
     std::string out =
         "job_id,tenant,gpus,submit_s,first_start_s,end_s,jct_s,queueing_delay_s,run_time_s,"
-        "fairness,preemptions,lease_expiries,checkpoints,resumes,status\n";
+        "fairness,preemptions,lease_expiries,checkpoints,resumes,status,longest_wait_s\n";
     for (std::size_t j = 0; j < w.jobs.size(); ++j) {
         const Job& job = w.jobs[j];
         const RunState& run = r.runs[j];
         const bool done = run.status == RunStatus::Done;
-        out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", job.id,
+        out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", job.id,
                            csv_field(tenant_name(w, job.tenant)), job.gpus, job.submit_s,
                            run.first_start_s >= 0 ? fmt::format("{}", run.first_start_s) : "",
                            done ? fmt::format("{}", run.end_s) : "",
@@ -80,7 +80,8 @@ std::string jobs_csv(const Workload& w, const SimResult& r) {
                            job.duration_s,
                            run.deserved_gpu_s > 0 ? fmt::format("{:.4f}", run.fairness) : "",
                            run.preemptions, run.lease_expiries,
-                           run.checkpoints, run.resumes, status_name(run.status));
+                           run.checkpoints, run.resumes, status_name(run.status),
+                           run.first_start_s >= 0 ? fmt::format("{}", run.longest_wait_s) : "");
     }
     return out;
 }
@@ -112,6 +113,8 @@ nlohmann::json summary_json(const Workload& w, const SimResult& r, const Summary
                   {"dropped_over_static_quota", r.dropped_over_static_quota}}},
         {"jct_s", dist(s.jct_s)},
         {"queueing_delay_s", dist(s.queueing_delay_s)},
+        {"longest_wait_s", {{"max", s.longest_wait_s.max}, {"p99", s.longest_wait_s.p99},
+                            {"mean", s.longest_wait_s.mean}}},
         {"makespan_s", s.makespan_s},
         {"gpu_utilization", s.gpu_utilization},
         {"preemptions", s.preemptions},
@@ -185,6 +188,8 @@ std::string summary_table(const Workload& w, const SimResult& r, const Summary& 
             fmt::format("{} / {}", r.dropped_too_big, r.dropped_over_static_quota));
     row("JCT (s)", dist(s.jct_s));
     row("queueing delay (s)", dist(s.queueing_delay_s));
+    row("longest wait (s)", fmt::format("max {:.0f}  p99 {:.0f}", s.longest_wait_s.max,
+                                        s.longest_wait_s.p99));
     row("makespan (s)", fmt::format("{}", s.makespan_s));
     row("GPU utilization", fmt::format("{:.1f} %", 100 * s.gpu_utilization));
     row("preemptions / lease expiries", fmt::format("{} / {}", s.preemptions, s.lease_expiries));

@@ -193,6 +193,7 @@ private:
         RunState& r = run(j);
         r.last_check_s = t;
         r.lease_run_s = 0;
+        r.longest_wait_s = std::max(r.longest_wait_s, r.waiting_since_start_s);
         r.waiting_since_start_s = 0;
         if (r.lease_expiries > 0 && r.last_checkpoint_s != t) r.resume_pending = true;
         if (r.first_start_s < 0) r.first_start_s = t;

@@ -584,9 +584,8 @@ private:
 
 Result<std::unique_ptr<Store>> open_sqlite(const std::string& data_dir) {
     try {
-        std::error_code ec;
-        std::filesystem::create_directories(data_dir, ec);
-        if (ec) return fail("cannot create the data directory " + data_dir + ": " + ec.message());
+        if (auto ok = create_data_dir(data_dir); !ok) return std::unexpected(ok.error());
+        if (auto ok = private_store_file(data_dir + "/astraeus.db"); !ok) return std::unexpected(ok.error());
         auto s = std::make_unique<SqliteStore>(data_dir + "/astraeus.db");
         if (auto ok = s->migrate(); !ok) return std::unexpected(ok.error());
         return std::unique_ptr<Store>(std::move(s));

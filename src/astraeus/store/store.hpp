@@ -183,7 +183,14 @@ public:
     virtual int schema_version() = 0;
 };
 
-/// Opens (creating and migrating) the SQLite store in directory `data_dir` (astraeus.db).
+/// Creates directory `data_dir` (its parents as usual) with mode 0700 when it does not exist.
+Result<void> create_data_dir(const std::string& data_dir);
+/// Creates the file `path` with mode 0600 if absent; an existing one (and its -wal, -shm files)
+/// readable by group or others is made 0600.
+Result<void> private_store_file(const std::string& path);
+
+/// Opens (creating and migrating) the SQLite store in directory `data_dir` (astraeus.db):
+/// the directory is created 0700, the files 0600 (create_data_dir, private_store_file).
 Result<std::unique_ptr<Store>> open_sqlite(const std::string& data_dir);
 
 }  // namespace astraeus::store

@@ -1,0 +1,73 @@
+// Launch latency of the local executor (docs/performance.md, "Launch latency"): from the
+// scheduler's decision handed to Executor::launch to every worker's program running (execve
+// succeeded, the gang barrier's "up"), for gangs of 1 and 4 workers running `sleep 30`, then
+// stopped with the checkpoint signal and reaped before the next launch. Prints p50, p99 and max.
+// usage: astraeus_bench_launch [LAUNCHES] (default 200)
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "astraeus/exec/local_executor.hpp"
+
+namespace {
+
+double percentile(std::vector<double> v, double p) {
+    std::sort(v.begin(), v.end());
+    const std::size_t i = static_cast<std::size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
+    return v[std::min(i, v.size() - 1)];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    const int launches = argc > 1 ? std::atoi(argv[1]) : 200;
+    namespace fs = std::filesystem;
+    const fs::path dir = fs::temp_directory_path() / ("astraeus-bench-launch-" + std::to_string(::getpid()));
+    for (int workers : {1, 4}) {
+        astraeus::exec::LocalExecutorConfig c;
+        c.runs_dir = dir.string();
+        c.runner.grace_s = 5;
+        c.runner.allow_root = true;  // a benchmark machine may run it as root
+        astraeus::exec::LocalExecutor ex(c, nullptr);
+        std::vector<double> ms;
+        for (int i = 0; i < launches; ++i) {
+            astraeus::exec::ExecRun r;
+            r.run = i + 1;
+            r.workers = workers;
+            r.attempt = 1;
+            r.run_name = "bench-" + std::to_string(i);
+            r.workspace = "bench";
+            r.argv = {"sleep", "30"};
+            for (int w = 0; w < workers; ++w) r.placement.push_back({1, "m", {w}});
+            const auto t0 = std::chrono::steady_clock::now();
+            ex.launch(0, r);
+            const auto t1 = std::chrono::steady_clock::now();
+            ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+            // The gang is up when launch returns (the Started event is queued): check it.
+            astraeus::exec::ExecEvent e;
+            bool started = false;
+            while (ex.pop_due(astraeus::exec::kNever, e)) started = started || e.kind == astraeus::exec::ExecEvent::Kind::Started;
+            if (!started) {
+                std::fprintf(stderr, "bench_launch: launch %d did not start\n", i);
+                return 1;
+            }
+            ex.stop(0, r.run);
+            for (;;) {  // wait for StopDone: every process gone
+                bool done = false;
+                while (ex.pop_due(astraeus::exec::kNever, e)) done = done || e.kind == astraeus::exec::ExecEvent::Kind::StopDone;
+                if (done) break;
+                std::this_thread::sleep_for(std::chrono::milliseconds(2));
+            }
+            ex.forget(r.run);
+        }
+        std::printf("workers=%d launches=%d  decision->running p50 %.2f ms  p99 %.2f ms  max %.2f ms\n", workers,
+                    launches, percentile(ms, 0.5), percentile(ms, 0.99), *std::max_element(ms.begin(), ms.end()));
+    }
+    fs::remove_all(dir);
+    return 0;
+}

@@ -1,0 +1,257 @@
+// `astraeus goodput import-slurm SACCT_OUTPUT`: goodput for a Slurm cluster that keeps its own
+// scheduler. Reads Slurm accounting (`sacct --json`, or `sacct --parsable2` with the fields of
+// docs/slurm.md), turns every job segment into the goodput event log (docs/formats/goodput-events.md)
+// and counts it with the same replay as `astraeus goodput replay`; prints the table by run,
+// machine, pool (partition) or workspace (account), over a period or by ISO week. Categories that
+// Slurm's records cannot give are shown as "-" (slurm_goodput_table.hpp). Exit codes: 0 ok, 2 bad
+// input or usage (one message on stderr, nothing on stdout), 1 an output failure.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <optional>
+#include <sstream>
+
+#include "astraeus/cli/commands.hpp"
+#include "astraeus/goodput/ledger.hpp"
+#include "astraeus/goodput_io/event_log.hpp"
+#include "astraeus/goodput_io/rfc3339.hpp"
+#include "astraeus/slurm_import/sacct_records.hpp"
+#include "astraeus/slurm_import/segments_to_events.hpp"
+#include "astraeus/slurm_import/slurm_goodput_table.hpp"
+
+namespace astraeus::cli {
+namespace {
+using namespace astraeus::goodput;
+
+struct ImportArgs {
+    std::string input;
+    std::string format = "auto";
+    std::string events_out;
+    std::string by = "workspace";
+    std::optional<int> weeks;
+    std::string run;
+    std::string start, end;
+    bool json = false;
+};
+
+Result<Seconds> time_arg(const std::string& opt, const std::string& s) {
+    if (!s.empty() && s.find_first_not_of("-0123456789") == std::string::npos) {
+        try {
+            std::size_t used = 0;
+            const long long v = std::stoll(s, &used);
+            if (used == s.size()) return v;
+        } catch (const std::exception&) {
+        }
+    }
+    if (auto t = parse_rfc3339(s)) return *t;
+    return fail(opt + " '" + s + "': expected an RFC 3339 time (2026-11-02T10:00:00Z) or "
+                "integer Unix seconds");
+}
+
+std::string upper(std::string_view s) {
+    std::string u(s);
+    for (char& c : u) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return u;
+}
+
+std::vector<NamedCounts> named(const Replayer& r, By by, const std::vector<Row>& rows) {
+    std::vector<NamedCounts> out;
+    const auto& names = r.names(by);
+    for (const Row& row : rows) out.push_back({names[row.id], row.counts});
+    return out;
+}
+
+int run_import(const ImportArgs& a) {
+    auto usage = [](const std::string& m) {
+        std::cerr << "astraeus goodput import-slurm: " << m << "\n";
+        return 2;
+    };
+    const auto by = parse_by(a.by);
+    if (!by) return usage("--by: " + by.error().message);
+    const auto format = slurm::parse_sacct_format(a.format);
+    if (!format) return usage("--format: " + format.error().message);
+    if (a.weeks && (*a.weeks < 0 || *a.weeks > 56))
+        return usage("--weeks: expected 0..56 (the last N complete weeks and the current one "
+                     "stay within 400 days)");
+    if (a.weeks && !a.run.empty()) return usage("--weeks and --run do not go together");
+    std::optional<Seconds> start, end;
+    if (!a.start.empty()) {
+        auto t = time_arg("--start", a.start);
+        if (!t) return usage(t.error().message);
+        start = *t;
+    }
+    if (!a.end.empty()) {
+        auto t = time_arg("--end", a.end);
+        if (!t) return usage(t.error().message);
+        end = *t;
+    }
+
+    std::string text;
+    const std::string name = a.input == "-" ? "<stdin>" : a.input;
+    if (a.input == "-") {
+        text.assign(std::istreambuf_iterator<char>(std::cin), {});
+    } else {
+        std::ifstream in(a.input, std::ios::binary);
+        if (!in) return usage(a.input + ": cannot open");
+        text.assign(std::istreambuf_iterator<char>(in), {});
+    }
+    auto segments = slurm::parse_sacct(text, name, *format);
+    if (!segments) return usage(segments.error().message);
+    auto log = slurm::segments_to_events(std::move(*segments));
+    if (!log) return usage(log.error().message);
+    if (log->jobs == 0)
+        return usage(name + ": no job with GPUs (allocated TRES without gres/gpu: is "
+                     "AccountingStorageTRES=gres/gpu set in slurm.conf?)");
+    if (!a.events_out.empty()) {
+        std::ofstream out(a.events_out, std::ios::binary | std::ios::trunc);
+        out << log->events;
+        out.close();
+        if (!out) return usage("--events-out " + a.events_out + ": cannot write");
+    }
+
+    ReplayOptions opt;
+    opt.end_s = end ? end : log->last_s;
+    Replayer replayer(opt);
+    {
+        std::istringstream in(log->events);
+        auto r = replay_stream(in, name + " (as goodput events)", replayer);
+        if (!r) return usage(r.error().message);
+    }
+    const Seconds end_s = replayer.end_s();
+
+    std::string out;
+    nlohmann::json j;
+    if (!a.run.empty()) {
+        const int id = replayer.run_id(a.run);
+        if (id < 0) return usage("--run: no job '" + a.run + "' with GPUs in " + name);
+        const Counts c = replayer.ledger().run_total(id);
+        if (a.json) {
+            j = slurm::slurm_ledger_json(c);
+            j["run"] = a.run;
+            j["source"] = "slurm";
+            j["slurm_allocated_gpu_seconds"] =
+                slurm::slurm_allocated_gpu_seconds(log->held[a.run], end_s);
+            j["not_recorded_by_slurm"] = slurm::not_recorded_by_slurm();
+        } else {
+            out = slurm::slurm_goodput_table("RUN", {{a.run, c}});
+        }
+    } else if (a.weeks) {
+        auto weeks = replayer.ledger().weekly(*by, end_s, *a.weeks);
+        if (!weeks) return usage(weeks.error().message);
+        j["source"] = "slurm";
+        j["by"] = std::string(to_string(*by));
+        j["weeks"] = nlohmann::json::array();
+        for (const WeekRows& w : *weeks) {
+            const auto rows = named(replayer, *by, w.rows);
+            if (a.json) {
+                nlohmann::json wj = slurm::slurm_rows_json(to_string(*by), w.week_start_s,
+                                                           w.week_start_s + kWeek, rows);
+                wj.erase("by");
+                wj.erase("source");
+                wj.erase("not_recorded_by_slurm");
+                wj["week"] = iso_week_label(w.week_start_s);
+                j["weeks"].push_back(std::move(wj));
+            } else {
+                if (!out.empty()) out += "\n";
+                out += "Week " + iso_week_label(w.week_start_s) + " (from " +
+                       format_rfc3339(w.week_start_s).substr(0, 10) + ")\n";
+                out += slurm::slurm_goodput_table(upper(to_string(*by)), rows);
+            }
+        }
+        j["not_recorded_by_slurm"] = slurm::not_recorded_by_slurm();
+    } else {
+        const Seconds from = start.value_or(replayer.first_s());
+        auto period = make_period(from, end_s);
+        if (!period) {
+            std::string m = "period " + format_rfc3339(from) + " .. " + format_rfc3339(end_s) +
+                            ": " + period.error().message;
+            if (!start) m += " (give --start)";
+            return usage(m);
+        }
+        const auto rows = named(replayer, *by, replayer.ledger().query(*by, *period));
+        if (a.json) {
+            j = slurm::slurm_rows_json(to_string(*by), from, end_s, rows);
+            if (*by == By::Run)  // Slurm's own figure beside the minute count
+                for (auto& row : j["rows"])
+                    row["slurm_allocated_gpu_seconds"] = slurm::slurm_allocated_gpu_seconds(
+                        log->held[row["run"].get<std::string>()], end_s);
+        } else out = slurm::slurm_goodput_table(upper(to_string(*by)), rows);
+    }
+
+    std::string notes = fmt::format("{}: {} jobs with GPUs, {} segments\n", name, log->jobs,
+                                    log->segments);
+    if (log->jobs_without_gpus > 0)
+        notes += fmt::format("jobs without GPUs (left out): {}\n", log->jobs_without_gpus);
+    if (log->jobs_still_going > 0)
+        notes += fmt::format("jobs still running or waiting at {} (counted up to it): {}\n",
+                             format_rfc3339(end_s), log->jobs_still_going);
+    for (const auto& n : log->notes) notes += n + "\n";
+    if (a.json) {
+        j["jobs"] = log->jobs;
+        j["segments"] = log->segments;
+        j["jobs_without_gpus"] = log->jobs_without_gpus;
+        j["jobs_still_going"] = log->jobs_still_going;
+        j["notes"] = log->notes;
+        out = j.dump(2) + "\n";
+    }
+    std::cerr << notes;
+    std::cout << out;
+    std::cout.flush();
+    if (!std::cout) {
+        std::cerr << "astraeus goodput import-slurm: writing the output failed\n";
+        return 1;
+    }
+    return 0;
+}
+
+}  // namespace
+
+std::function<int()> add_goodput_import_slurm(CLI::App& goodput) {
+    auto args = std::make_shared<ImportArgs>();
+    auto* cmd = goodput.add_subcommand(
+        "import-slurm",
+        "goodput from Slurm accounting (sacct --json or --parsable2): held and waiting GPU-hours");
+    cmd->footer(
+        "Turn Slurm accounting into the goodput event log and its table: one run per job (every\n"
+        "requeued segment), workspace = account, pool = partition, machines = the segment's nodes,\n"
+        "GPUs from the allocated TRES (gres/gpu). Slurm records no GPU utilization, progress or\n"
+        "start-up phase: those columns are shown as '-' (docs/slurm.md).\n"
+        "\n"
+        "Input, either (times in UTC):\n"
+        "  TZ=UTC sacct --json -a -D -S 2026-11-01 -E now > jobs.json\n"
+        "  TZ=UTC sacct -a -X -D -P -S 2026-11-01 -E now \\\n"
+        "    --format=JobID,JobName,Account,Partition,State,Submit,Start,End,NodeList,\\\n"
+        "             AllocTRES,ReqTRES\n"
+        "\n"
+        "Examples:\n"
+        "  astraeus goodput import-slurm jobs.json --by run\n"
+        "  astraeus goodput import-slurm jobs.txt --weeks 4 --by pool\n"
+        "  astraeus goodput import-slurm jobs.json --events-out events.jsonl");
+    cmd->add_option("SACCT_OUTPUT", args->input, "sacct --json or --parsable2 output, - for stdin")
+        ->required();
+    cmd->add_option("--format", args->format, "auto (default: JSON when it starts with '{'), json "
+                    "or parsable2");
+    cmd->add_option("--events-out", args->events_out,
+                    "also write the goodput event log (JSON Lines) to this file");
+    cmd->add_option("--by", args->by, "rows: workspace (account, default), run (job), machine "
+                    "(node) or pool (partition)");
+    cmd->add_option("--weeks", args->weeks,
+                    "one block per ISO week: the last N complete weeks before the end and the "
+                    "current one (0..56)");
+    cmd->add_option("--run", args->run, "one job's ledger (the job id, e.g. 123 or 123_4)");
+    cmd->add_option("--start", args->start,
+                    "the period's start, RFC 3339 or Unix seconds (default: the first record)");
+    cmd->add_option("--end", args->end,
+                    "count up to this time (default: the latest time in the records); jobs "
+                    "still running are counted up to it");
+    cmd->add_flag("--json", args->json, "print JSON ({source, by, start, end, rows, total, "
+                  "not_recorded_by_slurm, ...})");
+    return [cmd, args] {
+        if (!cmd->parsed()) return -1;
+        return run_import(*args);
+    };
+}
+
+}  // namespace astraeus::cli

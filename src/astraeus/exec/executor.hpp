@@ -1,0 +1,141 @@
+// The executor interface: between the service's scheduler loop and the machines. The service
+// tells an executor to launch a run's attempt (its command, environment and placement), to stop
+// it (the owner's stop, a time limit, a lease end not renewed, a drain) and to forget it; the
+// executor reports what happened on the machines as timed events, in time order:
+//   WorkerStarted  a worker's process is running (exec succeeded)
+//   Started        the gang is up: every worker is running (or, for a run that asked for it, the
+//                  first progress report arrived); `level` = utilization percent (-1: unknown)
+//   Progress       a worker reported step `step`
+//   WorkerExited   a worker's process ended: `exit_code` (>= 0) or `signal` (> 0)
+//   Finished       every worker exited 0: the run succeeded (its GPUs are free)
+//   TimeLimit      its time limit is reached: the executor winds it down (like an owner stop)
+//   StopDone       a stop's wind-down is over: every process is gone, its GPUs are free
+//   Failed         a worker failed (non-zero exit, a signal not sent by us, a lost machine);
+//                  the executor stops the others; the run still holds its GPUs
+//   Released       a failed run's processes are all gone: its GPUs are free
+//   Utilization    worker `worker`'s GPUs were sampled: `level` = their mean utilization, percent
+//   MachineLost / MachineBack
+// Implementations: exec/local_executor.hpp (child processes of the service on its machine),
+// service/sim_executor.hpp (simulated, on the service's clock), agents (node agents) and Slurm.
+// Times are Unix seconds of the service's clock.
+// Thread safety: the service serialises its calls; an executor with threads of its own reports
+// through its queue and calls the `wake` callback (never while holding its own lock).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "astraeus/base/time.hpp"
+
+namespace astraeus::exec {
+
+/// Where one worker runs: a machine (the service's id and name) and the GPU indices it gets
+/// there (CUDA_VISIBLE_DEVICES), in order.
+struct WorkerPlacement {
+    std::int64_t machine = 0;
+    std::string machine_name;
+    std::vector<int> gpus;
+};
+
+/// One attempt of a run as the executor needs it (restored from the store after a restart).
+struct ExecRun {
+    std::int64_t run = 0;
+    int workers = 1;
+    Seconds duration_s = 0;    ///< simulated executor: work until it succeeds; 0: until stopped
+    Seconds time_limit_s = 0;  ///< work until the owner's time limit stops it; 0: none
+    int attempt = 0;           ///< 1 on the first placement
+    Seconds executed_s = 0;    ///< work done by earlier attempts (running seconds)
+    // --- what real executors run ---------------------------------------------------------------
+    std::string run_name;
+    std::string workspace;
+    std::vector<std::string> argv;            ///< the command; empty: nothing to run (sim only)
+    std::map<std::string, std::string> env;   ///< the run's own variables
+    std::string workdir;                      ///< empty: the run's directory
+    bool running_at_progress = false;         ///< running at the first progress report
+    std::vector<WorkerPlacement> placement;   ///< one per worker (empty: not known, sim)
+};
+
+enum class ExecPhase : std::uint8_t { Starting, Running, Stopping, Failed };
+
+struct ExecEvent {
+    enum class Kind : std::uint8_t {
+        Started,
+        Finished,
+        TimeLimit,
+        StopDone,
+        Failed,
+        Released,
+        MachineLost,
+        MachineBack,
+        WorkerStarted,
+        Progress,
+        WorkerExited,
+        Utilization,
+    };
+    Kind kind;
+    Seconds t;
+    std::int64_t run = 0;      ///< run events
+    std::int64_t machine = 0;  ///< machine events
+    double level = 0;          ///< Started: utilization level, percent (-1: none, sampled
+                               ///< later); Utilization: the sample
+    int worker = -1;           ///< WorkerStarted, Progress, WorkerExited (and Failed: the culprit)
+    std::int64_t step = 0;     ///< Progress
+    int exit_code = -1;        ///< WorkerExited: the exit status, or -1 when killed by a signal
+    int signal = 0;            ///< WorkerExited: the signal that ended it (0: none)
+    int attempt = 0;           ///< the attempt the event belongs to (0: not known)
+};
+
+/// "started", "finished", ... (logs, tests).
+const char* to_string(ExecEvent::Kind k);
+
+inline constexpr Seconds kNever = std::numeric_limits<Seconds>::max() / 4;
+
+class Executor {
+public:
+    virtual ~Executor() = default;
+    /// Launches attempt `r.attempt` of run r at t, its workers placed as `r.placement`: Starting.
+    virtual void launch(Seconds t, const ExecRun& r) = 0;
+    /// Starts a stop's wind-down at t (the owner's stop, a time limit or a preemption): the
+    /// checkpoint signal to every worker, SIGKILL after the grace; StopDone when all are gone.
+    virtual void stop(Seconds t, std::int64_t run) = 0;
+    /// Forgets run `run` (ended, or released after a failure); a real executor kills whatever
+    /// is left of it.
+    virtual void forget(std::int64_t run) = 0;
+    /// Re-adopts a run after a restart, in `phase` since `since_s`, `executed_s` of work done
+    /// before that (Running: before the current running stretch).
+    virtual void restore(const ExecRun& r, ExecPhase phase, Seconds since_s, Seconds executed_s) = 0;
+    /// The time of the next event (kNever when none is known yet).
+    virtual Seconds next_event_s() const = 0;
+    /// Removes and returns the next event if it is due at or before `now` (in time order).
+    virtual bool pop_due(Seconds now, ExecEvent& out) = 0;
+    /// Work done by run `run` by time t (seconds running), for its record.
+    virtual Seconds executed_s(std::int64_t run, Seconds t) const = 0;
+    /// The machines it runs on (ids), all up at t. Machine losses and recoveries come back as
+    /// MachineLost / MachineBack events; the service fails the runs on a lost machine.
+    virtual void set_machines(const std::vector<std::int64_t>& ids, Seconds t) {
+        (void)ids, (void)t;
+    }
+    /// Called once by the service before anything else: its clock, and a callback that wakes
+    /// its loop when events are queued from another thread (thread-safe, cheap).
+    virtual void attach(std::function<Seconds()> now, std::function<void()> wake) {
+        (void)now, (void)wake;
+    }
+    /// Whether the executor runs `argv` commands (false: the simulated one ignores them).
+    virtual bool runs_commands() const { return false; }
+    /// Latest GPU utilization of (machine, gpu index) in percent, -1 when not sampled.
+    virtual double gpu_utilization(std::int64_t machine, int gpu) const {
+        (void)machine, (void)gpu;
+        return -1;
+    }
+    /// Log file of a worker's attempt (empty when this executor keeps none on this machine).
+    virtual std::string log_path(const std::string& workspace, const std::string& run, int attempt,
+                                 int worker) const {
+        (void)workspace, (void)run, (void)attempt, (void)worker;
+        return "";
+    }
+};
+
+}  // namespace astraeus::exec

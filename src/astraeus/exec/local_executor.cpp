@@ -1,0 +1,306 @@
+#include "astraeus/exec/local_executor.hpp"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+
+namespace astraeus::exec {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+/// A free TCP port on `addr` now (the kernel's choice), for MASTER_PORT; 29500 when none.
+int free_port(const std::string& addr) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return 29500;
+    sockaddr_in sa{};
+    sa.sin_family = AF_INET;
+    sa.sin_port = 0;
+    if (::inet_pton(AF_INET, addr.c_str(), &sa.sin_addr) != 1) sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    int port = 29500;
+    socklen_t len = sizeof sa;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof sa) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) == 0)
+        port = ntohs(sa.sin_port);
+    ::close(fd);
+    return port;
+}
+
+void kill_recorded_groups(const fs::path& attempt_dir) {
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator(attempt_dir, ec)) {
+        if (e.path().extension() != ".pgid") continue;
+        std::ifstream in(e.path());
+        long pgid = 0;
+        if (in >> pgid && pgid > 1) ::kill(-static_cast<pid_t>(pgid), SIGKILL);
+    }
+}
+
+}  // namespace
+
+LocalExecutor::LocalExecutor(LocalExecutorConfig c, std::shared_ptr<GpuSource> gpus)
+    : c_(std::move(c)), gpus_(std::move(gpus)), runner_(c_.runner) {
+    now_ = [] {
+        return static_cast<Seconds>(std::chrono::duration_cast<std::chrono::seconds>(
+                                        std::chrono::system_clock::now().time_since_epoch())
+                                        .count());
+    };
+    thread_ = std::thread([this] { loop(); });
+}
+
+LocalExecutor::~LocalExecutor() {
+    {
+        std::lock_guard lk(mu_);
+        quit_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+    // The service stops: every worker gets the checkpoint signal and its grace (bounded by
+    // grace_s); runner_'s destructor then kills and reaps whatever is left.
+    std::lock_guard lk(mu_);
+    for (const auto& [id, st] : runs_)
+        for (auto h : st.handles)
+            if (h) runner_.stop(h);
+    const auto end = std::chrono::steady_clock::now() +
+                     std::chrono::milliseconds(static_cast<std::int64_t>(c_.runner.grace_s * 1000.0));
+    while (runner_.live() > 0 && std::chrono::steady_clock::now() < end) (void)runner_.poll(20);
+}
+
+void LocalExecutor::attach(std::function<Seconds()> now, std::function<void()> wake) {
+    std::lock_guard lk(mu_);
+    now_ = std::move(now);
+    wake_ = std::move(wake);
+}
+
+Seconds LocalExecutor::now() const { return now_(); }
+
+std::string LocalExecutor::run_dir(const std::string& workspace, const std::string& run) const {
+    return (fs::path(c_.runs_dir) / workspace / run).string();
+}
+
+std::string LocalExecutor::log_path(const std::string& workspace, const std::string& run, int attempt,
+                                    int worker) const {
+    return (fs::path(run_dir(workspace, run)) / ("attempt-" + std::to_string(attempt)) /
+            ("worker-" + std::to_string(worker) + ".log"))
+        .string();
+}
+
+void LocalExecutor::queue(std::vector<ExecEvent>& evs) {
+    for (const ExecEvent& e : evs) {
+        auto at = std::upper_bound(events_.begin(), events_.end(), e.t,
+                                   [](Seconds t, const ExecEvent& x) { return t < x.t; });
+        events_.insert(at, e);
+    }
+    evs.clear();
+}
+
+void LocalExecutor::launch(Seconds t, const ExecRun& r) {
+    std::vector<ExecEvent> out;
+    {
+        std::lock_guard lk(mu_);
+        // A new attempt replaces whatever is left of the run.
+        if (auto old = runs_.find(r.run); old != runs_.end()) {
+            for (auto h : old->second.handles)
+                if (h) {
+                    runner_.forget(h);
+                    owner_.erase(h);
+                }
+            runs_.erase(old);
+        }
+        std::erase_if(events_, [&](const ExecEvent& e) { return e.run == r.run && e.kind != ExecEvent::Kind::MachineLost && e.kind != ExecEvent::Kind::MachineBack; });
+        RunState& st = runs_.emplace(r.run, RunState(Gang(r, t))).first->second;
+        st.handles.assign(static_cast<std::size_t>(r.workers), 0);
+        const fs::path dir = run_dir(r.workspace, r.run_name);
+        const fs::path attempt = dir / ("attempt-" + std::to_string(r.attempt));
+        const fs::path ckpt = dir / "checkpoint";
+        std::error_code ec;
+        fs::create_directories(attempt, ec);
+        fs::create_directories(ckpt, ec);
+        for (const fs::path& p : {dir, ckpt, attempt}) (void)runner_.give_to_user(p.string());
+        const int port = free_port(c_.master_addr);
+        const auto base = current_env();
+        std::map<std::int64_t, int> per_machine;
+        for (int w = 0; w < r.workers; ++w) {
+            WorkerIdentity id;
+            id.run = r.run_name;
+            id.workspace = r.workspace;
+            id.worker = w;
+            id.workers = r.workers;
+            id.attempt = r.attempt;
+            const std::int64_t machine = static_cast<std::size_t>(w) < r.placement.size() ? r.placement[w].machine : 0;
+            if (static_cast<std::size_t>(w) < r.placement.size()) id.gpus = r.placement[w].gpus;
+            id.master_addr = c_.master_addr;
+            id.master_port = port;
+            id.local_rank = per_machine[machine]++;
+            id.checkpoint_dir = fs::absolute(ckpt, ec).string();
+            id.progress_file = fs::absolute(attempt / ("worker-" + std::to_string(w) + ".progress"), ec).string();
+            WorkerSpec spec;
+            spec.argv = r.argv;
+            spec.env = worker_env(id, r.env, base);
+            spec.workdir = r.workdir.empty() ? fs::absolute(dir, ec).string() : r.workdir;
+            spec.log_path = log_path(r.workspace, r.run_name, r.attempt, w);
+            spec.progress_path = id.progress_file;
+            auto h = spec.argv.empty() ? Result<WorkerRunner::Handle>(fail("the run has no command"))
+                                       : runner_.launch(spec);
+            if (!h) {  // nothing started: the worker failed at once (the reason in its log)
+                std::ofstream log(spec.log_path, std::ios::app);
+                log << "astraeus: cannot launch worker " << w << ": " << h.error().message << "\n";
+                st.gang.worker_exited(w, 127, 0, false, t, out);
+                st.gang.worker_gone(w, t, out);
+                continue;
+            }
+            st.handles[static_cast<std::size_t>(w)] = *h;
+            owner_[*h] = {r.run, w};
+            std::ofstream(attempt / ("worker-" + std::to_string(w) + ".pgid")) << runner_.pid(*h) << "\n";
+            if (runner_.started(*h)) st.gang.worker_up(w, t, out);
+        }
+        queue(out);
+        enforce_stops();
+    }
+    cv_.notify_all();
+}
+
+void LocalExecutor::enforce_stops() {
+    for (auto& [id, st] : runs_) {
+        if (!st.gang.wants_stop() || st.stop_sent) continue;
+        st.stop_sent = true;
+        for (auto h : st.handles)
+            if (h) runner_.stop(h);
+    }
+}
+
+void LocalExecutor::stop(Seconds t, std::int64_t run) {
+    std::lock_guard lk(mu_);
+    auto it = runs_.find(run);
+    if (it == runs_.end()) return;
+    it->second.gang.stop(t);
+    enforce_stops();
+}
+
+void LocalExecutor::forget(std::int64_t run) {
+    std::lock_guard lk(mu_);
+    auto it = runs_.find(run);
+    if (it != runs_.end()) {
+        for (auto h : it->second.handles)
+            if (h) {
+                runner_.forget(h);
+                owner_.erase(h);
+            }
+        runs_.erase(it);
+    }
+    std::erase_if(events_, [&](const ExecEvent& e) { return e.run == run && e.kind != ExecEvent::Kind::MachineLost && e.kind != ExecEvent::Kind::MachineBack; });
+}
+
+void LocalExecutor::restore(const ExecRun& r, ExecPhase phase, Seconds since_s, Seconds executed_s) {
+    (void)since_s;
+    std::vector<ExecEvent> out;
+    {
+        std::lock_guard lk(mu_);
+        kill_recorded_groups(fs::path(run_dir(r.workspace, r.run_name)) / ("attempt-" + std::to_string(r.attempt)));
+        ExecRun rr = r;
+        rr.executed_s = executed_s;
+        const Seconds t = now();
+        RunState& st = runs_.insert_or_assign(r.run, RunState(Gang(rr, t))).first->second;
+        if (phase == ExecPhase::Stopping) st.gang.stop(t);
+        else st.gang.fail(t, out);
+        if (phase == ExecPhase::Failed) out.clear();  // already failed: only the release is left
+        for (int w = 0; w < r.workers; ++w) st.gang.worker_gone(w, t, out);
+        queue(out);
+    }
+}
+
+Seconds LocalExecutor::next_event_s() const {
+    std::lock_guard lk(mu_);
+    return events_.empty() ? kNever : events_.front().t;
+}
+
+bool LocalExecutor::pop_due(Seconds now_s, ExecEvent& out) {
+    std::lock_guard lk(mu_);
+    if (events_.empty() || events_.front().t > now_s) return false;
+    out = events_.front();
+    events_.pop_front();
+    return true;
+}
+
+Seconds LocalExecutor::executed_s(std::int64_t run, Seconds t) const {
+    std::lock_guard lk(mu_);
+    auto it = runs_.find(run);
+    return it == runs_.end() ? 0 : it->second.gang.executed_s(t);
+}
+
+void LocalExecutor::loop() {
+    using Clock = std::chrono::steady_clock;
+    auto next_sample = Clock::now();
+    std::unique_lock lk(mu_);
+    while (!quit_) {
+        std::vector<ExecEvent> out;
+        const Seconds t = now();
+        for (const auto& rep : runner_.poll(0)) {
+            auto o = owner_.find(rep.worker);
+            if (o == owner_.end()) continue;
+            auto rs = runs_.find(o->second.first);
+            if (rs == runs_.end()) continue;
+            Gang& g = rs->second.gang;
+            const int w = o->second.second;
+            switch (rep.kind) {
+                case WorkerRunner::Report::Kind::Exited:
+                    g.worker_exited(w, rep.exit_code, rep.signal, rep.we_signalled, t, out);
+                    break;
+                case WorkerRunner::Report::Kind::Progress: g.progress(w, rep.step, t, out); break;
+                case WorkerRunner::Report::Kind::Gone:
+                    g.worker_gone(w, t, out);
+                    runner_.forget(rep.worker);
+                    owner_.erase(o);
+                    break;
+            }
+        }
+        for (auto& [id, st] : runs_)
+            if (st.gang.time_limit_at() <= t) st.gang.time_limit(t, out);
+        enforce_stops();
+        if (gpus_ && Clock::now() >= next_sample) {
+            next_sample = Clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(c_.utilization_period_s * 1000));
+            lk.unlock();  // NVML may take a while
+            const std::vector<double> util = gpus_->utilization();
+            lk.lock();
+            for (auto& [id, st] : runs_) {
+                if (st.gang.phase() != ExecPhase::Running) continue;
+                const ExecRun& r = st.gang.run();
+                for (int w = 0; w < r.workers && static_cast<std::size_t>(w) < r.placement.size(); ++w) {
+                    double sum = 0;
+                    int n = 0;
+                    for (int g : r.placement[w].gpus)
+                        if (g >= 0 && static_cast<std::size_t>(g) < util.size() && util[g] >= 0) {
+                            sum += util[g];
+                            ++n;
+                        }
+                    if (n == 0) continue;
+                    ExecEvent e{ExecEvent::Kind::Utilization, t};
+                    e.run = id;
+                    e.worker = w;
+                    e.level = sum / n;
+                    e.attempt = r.attempt;
+                    out.push_back(e);
+                }
+            }
+        }
+        const bool any = !out.empty();
+        queue(out);
+        if (any && wake_) {
+            auto wake = wake_;
+            lk.unlock();
+            wake();
+            lk.lock();
+        }
+        cv_.wait_for(lk, std::chrono::milliseconds(c_.poll_ms), [&] { return quit_; });
+    }
+}
+
+}  // namespace astraeus::exec

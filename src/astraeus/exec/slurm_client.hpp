@@ -1,0 +1,103 @@
+// A thin C++ face of libslurm (Debian's libslurm-dev, Slurm 22.05) with the verbs an external
+// scheduler needs (docs/slurm.md): submit a batch job held and requeueable, admit it (SiteFactor =
+// its rank, ReqNodeList = the nodes Astraeus chose, release), the checkpoint signal to the whole
+// job (batch shell included), requeue-held, resume (release with StartTime = now + 1: a relaunch
+// in the requeue's second fails the job), cancel; and the state of jobs, nodes and partitions.
+// No scraping of human-oriented output. Errors carry Slurm's own message (slurm_strerror).
+// libslurm reads SLURM_CONF (or the default slurm.conf); open() must be called once per process.
+// Thread safety: libslurm's RPCs are thread-safe; the client holds no state besides the config.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "astraeus/base/error.hpp"
+#include "astraeus/base/time.hpp"
+
+namespace astraeus::exec::slurm {
+
+/// A batch job to submit held.
+struct JobSpec {
+    std::string name;
+    std::string partition;          ///< empty: the default partition
+    std::string account;            ///< empty: the user's default account
+    int nodes = 1;                  ///< exactly this many nodes (the gang)
+    int gpus_per_node = 0;          ///< gres gpu per node (0: none)
+    std::string script;             ///< the batch script ("#!/bin/bash\n...")
+    std::string workdir;            ///< the job's working directory
+    std::string output;             ///< stdout+stderr file, opened in append mode
+    std::vector<std::string> env;   ///< "KEY=VALUE" lines: the job's whole environment
+};
+
+/// Slurm's base job states (job_state & JOB_STATE_BASE).
+enum class JobState : std::uint8_t {
+    Pending, Running, Suspended, Complete, Cancelled, Failed, Timeout, NodeFail, Preempted,
+    BootFail, Deadline, OutOfMemory, Unknown
+};
+/// "PENDING", "RUNNING", ... (Slurm's names; "UNKNOWN" for a state outside 22.05's list).
+const char* to_string(JobState s);
+
+struct JobInfo {
+    std::uint32_t id = 0;
+    std::string name;
+    JobState state = JobState::Unknown;
+    bool completing = false;     ///< JOB_COMPLETING: processes still being cleaned up
+    bool held = false;           ///< priority 0 (held by admin/user or requeued held)
+    std::uint32_t priority = 0;
+    std::uint32_t restarts = 0;  ///< restart_cnt: segments started before the current one
+    std::string nodes;           ///< hostlist of the allocation ("" when none)
+    Seconds start_s = 0;         ///< of the current segment (0: none)
+    Seconds end_s = 0;
+    int exit_code = 0;           ///< the batch script's exit status (WEXITSTATUS)
+    int exit_signal = 0;         ///< the signal that ended it (0: none)
+};
+
+struct NodeInfo {
+    std::string name;
+    std::string addr;            ///< NodeAddr (the host to reach it at)
+    int gpus = 0;                ///< gres gpu count
+    bool down = false;           ///< DOWN or FAIL
+    bool drain = false;          ///< DRAIN (draining or drained)
+    std::vector<std::string> partitions;
+};
+
+struct PartitionInfo {
+    std::string name;
+    std::vector<std::string> nodes;  ///< expanded, in Slurm's order
+};
+
+class SlurmClient {
+public:
+    /// Initialises libslurm from `slurm_conf` (empty: SLURM_CONF or the default) and checks that
+    /// slurmctld answers. Errors: the config cannot be read, the controller does not answer.
+    static Result<SlurmClient> open(const std::string& slurm_conf);
+
+    /// Submits `spec` held (priority 0) and requeueable; returns the job id.
+    Result<std::uint32_t> submit_held(const JobSpec& spec) const;
+    /// Admit or resume: ReqNodeList = `nodes` (comma-separated node names), SiteFactor = `rank`
+    /// (priority = rank under multifactor with zero weights), StartTime = now_s + 1, release.
+    Result<void> release_on(std::uint32_t job, const std::string& nodes, std::int64_t rank,
+                            Seconds now_s) const;
+    /// Sends `sig` to every step of the job and its batch shell (KILL_FULL_JOB), or, with
+    /// `steps_only`, to the tasks of its steps only (every worker; not the batch shell or srun).
+    Result<void> signal(std::uint32_t job, int sig, bool steps_only = false) const;
+    /// Requeues the job in the held state (it goes PENDING with priority 0 within ~0.5 s).
+    Result<void> requeue_hold(std::uint32_t job) const;
+    /// Holds a pending job (priority 0).
+    Result<void> hold(std::uint32_t job) const;
+    /// Cancels the job (SIGKILL to everything); Ok when it is already gone.
+    Result<void> cancel(std::uint32_t job) const;
+
+    /// Jobs known to slurmctld (finished ones for MinJobAge), all users.
+    Result<std::vector<JobInfo>> jobs() const;
+    Result<std::vector<NodeInfo>> nodes() const;
+    Result<std::vector<PartitionInfo>> partitions() const;
+
+private:
+    SlurmClient() = default;
+};
+
+/// The gpu count in a node's gres string ("gpu:8", "gpu:a100:4(S:0-1),nic:2" -> 8, 4); 0 if none.
+int gres_gpus(const std::string& gres);
+
+}  // namespace astraeus::exec::slurm

@@ -1,0 +1,116 @@
+// The Slurm executor (`astraeus serve --executor slurm`): Slurm executes and places, Astraeus
+// decides who runs and when (docs/slurm.md). Each run is one Slurm batch job, submitted held and
+// requeueable at its first launch, with one task per node (srun) per worker:
+//   launch   first attempt: submit held; every attempt: ReqNodeList = the machines Astraeus chose,
+//            SiteFactor = a rank, StartTime = now + 1, release ("admit" / "resume")
+//   stop     the checkpoint signal (SIGTERM) to the whole job, batch shell included
+//            (KILL_FULL_JOB); when the job has exited, or after the grace, requeue-held; StopDone
+//            once it is PENDING and held. The job is kept for the next launch (resume = release).
+//   forget   the job is cancelled (a held job kept for a resume is cancelled only when no launch
+//            follows within 60 s + the grace: the service forgets a run right before it places it
+//            again, and that launch may wait for other runs' GPUs; at shutdown they are cancelled)
+// A thread polls slurmctld through libslurm every `poll_ms`: RUNNING -> WorkerStarted + Started;
+// COMPLETED with exit 0 -> Finished; any other end (FAILED, NODE_FAIL, TIMEOUT, CANCELLED by
+// someone else, OUT_OF_MEMORY), or a requeue by Slurm itself (node failure), -> Failed, the job
+// requeued held, then Released; nodes DOWN/FAIL or DRAIN -> MachineLost, back -> MachineBack.
+// Machines: the service's machines of `--executor slurm` are the partitions' nodes, in order
+// (slurm_machines()); the executor maps the service's machine ids to node names in that order.
+// Worker environment (set in the job; docs/slurm.md): ASTRAEUS_RUN, ASTRAEUS_WORKSPACE,
+// ASTRAEUS_WORKER = RANK = NODE_RANK = SLURM_PROCID, ASTRAEUS_WORKERS = WORLD_SIZE, LOCAL_RANK = 0,
+// ASTRAEUS_ATTEMPT = SLURM_RESTART_COUNT + 1, MASTER_ADDR (the first node's NodeAddr),
+// MASTER_PORT, ASTRAEUS_CHECKPOINT_DIR, ASTRAEUS_PROGRESS_FILE, CUDA_VISIBLE_DEVICES (Slurm's
+// gres binding). Files under runs_dir/<workspace>/<run>/ (a folder every node must see):
+// checkpoint/, job.out (the batch shell, appended), attempt-K/worker-I.log.
+// Thread safety: the service serialises its calls; the poll thread shares state under a mutex
+// and calls `wake` without holding it.
+#pragma once
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "astraeus/exec/executor.hpp"
+#include "astraeus/exec/slurm_client.hpp"
+
+namespace astraeus::exec {
+
+struct SlurmExecutorConfig {
+    std::string runs_dir = "astraeus-data/runs";
+    int poll_ms = 100;
+    Seconds grace_s = 10;        ///< after the checkpoint signal, before requeue-held
+    std::string account;         ///< Slurm account of the jobs (empty: the default)
+};
+
+/// A pool per Slurm partition (in Slurm's order), its machines the partition's nodes not listed
+/// by an earlier partition, each with its gres GPU count; nodes without GPUs are left out.
+struct SlurmPool {
+    std::string partition;
+    std::vector<slurm::NodeInfo> nodes;
+};
+Result<std::vector<SlurmPool>> slurm_machines(const slurm::SlurmClient& c);
+
+class SlurmExecutor final : public Executor {
+public:
+    SlurmExecutor(SlurmExecutorConfig c, slurm::SlurmClient client, std::vector<SlurmPool> pools);
+    ~SlurmExecutor() override;
+
+    void launch(Seconds t, const ExecRun& r) override;
+    void stop(Seconds t, std::int64_t run) override;
+    void forget(std::int64_t run) override;
+    void restore(const ExecRun& r, ExecPhase phase, Seconds since_s, Seconds executed_s) override;
+    Seconds next_event_s() const override;
+    bool pop_due(Seconds now, ExecEvent& out) override;
+    Seconds executed_s(std::int64_t run, Seconds t) const override;
+    void set_machines(const std::vector<std::int64_t>& ids, Seconds t) override;
+    void attach(std::function<Seconds()> now, std::function<void()> wake) override;
+    bool runs_commands() const override { return true; }
+    std::string log_path(const std::string& workspace, const std::string& run, int attempt,
+                         int worker) const override;
+
+    /// The Slurm job of a run (0: none), for tests and logs.
+    std::uint32_t job_of(std::int64_t run) const;
+
+private:
+    enum class Phase : std::uint8_t { Starting, Running, Stopping, Failed, Parked, Done };
+    struct RunState {
+        ExecRun r;
+        std::uint32_t job = 0;
+        Phase phase = Phase::Starting;
+        Seconds executed_s = 0;
+        Seconds running_since = -1;
+        Seconds stop_deadline = 0;     ///< Stopping: requeue-held from then on
+        bool requeue_sent = false;
+        std::uint32_t restarts_at_launch = 0;
+        Seconds forgotten_at = -1;     ///< Parked and forgotten: cancel unless relaunched
+    };
+    void loop();
+    void poll_jobs(Seconds now, std::vector<ExecEvent>& out);
+    void poll_nodes(Seconds now, std::vector<ExecEvent>& out);
+    std::string script(const RunState& s) const;
+    std::string run_dir(const ExecRun& r) const;
+    std::string node_of(const WorkerPlacement& p) const;
+    Seconds now() const;
+    void push(std::vector<ExecEvent>& evs);
+
+    SlurmExecutorConfig c_;
+    slurm::SlurmClient client_;
+    std::vector<SlurmPool> pools_;
+    std::function<Seconds()> now_;
+    std::function<void()> wake_;
+
+    mutable std::mutex mu_;
+    std::condition_variable cv_;
+    bool quit_ = false;
+    std::map<std::int64_t, RunState> runs_;
+    std::map<std::int64_t, std::string> machine_node_;   ///< service machine id -> node name
+    std::map<std::string, std::int64_t> node_machine_;
+    std::map<std::string, std::string> node_addr_;
+    std::map<std::string, bool> node_up_;
+    std::deque<ExecEvent> events_;
+    Seconds last_nodes_poll_ = 0;
+    std::thread thread_;
+};
+
+}  // namespace astraeus::exec

@@ -1,0 +1,198 @@
+// The service's side of the executors: what an executor is told of a run's attempt (its
+// command, environment and placement with GPU indices). Split from service.cpp.
+#include <algorithm>
+#include <set>
+
+#include "astraeus/exec/command_spec.hpp"
+#include "astraeus/service/log.hpp"
+#include "astraeus/service/service.hpp"
+#include "astraeus/service/service_state.hpp"
+
+namespace astraeus::service {
+
+namespace detail {
+
+std::string gpu_index_text(const std::vector<std::vector<int>>& idx, std::size_t worker) {
+    if (worker >= idx.size() || idx[worker].empty()) return "";
+    std::string s = "@";
+    for (std::size_t i = 0; i < idx[worker].size(); ++i) {
+        if (i) s += '.';
+        s += std::to_string(idx[worker][i]);
+    }
+    return s;
+}
+
+std::vector<int> parse_gpu_index(const std::string& parts) {
+    std::vector<int> out;
+    const auto at = parts.find('@');
+    if (at == std::string::npos) return out;
+    int v = -1;
+    for (std::size_t i = at + 1; i <= parts.size(); ++i) {
+        const char c = i < parts.size() ? parts[i] : '.';
+        if (c >= '0' && c <= '9') {
+            v = (v < 0 ? 0 : v * 10) + (c - '0');
+        } else {
+            if (v >= 0) out.push_back(v);
+            v = -1;
+        }
+    }
+    return out;
+}
+
+void add_command_json(nlohmann::json& j, const std::string& stored) {
+    const exec::CommandSpec c = exec::from_stored(stored);
+    j["command"] = c.argv;
+    j["env"] = c.env;
+    if (!c.workdir.empty()) j["workdir"] = c.workdir;
+    j["running_at"] = c.running_at_progress ? "progress" : "up";
+}
+
+}  // namespace detail
+
+int Service::failures(const RunMem& r) {
+    int n = 0;
+    for (const auto& a : r.rec.attempt_list) n += a.outcome == "failed" ? 1 : 0;
+    return n;
+}
+
+void Service::on_worker_event(RunMem& r, const ExecEvent& e) {
+    using K = ExecEvent::Kind;
+    const std::size_t w = static_cast<std::size_t>(e.worker);
+    if (e.worker < 0 || w >= r.w.size()) return;
+    switch (e.kind) {
+        case K::WorkerStarted:
+            log(LogLevel::Debug, "worker.started",
+                {{"run", r.rec.name}, {"worker", std::to_string(e.worker)}, {"attempt", std::to_string(r.rec.attempts)}});
+            break;
+        case K::WorkerExited:
+            log(e.exit_code == 0 ? LogLevel::Info : LogLevel::Warn, "worker.exited",
+                {{"run", r.rec.name}, {"worker", std::to_string(e.worker)},
+                 {"attempt", std::to_string(r.rec.attempts)},
+                 {e.signal > 0 ? "signal" : "exit_code", std::to_string(e.signal > 0 ? e.signal : e.exit_code)}});
+            break;
+        case K::Progress: {
+            if (r.rec.state != "running") break;
+            const int key = static_cast<int>(r.rec.id);
+            auto& attempt = progress_attempt_[r.rec.id];
+            if (attempt != r.rec.attempts) {  // a new attempt: only its own progress is judged
+                stragglers_.set_gang(key, r.rec.workers);
+                for (int k = 0; k < r.rec.workers; ++k) stragglers_.reset(key, k);
+                attempt = r.rec.attempts;
+            }
+            (void)counter_->progress(e.t, r.w[w], e.step);
+            stragglers_.progress(key, e.worker, e.t, e.step);
+            break;
+        }
+        case K::Utilization: {
+            if (r.rec.state != "running") break;
+            const double pct[1] = {e.level};
+            (void)counter_->utilization(e.t, r.w[w], pct);
+            break;
+        }
+        default: break;
+    }
+}
+
+ExecRun Service::exec_run(const RunMem& r) const {
+    ExecRun e;
+    e.run = r.rec.id;
+    e.workers = r.rec.workers;
+    e.duration_s = r.rec.sim_duration_s > 0 ? r.rec.sim_duration_s : r.rec.time_limit_s;
+    e.time_limit_s = r.rec.time_limit_s;
+    e.attempt = r.rec.attempts;
+    e.executed_s = r.rec.executed_s;
+    e.run_name = r.rec.name;
+    auto ws = workspaces_.find(r.rec.workspace_id);
+    e.workspace = ws == workspaces_.end() ? "" : ws->second.name;
+    const exec::CommandSpec c = exec::from_stored(r.rec.command);
+    e.argv = c.argv;
+    e.env = c.env;
+    e.workdir = c.workdir;
+    e.running_at_progress = c.running_at_progress;
+    for (std::size_t k = 0; k < r.parts.size(); ++k) {
+        WorkerPlacement p;
+        if (!r.parts[k].empty()) {
+            p.machine = r.parts[k].front().machine;
+            auto name = machine_names_.find(p.machine);
+            if (name != machine_names_.end()) p.machine_name = name->second;
+        }
+        if (k < r.gpu_index.size()) p.gpus = r.gpu_index[k];
+        e.placement.push_back(std::move(p));
+    }
+    return e;
+}
+
+namespace {
+
+/// (machine, index) pairs of a run's workers.
+std::set<std::pair<std::int64_t, int>> gpus_of(const std::vector<std::vector<goodput::HeldPart>>& parts,
+                                               const std::vector<std::vector<int>>& idx) {
+    std::set<std::pair<std::int64_t, int>> out;
+    for (std::size_t k = 0; k < parts.size() && k < idx.size(); ++k) {
+        std::size_t i = 0;
+        for (const auto& part : parts[k])
+            for (int g = 0; g < part.gpus && i < idx[k].size(); ++g, ++i) out.insert({part.machine, idx[k][i]});
+    }
+    return out;
+}
+
+}  // namespace
+
+void Service::assign_gpus(RunMem& r) {
+    // Indices taken on each machine: by every other run holding GPUs (`busy`), and by runs whose
+    // processes may still be winding down after a preemption (`leaving`: the policy already
+    // counts their GPUs free; a launch on them waits until they are gone).
+    std::map<std::int64_t, std::set<int>> busy, leaving;
+    for (const auto& [id, o] : runs_) {
+        if (o.get() == &r || o->ended()) continue;
+        const bool holds = o->holding();
+        const bool stopping = o->rec.state == "stopping";
+        if (!holds && !stopping) continue;
+        for (const auto& [m, g] : gpus_of(o->parts, o->gpu_index)) (holds ? busy : leaving)[m].insert(g);
+    }
+    std::map<std::int64_t, int> machine_gpus;
+    for (const auto& p : pools_)
+        for (const auto& m : p->machines) machine_gpus[m.id] = m.gpus;
+    r.gpu_index.assign(r.parts.size(), {});
+    for (std::size_t k = 0; k < r.parts.size(); ++k)
+        for (const auto& part : r.parts[k]) {
+            std::set<int>& b = busy[part.machine];
+            std::set<int>& l = leaving[part.machine];
+            const int n = machine_gpus.contains(part.machine) ? machine_gpus[part.machine] : 4096;
+            int taken = 0;
+            for (int pass = 0; pass < 3 && taken < part.gpus; ++pass)  // free; leaving; any (a bug)
+                for (int g = 0; taken < part.gpus && g < (pass == 2 ? 4096 : n); ++g)
+                    if (!b.contains(g) && (pass >= 1 || !l.contains(g))) {
+                        b.insert(g);
+                        r.gpu_index[k].push_back(g);
+                        ++taken;
+                    }
+        }
+}
+
+void Service::try_launch(RunMem& r, Seconds t) {
+    if (!r.launch_pending || r.ended() || r.rec.state != "starting") return;
+    if (exec_->runs_commands()) {
+        if (r.prev_alive) return;
+        const auto mine = gpus_of(r.parts, r.gpu_index);
+        for (const auto& [id, o] : runs_) {
+            if (o.get() == &r || o->ended() || o->rec.state != "stopping") continue;
+            for (const auto& g : gpus_of(o->parts, o->gpu_index))
+                if (mine.contains(g)) return;  // still in use by a stopping run
+        }
+    }
+    r.launch_pending = false;
+    exec_->launch(t, exec_run(r));
+    log(LogLevel::Info, "run.launched", {{"run", r.rec.name}, {"attempt", std::to_string(r.rec.attempts)}});
+}
+
+void Service::cancel_launch(RunMem& r, Seconds t) {
+    if (!r.launch_pending) return;
+    r.launch_pending = false;
+    ExecEvent done{ExecEvent::Kind::StopDone, t};
+    done.run = r.rec.id;
+    done.attempt = r.rec.attempts;
+    on_exec(done);
+}
+
+}  // namespace astraeus::service

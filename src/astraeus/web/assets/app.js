@@ -1,0 +1,93 @@
+// The web pages' entry: sign-in with an API token (kept in sessionStorage for this tab only,
+// sent in the Authorization header, never in a URL), sign-out, and the hash router:
+// #/goodput, #/runs, #/run/<workspace>/<run>, #/fairness.
+import { api, session, h, ApiError } from './lib.js';
+import { goodputView } from './goodput.js';
+import { runsView } from './runs.js';
+import { runView } from './run.js';
+import { fairnessView } from './fairness.js';
+
+const $ = (id) => document.getElementById(id);
+let me = null;  // GET /v1/whoami of the signed-in token
+let routing = 0;  // the latest route(): an older one still loading is not shown
+
+function showSignIn(error) {
+  me = null;
+  $('nav').hidden = true;
+  $('signout').hidden = true;
+  $('who').textContent = '';
+  $('view').replaceChildren();
+  $('signin').hidden = false;
+  $('signin-error').textContent = error || '';
+  $('token').focus();
+}
+
+async function signIn(token) {
+  try {
+    me = await api('/whoami', { token });
+  } catch (e) {
+    const why = e instanceof ApiError && e.status === 401
+      ? `The token was refused: ${e.message}. Check it, or create one with "astraeus admin token create".`
+      : `Cannot sign in: ${e.message}`;
+    return showSignIn(why);
+  }
+  session.set(token);
+  $('token').value = '';
+  $('signin').hidden = true;
+  $('nav').hidden = false;
+  $('signout').hidden = false;
+  $('who').textContent = me.scope === 'workspace'
+    ? `workspace ${me.workspace} · ${me.cluster}`
+    : `${me.scope} · ${me.organization} / ${me.cluster}`;
+  route();
+}
+
+async function route(ev) {
+  if (!me) return;
+  const focused = document.activeElement && document.activeElement.id;
+  const mine = ++routing;
+  const parts = (location.hash.replace(/^#\/?/, '') || 'goodput').split('/').map(decodeURIComponent);
+  const name = parts[0];
+  for (const a of document.querySelectorAll('#nav a')) {
+    const on = a.dataset.view === name || (name === 'run' && a.dataset.view === 'runs');
+    if (on) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
+  }
+  const view = $('view');
+  view.replaceChildren(h('p.note', { text: 'Loading…' }));
+  view.removeAttribute('data-ready');
+  let node;
+  try {
+    if (name === 'runs') node = await runsView(me, parts.slice(1));
+    else if (name === 'run') node = await runView(me, parts[1], parts[2]);
+    else if (name === 'fairness') node = await fairnessView(me);
+    else node = await goodputView(me);
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 401) { session.clear(); return showSignIn(`Signed out: ${e.message}`); }
+    node = h('p.error', { role: 'alert', text: `Cannot show this view: ${e.message}` });
+  }
+  if (mine !== routing || !me) return;
+  view.replaceChildren(node);
+  view.setAttribute('data-ready', name);
+  if (!performance.getEntriesByName('astraeus:first-view').length) performance.mark('astraeus:first-view');
+  const title = view.querySelector('h1');
+  document.title = `${title ? title.textContent : 'Astraeus'} · Astraeus`;
+  // Keyboard and screen-reader users land on the new view's heading; a refresh of the same view
+  // (a filter changed) keeps the focus on the control they used.
+  if (ev && ev.type === 'hashchange' && title) { title.tabIndex = -1; title.focus(); }
+  else if (focused && document.getElementById(focused)) document.getElementById(focused).focus();
+}
+
+$('signin-form').addEventListener('submit', (ev) => {
+  ev.preventDefault();
+  const token = $('token').value.trim();
+  if (token) signIn(token);
+});
+$('signout').addEventListener('click', () => {
+  session.clear();
+  location.hash = '';
+  showSignIn('Signed out.');
+});
+window.addEventListener('hashchange', route);
+window.addEventListener('astraeus:refresh', route);
+
+if (session.token) signIn(session.token); else showSignIn();

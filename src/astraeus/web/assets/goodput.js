@@ -1,0 +1,177 @@
+// The Goodput view (the product page's "See it"): alerts, stalled workers and stragglers first;
+// the summary (goodput, GPU time held, productive, not productive with its biggest loss,
+// waiting) over a period (last 24 h, 7 days, a custom range up to 400 days); a sortable row per
+// run, machine, pool or workspace with a stacked bar of the eight categories; By week (8).
+// Every figure is the API's (GET /v1/goodput, /v1/goodput/weekly) for the period it shows.
+import { api, q, h, s, gpuh, pct, when, CATEGORIES, cat, asked, stackedBar, legend, biggestLoss, sortableTable, message } from './lib.js';
+
+const state = { period: '7d', by: 'run', from: '', to: '' };
+const MAX_DAYS = 400;
+
+export async function goodputView(me) {
+  const root = h('section.view', { 'aria-labelledby': 'goodput-h' }, h('h1', { id: 'goodput-h', text: 'Goodput' }));
+  const attention = h('div', { id: 'attention' });
+  const body = h('div', { id: 'goodput-body' });
+  const controls = periodControls(() => load(me, body));
+  root.append(attention, controls, body);
+  await Promise.all([loadAttention(attention), load(me, body)]);
+  return root;
+}
+
+async function loadAttention(box) {
+  const [alerts, stalls] = await Promise.all([api('/alerts'), api('/stalls')]);
+  const live = alerts.alerts.filter((a) => a.state === 'firing' || a.state === 'pending');
+  const items = [];
+  for (const st of stalls.stalled)
+    items.push(h('li.warn', {}, h('strong', { text: 'Stalled: ' }), runLink(st.workspace, st.run),
+      ` — worker${st.workers.length > 1 ? 's' : ''} ${st.workers.join(', ')} made no progress for the stall timeout`));
+  for (const st of stalls.stragglers)
+    items.push(h('li.warn', {}, h('strong', { text: 'Straggler: ' }), runLink(st.workspace, st.run),
+      ` — worker${st.workers.length > 1 ? 's' : ''} ${st.workers.join(', ')} below half the gang's median rate`));
+  for (const a of live)
+    items.push(h('li.alert', {}, h('strong', { text: `${a.state === 'firing' ? 'Alert firing' : 'Alert pending'}: ` }),
+      `${a.name} on ${a.scope} `, h('code', { text: a.target }), ` since ${when(a.since)} (value ${Number(a.value).toFixed(2)})`));
+  box.replaceChildren(h('div.attention', { role: 'region', 'aria-label': 'Needs attention' },
+    h('h2', { text: 'Needs attention' }),
+    items.length ? h('ul', { id: 'attention-list' }, items) : message('Nothing stalled, no straggler, no alert firing.')));
+}
+
+function runLink(ws, run, label = `${ws}/${run}`) {
+  return h('a', { href: `#/run/${encodeURIComponent(ws)}/${encodeURIComponent(run)}`, text: label });
+}
+
+function periodControls(reload) {
+  const radio = (value, label) => h('label.choice', {},
+    h('input', { type: 'radio', name: 'period', value, checked: state.period === value,
+      onchange: () => { state.period = value; custom.hidden = value !== 'custom'; if (value !== 'custom') reload(); } }), label);
+  const from = h('input', { type: 'date', id: 'from', value: state.from, required: true });
+  const to = h('input', { type: 'date', id: 'to', value: state.to, required: true });
+  const err = h('span.error', { role: 'alert', id: 'range-error' });
+  const custom = h('form.custom', { hidden: state.period !== 'custom', onsubmit: (ev) => {
+    ev.preventDefault();
+    const days = (Date.parse(to.value) - Date.parse(from.value)) / 86400000 + 1;
+    if (!(days >= 1)) { err.textContent = 'The end must not be before the start.'; return; }
+    if (days > MAX_DAYS) { err.textContent = `A period is at most ${MAX_DAYS} days (this one is ${days}).`; return; }
+    err.textContent = '';
+    state.from = from.value; state.to = to.value;
+    reload();
+  } }, h('label', { for: 'from', text: 'From (UTC)' }), from, h('label', { for: 'to', text: 'to' }), to,
+  h('button', { type: 'submit', text: 'Show' }), err);
+  const by = h('select', { id: 'by', onchange: () => { state.by = by.value; reload(); } },
+    ['run', 'machine', 'pool', 'workspace'].map((b) => h('option', { value: b, selected: state.by === b, text: b })));
+  return h('div.controls', {},
+    h('fieldset', {}, h('legend', { text: 'Period' }),
+      radio('1d', 'Last 24 h'), radio('7d', '7 days'), radio('custom', 'Custom range'), radio('weeks', 'By week (8)'), custom),
+    h('label.by', {}, 'Rows by ', by));
+}
+
+function periodParams() {
+  if (state.period === '1d') return { days: 1 };
+  if (state.period === 'custom' && state.from && state.to) {
+    const end = new Date(Date.parse(state.to) + 86400000).toISOString().replace('.000Z', 'Z');
+    return { start: `${state.from}T00:00:00Z`, end };
+  }
+  return { days: 7 };
+}
+
+const rowName = (by, r, multi) => (by === 'run' && multi ? `${r.workspace}/${r.run}` : r[by]);
+
+// Loads overlap when the period and the rows change quickly: only the latest one is shown.
+let latest = 0;
+async function load(me, body) {
+  const mine = ++latest;
+  body.replaceChildren(message('Loading…'));
+  let node;
+  try {
+    node = state.period === 'weeks' ? await weekly(me) : await period(me);
+  } catch (e) {
+    node = h('p.error', { role: 'alert', text: e.message });
+  }
+  if (mine === latest) body.replaceChildren(node);
+}
+
+async function period(me) {
+  const doc = await api(`/goodput${q({ by: state.by, ...periodParams() })}`);
+  const multi = state.by === 'run' && new Set(doc.rows.map((r) => r.workspace)).size > 1;
+  const out = h('div');
+  out.append(h('p.period', { id: 'period', 'data-start': doc.start, 'data-end': doc.end, 'data-by': doc.by },
+    `From ${when(doc.start)} to ${when(doc.end)} (whole UTC hours)`));
+  out.append(summary(doc.total));
+  const scale = Math.max(0, ...doc.rows.map(asked));
+  const catCol = (c) => ({ label: c.label, num: true, cls: 'cat', value: (r) => cat(r, c.key), cell: (r) => gpuh(cat(r, c.key)) });
+  const columns = [
+    { label: state.by[0].toUpperCase() + state.by.slice(1), value: (r) => rowName(doc.by, r, multi),
+      cell: (r) => (doc.by === 'run' ? runLink(r.workspace, r.run, rowName(doc.by, r, multi)) : h('span', { text: r[doc.by] })), cls: 'name' },
+    { label: 'Held', num: true, value: (r) => r.allocated_gpu_hours, cell: (r) => gpuh(r.allocated_gpu_hours) },
+    { label: 'Productive', num: true, value: (r) => r.productive_gpu_hours, cell: (r) => gpuh(r.productive_gpu_hours) },
+    { label: 'Goodput', num: true, value: (r) => r.goodput, cell: (r) => pct(r.goodput) },
+    ...CATEGORIES.slice(1).map(catCol),
+    { label: 'Where the time went', cell: (r) => stackedBar(r, scale), cls: 'barcell' },
+  ];
+  out.append(h('h2', { text: `By ${state.by}` }), legend());
+  if (!doc.rows.length) out.append(message('No GPU time in this period.'));
+  else out.append(sortableTable(columns, doc.rows, { sortBy: 1, desc: true, id: 'goodput-table', caption: 'GPU-hours by category' }));
+  return out;
+}
+
+function summary(t) {
+  const held = t.allocated_gpu_hours;
+  const notProductive = held - t.productive_gpu_hours;
+  const loss = biggestLoss(t);
+  const card = (id, label, value, sub) => h('div.card', {}, h('div.label', { text: label }),
+    h('div.value', { id, text: value }), sub ? h('div.sub', { text: sub }) : null);
+  return h('div.cards', { role: 'group', 'aria-label': 'Summary' },
+    card('sum-goodput', 'Goodput', pct(t.goodput), 'productive ÷ held'),
+    card('sum-held', 'GPU time held', `${gpuh(held)} GPU-h`),
+    card('sum-productive', 'Productive', `${gpuh(t.productive_gpu_hours)} GPU-h`),
+    card('sum-notproductive', 'Not productive', `${gpuh(notProductive)} GPU-h`,
+      loss ? `biggest loss: ${loss.label.toLowerCase()} ${gpuh(loss.value)} GPU-h` : 'no loss'),
+    card('sum-waiting', 'Waiting', `${gpuh(t.waiting_gpu_hours)} GPU-h`, 'asked for, not yet held'));
+}
+
+async function weekly(me) {
+  const doc = await api(`/goodput/weekly${q({ weeks: 8, by: state.by })}`);
+  const out = h('div', { id: 'weekly', 'data-by': doc.by });
+  out.append(h('h2', { text: 'By week (8)' }), legend(), weekChart(doc.weeks));
+  const columns = [
+    { label: 'Week', value: (w) => w.week, cell: (w) => `${w.week} (from ${w.start.slice(0, 10)})` },
+    { label: 'Held', num: true, value: (w) => w.total.allocated_gpu_hours, cell: (w) => gpuh(w.total.allocated_gpu_hours) },
+    { label: 'Productive', num: true, value: (w) => w.total.productive_gpu_hours, cell: (w) => gpuh(w.total.productive_gpu_hours) },
+    { label: 'Goodput', num: true, value: (w) => w.total.goodput, cell: (w) => pct(w.total.goodput) },
+    { label: 'Waiting', num: true, value: (w) => w.total.waiting_gpu_hours, cell: (w) => gpuh(w.total.waiting_gpu_hours) },
+    { label: `${doc.by[0].toUpperCase()}${doc.by.slice(1)}s`, cell: (w) => w.rows.map((r) => r[doc.by]).join(', ') },
+  ];
+  out.append(sortableTable(columns, doc.weeks, { sortBy: 0, id: 'weekly-table', caption: 'Each week\'s total' }));
+  return out;
+}
+
+// One stacked column per week (GPU-hours by category), goodput above each.
+function weekChart(weeks) {
+  const W = 720, H = 260, L = 56, B = 40, T = 24, R = 8;
+  const max = Math.max(1e-9, ...weeks.map((w) => asked(w.total)));
+  const step = (W - L - R) / weeks.length;
+  const y = (v) => T + (H - T - B) * (1 - v / max);
+  const g = s('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart', role: 'img', 'aria-label': 'GPU-hours by category for each of the last weeks' });
+  for (let k = 0; k <= 4; k++) {
+    const v = (max * k) / 4;
+    g.append(s('line', { x1: L, x2: W - R, y1: y(v), y2: y(v), class: 'grid' }),
+      s('text', { x: L - 6, y: y(v) + 4, 'text-anchor': 'end', class: 'tick' }, v.toFixed(v < 10 ? 1 : 0)));
+  }
+  g.append(s('text', { x: 14, y: (H - B + T) / 2, transform: `rotate(-90 14 ${(H - B + T) / 2})`, 'text-anchor': 'middle', class: 'axis' }, 'GPU-hours'));
+  g.append(s('text', { x: (W + L) / 2, y: H - 4, 'text-anchor': 'middle', class: 'axis' }, 'ISO week (UTC)'));
+  weeks.forEach((w, i) => {
+    const x = L + i * step + step * 0.15;
+    let acc = 0;
+    for (const c of CATEGORIES) {
+      const v = cat(w.total, c.key);
+      if (v <= 0) continue;
+      g.append(s('rect', { x, width: step * 0.7, y: y(acc + v), height: Math.max(0.5, y(acc) - y(acc + v)), fill: c.color },
+        s('title', {}, `${w.week} ${c.label}: ${gpuh(v)} GPU-h`)));
+      acc += v;
+    }
+    g.append(s('text', { x: x + step * 0.35, y: H - B + 14, 'text-anchor': 'middle', class: 'tick' }, w.week.slice(5)));
+    if (w.total.goodput !== undefined)
+      g.append(s('text', { x: x + step * 0.35, y: y(acc) - 4, 'text-anchor': 'middle', class: 'tick' }, pct(w.total.goodput)));
+  });
+  return g;
+}

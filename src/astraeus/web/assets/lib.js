@@ -1,0 +1,169 @@
+// Shared helpers of the web pages: the API client (token from sessionStorage, Authorization
+// header), DOM building with text nodes and textContent only (never parsed as markup: every name a user controls is
+// shown as text), number formats and the eight goodput categories with their colours.
+
+const TOKEN_KEY = 'astraeus.token';
+export const session = {
+  get token() { return sessionStorage.getItem(TOKEN_KEY); },
+  set(token) { sessionStorage.setItem(TOKEN_KEY, token); },
+  clear() { sessionStorage.removeItem(TOKEN_KEY); },
+};
+
+export class ApiError extends Error {
+  constructor(status, message) { super(message); this.status = status; }
+}
+
+// GET (or POST) /v1<path> with the session's token; the JSON answer, or an ApiError.
+export async function api(path, { method = 'GET', token = session.token } = {}) {
+  const init = { method, headers: { Authorization: `Bearer ${token}` }, cache: 'no-store' };
+  if (method === 'POST') { init.body = ''; }
+  let res;
+  try {
+    res = await fetch(`/v1${path}`, init);
+  } catch (e) {
+    throw new ApiError(0, `cannot reach the server (${e.message})`);
+  }
+  const type = res.headers.get('Content-Type') || '';
+  const body = type.includes('json') ? await res.json().catch(() => null) : await res.text();
+  if (!res.ok) throw new ApiError(res.status, (body && body.error) || `HTTP ${res.status}`);
+  return body;
+}
+
+export const q = (params) => {
+  const u = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') u.set(k, v);
+  const s = u.toString();
+  return s ? `?${s}` : '';
+};
+
+// h('tag.class', {attrs}, children...): an element; strings become text nodes.
+export function h(spec, attrs = {}, ...children) {
+  const [tag, ...classes] = spec.split('.');
+  const el = document.createElement(tag);
+  if (classes.length) el.className = classes.join(' ');
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) el.addEventListener(k.slice(2), v);
+    else if (k === 'text') el.textContent = v;
+    else el.setAttribute(k, v === true ? '' : String(v));
+  }
+  append(el, children);
+  return el;
+}
+function append(el, children) {
+  for (const c of children.flat(Infinity)) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+}
+const SVG = 'http://www.w3.org/2000/svg';
+export function s(tag, attrs = {}, ...children) {
+  const el = document.createElementNS(SVG, tag);
+  for (const [k, v] of Object.entries(attrs)) if (v !== undefined && v !== null) el.setAttribute(k, String(v));
+  for (const c of children.flat(Infinity)) {
+    if (c === undefined || c === null || c === false) continue;
+    el.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return el;
+}
+
+// Formats: GPU-hours with one decimal, goodput a whole percent ('-' when nothing was held).
+export const gpuh = (v) => (v ?? 0).toFixed(1);
+export const pct = (v) => (v === undefined || v === null ? '-' : `${Math.round(v * 100)}%`);
+export const when = (t) => (t ? t.replace('T', ' ').replace(/:\d\dZ$/, 'Z') : '-');
+
+// The eight categories, in the order of the page, each with one colour used in every view
+// (Okabe-Ito palette: safe for colour-blind readers; waiting is grey: asked for, not held).
+export const CATEGORIES = [
+  { key: 'productive', label: 'Productive', color: '#009E73' },
+  { key: 'idle', label: 'Idle', color: '#F0E442' },
+  { key: 'stalled', label: 'Stalled', color: '#E69F00' },
+  { key: 'starting', label: 'Starting', color: '#56B4E9' },
+  { key: 'restart', label: 'Restart', color: '#0072B2' },
+  { key: 'failure', label: 'Failure', color: '#D55E00' },
+  { key: 'preemption', label: 'Preemption', color: '#CC79A7' },
+  { key: 'waiting', label: 'Waiting', color: '#999999' },
+];
+
+// A ledger's GPU-hours in category `key` (held and waiting parts together).
+export const cat = (ledger, key) => (ledger && ledger.gpu_hours ? ledger.gpu_hours[key] || 0 : 0);
+export const asked = (ledger) => CATEGORIES.reduce((a, c) => a + cat(ledger, c.key), 0);
+
+// A horizontal stacked bar of a ledger's eight categories; `scale` = GPU-hours of a full bar.
+export function stackedBar(ledger, scale) {
+  const total = asked(ledger);
+  const parts = CATEGORIES.filter((c) => cat(ledger, c.key) > 0).map((c) => `${c.label} ${gpuh(cat(ledger, c.key))}`);
+  const bar = h('div.bar', { role: 'img', 'aria-label': parts.length ? `GPU-hours: ${parts.join(', ')}` : 'no GPU time' });
+  bar.title = parts.join('\n') || 'no GPU time';
+  const width = scale > 0 ? Math.max(0, Math.min(1, total / scale)) : 0;
+  const inner = h('div.bar-inner');
+  inner.style.width = `${(width * 100).toFixed(2)}%`;
+  for (const c of CATEGORIES) {
+    const v = cat(ledger, c.key);
+    if (v <= 0) continue;
+    const seg = h('span.seg');
+    seg.style.flexGrow = String(v);
+    seg.style.backgroundColor = c.color;
+    inner.append(seg);
+  }
+  bar.append(inner);
+  return bar;
+}
+
+export function legend() {
+  return h('ul.legend', { 'aria-label': 'Categories' },
+    CATEGORIES.map((c) => {
+      const sw = h('span.swatch');
+      sw.style.backgroundColor = c.color;
+      return h('li', {}, sw, c.label);
+    }));
+}
+
+// The biggest loss among the held categories other than productive.
+export function biggestLoss(ledger) {
+  let best = null;
+  for (const c of CATEGORIES) {
+    if (c.key === 'productive' || c.key === 'waiting') continue;
+    const v = ledger.held_gpu_hours ? ledger.held_gpu_hours[c.key] || 0 : 0;
+    if (v > 0 && (!best || v > best.value)) best = { ...c, value: v };
+  }
+  return best;
+}
+
+export function message(text, cls = 'note') { return h(`p.${cls}`, { text }); }
+
+// A table whose columns sort when their header button is pressed (click or keyboard).
+// columns: [{label, value: row => sortable, cell: row => Node|string, num, cls}]
+export function sortableTable(columns, rows, { sortBy = 0, desc = false, caption, id } = {}) {
+  let key = sortBy;
+  let down = desc;
+  const table = h('table.data', { id });
+  if (caption) table.append(h('caption', { text: caption }));
+  const head = h('tr');
+  const body = h('tbody');
+  const ths = columns.map((c, i) => {
+    const th = h('th', { scope: 'col', class: [c.num ? 'num' : '', c.cls || ''].join(' ').trim() || null });
+    if (c.value) {
+      th.append(h('button.sort', { type: 'button', onclick: () => { if (key === i) down = !down; else { key = i; down = !!c.num; } render(); } }, c.label));
+    } else th.textContent = c.label;
+    head.append(th);
+    return th;
+  });
+  table.append(h('thead', {}, head), body);
+  function render() {
+    const col = columns[key];
+    const sorted = [...rows];
+    if (col && col.value) {
+      sorted.sort((a, b) => {
+        const x = col.value(a), y = col.value(b);
+        const r = typeof x === 'string' ? x.localeCompare(y) : (x ?? -1) - (y ?? -1);
+        return down ? -r : r;
+      });
+    }
+    ths.forEach((th, i) => th.setAttribute('aria-sort', i === key ? (down ? 'descending' : 'ascending') : 'none'));
+    body.replaceChildren(...sorted.map((r) => h('tr', {}, columns.map((c) =>
+      h('td', { class: [c.num ? 'num' : '', c.cls || ''].join(' ').trim() || null }, c.cell(r))))));
+  }
+  render();
+  return h('div.table-wrap', {}, table);
+}

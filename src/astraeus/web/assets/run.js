@@ -1,0 +1,132 @@
+// A run's page: state and reason, its workers and their machines, its attempts on a timeline
+// (placed, ended with the outcome), its goodput and bar under Goodput, each worker's progress,
+// its logs when the server has GET /v1/runs/{run}/logs, and stop for its owner.
+import { api, q, h, s, gpuh, pct, when, CATEGORIES, stackedBar, legend, asked, biggestLoss, message, ApiError } from './lib.js';
+import { stateBadge } from './runs.js';
+
+const OUTCOME_COLOR = { succeeded: '#009E73', failed: '#D55E00', preempted: '#CC79A7', lease: '#CC79A7', stopped: '#555555', '': '#0072B2' };
+
+export async function runView(me, ws, name) {
+  const at = q({ workspace: ws });
+  const path = `/runs/${encodeURIComponent(name)}`;
+  const [run, detail, gp] = await Promise.all([api(`${path}${at}`), api(`${path}/attempts${at}`), api(`${path}/goodput${at}`)]);
+  const root = h('section.view', { 'aria-labelledby': 'run-h' },
+    h('p.crumb', {}, h('a', { href: '#/runs', text: 'Runs' }), ' / ', h('span', { text: run.workspace })),
+    h('h1', { id: 'run-h', text: run.name }));
+  root.append(h('p', { id: 'run-state' }, 'State: ', stateBadge(run)));
+  const canStop = !['succeeded', 'failed', 'stopped'].includes(run.state) &&
+    (me.scope === 'org-admin' || (me.scope === 'workspace' && me.workspace === run.workspace));
+  if (canStop) root.append(stopButton(path, at));
+
+  const dl = h('dl.facts');
+  const fact = (k, v) => dl.append(h('dt', { text: k }), h('dd', { text: v }));
+  fact('Workspace', run.workspace);
+  fact('Pool', run.pool);
+  fact('Workers', `${run.workers} × ${run.gpus_per_worker} GPUs`);
+  fact('Submitted', when(run.submitted_at));
+  fact('Started', when(run.started_at));
+  fact('Ended', when(run.ended_at));
+  fact('Time limit', run.time_limit_s ? `${run.time_limit_s} s` : '-');
+  fact('Command', commandText(run.command));
+  if (run.image) fact('Image', run.image);
+  fact('Attempts', String(run.attempts));
+  root.append(dl);
+
+  root.append(h('h2', { text: 'Goodput' }));
+  const loss = biggestLoss(gp);
+  root.append(h('p', { id: 'run-goodput' }, `Goodput ${pct(gp.goodput)} · held ${gpuh(gp.allocated_gpu_hours)} GPU-h · productive ${gpuh(gp.productive_gpu_hours)} GPU-h · waiting ${gpuh(gp.waiting_gpu_hours)} GPU-h`,
+    loss ? ` · biggest loss: ${loss.label.toLowerCase()} ${gpuh(loss.value)} GPU-h` : ''));
+  root.append(stackedBar(gp, asked(gp)), legend());
+
+  root.append(h('h2', { text: 'Attempts' }), timeline(detail));
+  if (Array.isArray(run.history) && run.history.length) root.append(historyList(run.history));
+  root.append(h('h2', { text: 'Workers' }), workersTable(detail.workers));
+  // Logs are readable inside the run's workspace only (org admins and operators get a 403).
+  const logs = me.scope === 'workspace' && me.workspace === run.workspace ? await logsSection(path, at, run.workers) : null;
+  if (logs) root.append(logs);
+  return root;
+}
+
+// A command as text: a string as is; an argv array joined by spaces, arguments with spaces or
+// quotes shown quoted.
+function commandText(cmd) {
+  if (Array.isArray(cmd)) return cmd.length ? cmd.map((a) => (/[\s"'\\]/.test(a) ? JSON.stringify(a) : a)).join(' ') : '-';
+  return cmd || '-';
+}
+
+// The run's states with when each began and why it stopped, when the server keeps them.
+function historyList(history) {
+  return h('div', {}, h('h3', { text: 'States' }), h('ol.history', { id: 'history-list' }, history.map((e) =>
+    h('li', {}, `${when(e.at)} ${e.state}`, e.cause ? ` (${e.cause})` : '', e.attempt ? `, attempt ${e.attempt}` : ''))));
+}
+
+function stopButton(path, at) {
+  const box = h('div.stop');
+  const ask = h('button.danger', { type: 'button', id: 'stop', text: 'Stop run', onclick: () => {
+    box.replaceChildren(h('span', { text: 'Stop this run? Its workers wind down (counted productive). ' }),
+      h('button.danger', { type: 'button', id: 'stop-confirm', text: 'Stop', onclick: async () => {
+        try { await api(`${path}/stop${at}`, { method: 'POST' }); window.dispatchEvent(new Event('astraeus:refresh')); }
+        catch (e) { box.append(h('span.error', { role: 'alert', text: e.message })); }
+      } }), ' ', h('button', { type: 'button', text: 'Cancel', onclick: () => box.replaceChildren(ask) }));
+    box.querySelector('#stop-confirm').focus();
+  } });
+  box.append(ask);
+  return box;
+}
+
+// The run's life from submission to now (or its end): waiting stretches in grey, each attempt
+// coloured by how it ended, with its number and outcome; the same as a list below.
+function timeline(d) {
+  const t0 = Date.parse(d.submitted_at);
+  const t1 = Date.parse(d.ended_at || d.now);
+  const span = Math.max(1, t1 - t0);
+  const W = 720, H = 78, L = 8, R = 8;
+  const x = (t) => L + ((W - L - R) * (Date.parse(t) - t0)) / span;
+  const g = s('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart timeline', role: 'img', 'aria-label': 'Attempts on a timeline' });
+  g.append(s('rect', { x: L, y: 14, width: W - L - R, height: 26, fill: '#dddddd' }, s('title', {}, 'waiting to be placed')));
+  for (const a of d.attempts) {
+    const end = a.ended_at || d.ended_at || d.now;
+    const x0 = x(a.started_at), x1 = Math.max(x0 + 2, x(end));
+    g.append(s('rect', { x: x0, y: 14, width: x1 - x0, height: 26, fill: OUTCOME_COLOR[a.outcome || ''] || '#0072B2' },
+      s('title', {}, `attempt ${a.number}: ${when(a.started_at)} – ${a.ended_at ? when(a.ended_at) : 'now'} ${a.outcome || 'running'}`)));
+    if (x1 - x0 > 30) g.append(s('text', { x: (x0 + x1) / 2, y: 31, 'text-anchor': 'middle', class: 'onbar' }, `#${a.number}`));
+  }
+  g.append(s('text', { x: L, y: 58, class: 'tick' }, `${when(d.submitted_at)} submitted`),
+    s('text', { x: W - R, y: 58, 'text-anchor': 'end', class: 'tick' }, d.ended_at ? `${when(d.ended_at)} ended` : `${when(d.now)} now`),
+    s('text', { x: W / 2, y: 74, 'text-anchor': 'middle', class: 'axis' }, 'time (UTC)'));
+  const key = h('ul.legend', {}, [['waiting', '#dddddd'], ['running now', '#0072B2'], ['succeeded', '#009E73'], ['failed', '#D55E00'], ['preempted', '#CC79A7'], ['stopped', '#555555']]
+    .map(([label, color]) => { const sw = h('span.swatch'); sw.style.backgroundColor = color; return h('li', {}, sw, label); }));
+  const list = h('ol.attempts', { id: 'attempt-list' }, d.attempts.map((a) => h('li', {},
+    `Attempt ${a.number}: placed ${when(a.started_at)}, `, a.ended_at ? `ended ${when(a.ended_at)} — ${a.outcome || 'ended'}` : 'still going')));
+  return h('div', {}, g, key, d.attempts.length ? list : message('Not placed yet.'));
+}
+
+function workersTable(workers) {
+  const rows = workers.map((w) => h('tr', {},
+    h('td.num', { text: String(w.index) }), h('td', { text: w.state }), h('td', { text: w.machine || '-' }),
+    h('td.num', { text: String(w.attempt) }), h('td.num', { text: w.step === undefined ? '-' : String(w.step) }),
+    h('td.num', { text: w.steps_per_s === undefined ? '-' : w.steps_per_s.toFixed(2) }),
+    h('td', { class: w.stalled || w.straggler ? 'warn' : null, text: [w.stalled ? 'stalled' : '', w.straggler ? 'straggler' : ''].filter(Boolean).join(', ') || 'ok' })));
+  return h('div.table-wrap', {}, h('table.data', { id: 'workers-table' },
+    h('thead', {}, h('tr', {}, ['Worker', 'State', 'Machine', 'Attempt', 'Last step', 'Steps/s', 'Health'].map((c, i) => h('th', { scope: 'col', class: [0, 3, 4, 5].includes(i) ? 'num' : null, text: c })))),
+    h('tbody', {}, rows)));
+}
+
+// Logs, only when the server answers GET /v1/runs/{run}/logs (servers without it, executors that
+// keep none and tokens outside the run's workspace get an error: no section then). One worker's
+// output of the latest attempt ({"text", "size", ...}); a choice of worker when there are several.
+async function logsSection(path, at, workers = 1) {
+  const fetchLog = async (k) => {
+    const body = await api(`${path}/logs${at ? `${at}&` : '?'}worker=${k}`);
+    if (typeof body === 'string') return body;
+    if (body && typeof body.text === 'string') return body.text;
+    return JSON.stringify(body, null, 2);
+  };
+  let text;
+  try { text = await fetchLog(0); } catch (e) { return null; }
+  const pre = h('pre.logs', { id: 'logs', tabindex: '0', text: text || '(empty)' });
+  const pick = workers > 1 ? h('label', {}, 'Worker ', h('select', { id: 'log-worker', onchange: async (ev) => {
+    try { pre.textContent = (await fetchLog(ev.target.value)) || '(empty)'; } catch (e) { pre.textContent = e.message; }
+  } }, Array.from({ length: workers }, (_, k) => h('option', { value: String(k), text: String(k) })))) : null;
+  return h('div', {}, h('h2', { text: 'Logs' }), pick, pre);
+}

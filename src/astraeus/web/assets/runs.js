@@ -1,0 +1,53 @@
+// The Runs view: every run the token sees (GET /v1/runs), newest first, with its state, pool,
+// GPUs, submitted and started times and goodput since it was submitted (GET /v1/goodput?by=run
+// over the longest period kept, 400 days); filters by state, pool and name, and for org admins
+// and operators the workspace column and a workspace filter.
+import { api, q, h, pct, when, sortableTable, message } from './lib.js';
+
+const STATES = ['pending', 'starting', 'running', 'stopping', 'succeeded', 'failed', 'stopped'];
+const filters = { state: '', workspace: '', pool: '', name: '' };
+
+export async function runsView(me) {
+  const wide = me.scope !== 'workspace';
+  const [runs, gp] = await Promise.all([
+    api(`/runs${q({ state: filters.state, workspace: wide ? filters.workspace : '' })}`),
+    api('/goodput?by=run&days=400'),
+  ]);
+  const goodput = new Map(gp.rows.map((r) => [`${r.workspace}/${r.run}`, r.goodput]));
+  const all = runs.runs;
+  const pools = [...new Set(all.map((r) => r.pool))].sort();
+  const workspaces = [...new Set(all.map((r) => r.workspace))].sort();
+  if (filters.workspace && !workspaces.includes(filters.workspace)) workspaces.push(filters.workspace);
+  const rows = all.filter((r) => (!filters.pool || r.pool === filters.pool) &&
+    (!filters.name || r.name.toLowerCase().includes(filters.name.toLowerCase())));
+
+  const refresh = () => window.dispatchEvent(new Event('astraeus:refresh'));
+  const select = (id, label, key, values) => h('label', {}, `${label} `,
+    h('select', { id, onchange: (ev) => { filters[key] = ev.target.value; refresh(); } },
+      h('option', { value: '', text: 'all' }), values.map((v) => h('option', { value: v, selected: filters[key] === v, text: v }))));
+  const name = h('input', { id: 'filter-name', type: 'search', value: filters.name, placeholder: 'name contains' });
+  const controls = h('form.controls', { role: 'search', onsubmit: (ev) => { ev.preventDefault(); filters.name = name.value; refresh(); } },
+    select('filter-state', 'State', 'state', STATES),
+    select('filter-pool', 'Pool', 'pool', pools),
+    wide ? select('filter-workspace', 'Workspace', 'workspace', workspaces) : null,
+    h('label', {}, 'Name ', name), h('button', { type: 'submit', text: 'Filter' }));
+
+  const columns = [
+    { label: 'Name', value: (r) => r.name, cls: 'name',
+      cell: (r) => h('a', { href: `#/run/${encodeURIComponent(r.workspace)}/${encodeURIComponent(r.name)}`, text: r.name }) },
+    wide ? { label: 'Workspace', value: (r) => r.workspace, cell: (r) => r.workspace } : null,
+    { label: 'State', value: (r) => r.state, cell: (r) => stateBadge(r) },
+    { label: 'Pool', value: (r) => r.pool, cell: (r) => r.pool },
+    { label: 'GPUs', num: true, value: (r) => r.workers * r.gpus_per_worker, cell: (r) => `${r.workers} × ${r.gpus_per_worker}` },
+    { label: 'Submitted', value: (r) => r.submitted_at, cell: (r) => when(r.submitted_at) },
+    { label: 'Started', value: (r) => r.started_at || '', cell: (r) => when(r.started_at) },
+    { label: 'Goodput', num: true, value: (r) => goodput.get(`${r.workspace}/${r.name}`), cell: (r) => pct(goodput.get(`${r.workspace}/${r.name}`)) },
+  ].filter(Boolean);
+  return h('section.view', { 'aria-labelledby': 'runs-h' }, h('h1', { id: 'runs-h', text: 'Runs' }), controls,
+    rows.length ? sortableTable(columns, rows, { sortBy: wide ? 5 : 4, desc: true, id: 'runs-table', caption: `${rows.length} run${rows.length === 1 ? '' : 's'}` })
+      : message('No run matches.'));
+}
+
+export function stateBadge(r) {
+  return h('span', { class: `state state-${r.state}`, title: r.reason || null }, r.state, r.reason ? h('span.reason', { text: ` — ${r.reason}` }) : null);
+}

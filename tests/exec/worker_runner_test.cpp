@@ -1,0 +1,254 @@
+// The worker runner with real processes: exit codes, the exact environment, capped logs, the
+// checkpoint signal and SIGKILL after the grace, leftovers of a group killed with their leader
+// and reaped (no zombies), a program that cannot start, progress files.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "astraeus/exec/worker_runner.hpp"
+
+namespace fs = std::filesystem;
+using astraeus::exec::RunnerConfig;
+using astraeus::exec::WorkerRunner;
+using astraeus::exec::WorkerSpec;
+using Kind = WorkerRunner::Report::Kind;
+
+namespace {
+
+/// The runner's config for these tests: as root (CI machines), root is allowed explicitly.
+RunnerConfig test_config() {
+    RunnerConfig c;
+    c.allow_root = true;
+    return c;
+}
+
+class Runner : public ::testing::Test {
+protected:
+    void SetUp() override {
+        dir_ = fs::temp_directory_path() / ("astraeus-runner-" + std::to_string(::getpid()) + "-" +
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+        fs::create_directories(dir_);
+    }
+    void TearDown() override { fs::remove_all(dir_); }
+    WorkerSpec spec(std::vector<std::string> argv) {
+        WorkerSpec s;
+        s.argv = std::move(argv);
+        s.env = {{"PATH", "/usr/bin:/bin"}};
+        s.workdir = dir_.string();
+        s.log_path = (dir_ / "w.log").string();
+        return s;
+    }
+    /// Polls until the worker is gone (at most `seconds`); every report on the way.
+    std::vector<WorkerRunner::Report> until_gone(WorkerRunner& r, WorkerRunner::Handle h, double seconds = 10) {
+        std::vector<WorkerRunner::Report> all;
+        const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+        while (!r.gone(h) && std::chrono::steady_clock::now() < end)
+            for (const auto& rep : r.poll(20)) all.push_back(rep);
+        return all;
+    }
+    std::string read(const fs::path& p) {
+        std::ifstream in(p);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        return ss.str();
+    }
+    static const WorkerRunner::Report* find(const std::vector<WorkerRunner::Report>& v, Kind k) {
+        for (const auto& r : v)
+            if (r.kind == k) return &r;
+        return nullptr;
+    }
+    fs::path dir_;
+};
+
+TEST_F(Runner, ExitCodeLogAndExactEnvironment) {
+    WorkerRunner r(test_config());
+    auto s = spec({"sh", "-c", "env | sort; pwd; echo err >&2; exit 3"});
+    s.env["FOO"] = "a b";
+    auto h = r.launch(s);
+    ASSERT_TRUE(h) << h.error().message;
+    EXPECT_TRUE(r.started(*h));
+    const auto reps = until_gone(r, *h);
+    const auto* ex = find(reps, Kind::Exited);
+    ASSERT_NE(ex, nullptr);
+    EXPECT_EQ(ex->exit_code, 3);
+    EXPECT_EQ(ex->signal, 0);
+    ASSERT_NE(find(reps, Kind::Gone), nullptr);
+    // sh adds PWD, SHLVL and _ of its own; nothing of this process's environment leaks in.
+    const std::string log = read(dir_ / "w.log");
+    EXPECT_NE(log.find("FOO=a b\n"), std::string::npos) << log;
+    EXPECT_NE(log.find("PATH=/usr/bin:/bin\n"), std::string::npos);
+    EXPECT_EQ(log.find("HOME="), std::string::npos) << log;
+    EXPECT_NE(log.find(dir_.string() + "\n"), std::string::npos);
+    EXPECT_NE(log.find("err\n"), std::string::npos);
+}
+
+TEST_F(Runner, LogIsCappedAndTheWorkerIsNotBlocked) {
+    RunnerConfig c = test_config();
+    c.log_cap_bytes = 1024;
+    WorkerRunner r(c);
+    auto h = r.launch(spec({"sh", "-c", "head -c 300000 /dev/zero | tr '\\0' a; exit 0"}));
+    ASSERT_TRUE(h);
+    const auto reps = until_gone(r, *h);
+    ASSERT_NE(find(reps, Kind::Exited), nullptr);
+    EXPECT_EQ(find(reps, Kind::Exited)->exit_code, 0);
+    const std::string log = read(dir_ / "w.log");
+    EXPECT_EQ(log.substr(0, 1024), std::string(1024, 'a'));
+    EXPECT_EQ(log.substr(1024), "\n[astraeus: log capped at 1024 bytes; later output dropped]\n");
+}
+
+TEST_F(Runner, CheckpointSignalThenCleanExit) {
+    WorkerRunner r(test_config());
+    auto h = r.launch(spec({"sh", "-c", "trap 'echo caught; exit 0' TERM; echo ready; sleep 100 & wait $!"}));
+    ASSERT_TRUE(h);
+    for (int i = 0; i < 200 && read(dir_ / "w.log").find("ready") == std::string::npos; ++i) r.poll(10);
+    r.stop(*h);
+    const auto t0 = std::chrono::steady_clock::now();
+    const auto reps = until_gone(r, *h);
+    const auto* ex = find(reps, Kind::Exited);
+    ASSERT_NE(ex, nullptr);
+    EXPECT_EQ(ex->exit_code, 0);
+    EXPECT_TRUE(ex->we_signalled);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+    EXPECT_NE(read(dir_ / "w.log").find("caught"), std::string::npos);
+}
+
+TEST_F(Runner, SigkillAfterTheGrace) {
+    RunnerConfig c = test_config();
+    c.grace_s = 0.3;
+    WorkerRunner r(c);
+    auto h = r.launch(spec({"sh", "-c", "trap '' TERM; echo ready; while :; do sleep 0.05; done"}));
+    ASSERT_TRUE(h);
+    for (int i = 0; i < 200 && read(dir_ / "w.log").find("ready") == std::string::npos; ++i) r.poll(10);
+    const auto t0 = std::chrono::steady_clock::now();
+    r.stop(*h);
+    const auto reps = until_gone(r, *h);
+    const double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const auto* ex = find(reps, Kind::Exited);
+    ASSERT_NE(ex, nullptr);
+    EXPECT_EQ(ex->signal, SIGKILL);
+    EXPECT_GE(took, 0.3);
+    EXPECT_LT(took, 3.0);
+}
+
+TEST_F(Runner, LeftoversDieWithTheirLeaderAndAreReaped) {
+    WorkerRunner r(test_config());
+    const fs::path pidfile = dir_ / "bg.pid";
+    auto h = r.launch(spec({"sh", "-c", "sleep 100 & echo $! > " + pidfile.string() + "; exit 0"}));
+    ASSERT_TRUE(h);
+    const auto reps = until_gone(r, *h);
+    ASSERT_NE(find(reps, Kind::Gone), nullptr);
+    const pid_t bg = std::stoi(read(pidfile));
+    // Gone, not a zombie: no /proc entry at all.
+    EXPECT_FALSE(fs::exists("/proc/" + std::to_string(bg))) << "background process " << bg << " left";
+}
+
+TEST_F(Runner, AProgramThatCannotStart) {
+    WorkerRunner r(test_config());
+    auto h = r.launch(spec({"no-such-program-astraeus"}));
+    ASSERT_TRUE(h);
+    EXPECT_FALSE(r.started(*h));
+    const auto reps = until_gone(r, *h);
+    ASSERT_NE(find(reps, Kind::Exited), nullptr);
+    EXPECT_EQ(find(reps, Kind::Exited)->exit_code, 127);
+    EXPECT_NE(read(dir_ / "w.log").find("cannot run 'no-such-program-astraeus': No such file or directory"),
+              std::string::npos);
+}
+
+TEST_F(Runner, ProgressFile) {
+    WorkerRunner r(test_config());
+    auto s = spec({"sh", "-c", "for i in 1 2 3; do echo $i > p.tmp; mv p.tmp p; sleep 0.2; done"});
+    s.progress_path = (dir_ / "p").string();
+    auto h = r.launch(s);
+    ASSERT_TRUE(h);
+    std::vector<std::int64_t> steps;
+    for (const auto& rep : until_gone(r, *h))
+        if (rep.kind == Kind::Progress) steps.push_back(rep.step);
+    EXPECT_EQ(steps, (std::vector<std::int64_t>{1, 2, 3}));
+}
+
+TEST_F(Runner, NeverRootUnlessConfigured) {
+    if (::geteuid() != 0) {
+        // Not root: workers run as this user whatever the config says.
+        WorkerRunner r(RunnerConfig{});
+        auto h = r.launch(spec({"sh", "-c", "id -u"}));
+        ASSERT_TRUE(h);
+        until_gone(r, *h);
+        EXPECT_EQ(read(dir_ / "w.log"), std::to_string(::geteuid()) + "\n");
+        return;
+    }
+    {
+        WorkerRunner r(RunnerConfig{});
+        auto h = r.launch(spec({"true"}));
+        ASSERT_FALSE(h);
+        EXPECT_NE(h.error().message.find("refusing to run workers as root"), std::string::npos);
+    }
+    {
+        RunnerConfig c;
+        c.run_as_user = "no-such-user-astraeus";
+        WorkerRunner r(c);
+        auto h = r.launch(spec({"true"}));
+        ASSERT_FALSE(h);
+        EXPECT_NE(h.error().message.find("no Unix user named 'no-such-user-astraeus'"), std::string::npos);
+    }
+    RunnerConfig c;
+    c.run_as_user = "nobody";
+    WorkerRunner r(c);
+    auto s = spec({"sh", "-c", "id -u; id -g; echo $USER $HOME"});
+    s.workdir = "/";
+    s.env["HOME"] = "/root";
+    auto h = r.launch(s);
+    ASSERT_TRUE(h) << h.error().message;
+    until_gone(r, *h);
+    EXPECT_EQ(read(dir_ / "w.log"), "65534\n65534\nnobody /nonexistent\n");
+}
+
+TEST(RunnerParts, ParseProgressAndSignals) {
+    EXPECT_EQ(astraeus::exec::parse_progress("1200\n"), 1200);
+    EXPECT_EQ(astraeus::exec::parse_progress(" 7 "), 7);
+    EXPECT_FALSE(astraeus::exec::parse_progress("12a"));
+    EXPECT_FALSE(astraeus::exec::parse_progress(""));
+    EXPECT_FALSE(astraeus::exec::parse_progress("-3"));
+    EXPECT_EQ(astraeus::exec::signal_number("SIGTERM"), SIGTERM);
+    EXPECT_EQ(astraeus::exec::signal_number("USR1"), SIGUSR1);
+    EXPECT_EQ(astraeus::exec::signal_number("SIGKILL"), 0);
+}
+
+TEST(RunnerParts, ContractEnvironment) {
+    astraeus::exec::WorkerIdentity id;
+    id.run = "llm";
+    id.workspace = "ml";
+    id.worker = 1;
+    id.workers = 2;
+    id.attempt = 3;
+    id.gpus = {2, 3};
+    id.master_port = 41000;
+    id.local_rank = 1;
+    id.checkpoint_dir = "/c";
+    id.progress_file = "/p";
+    const auto env = astraeus::exec::worker_env(id, {{"RANK", "9"}, {"FOO", "x"}},
+                                                {{"HOME", "/home/u"}, {"SECRET", "s"}});
+    EXPECT_EQ(env.at("RANK"), "1");  // the contract wins over the run's env
+    EXPECT_EQ(env.at("FOO"), "x");
+    EXPECT_EQ(env.at("HOME"), "/home/u");
+    EXPECT_FALSE(env.contains("SECRET"));
+    EXPECT_EQ(env.at("PATH"), "/usr/local/bin:/usr/bin:/bin");
+    EXPECT_EQ(env.at("CUDA_VISIBLE_DEVICES"), "2,3");
+    EXPECT_EQ(env.at("WORLD_SIZE"), "2");
+    EXPECT_EQ(env.at("LOCAL_RANK"), "1");
+    EXPECT_EQ(env.at("NODE_RANK"), "1");
+    EXPECT_EQ(env.at("MASTER_ADDR"), "127.0.0.1");
+    EXPECT_EQ(env.at("MASTER_PORT"), "41000");
+    EXPECT_EQ(env.at("ASTRAEUS_ATTEMPT"), "3");
+    EXPECT_EQ(env.at("ASTRAEUS_WORKERS"), "2");
+    EXPECT_EQ(env.at("ASTRAEUS_WORKER"), "1");
+    EXPECT_EQ(env.at("ASTRAEUS_CHECKPOINT_DIR"), "/c");
+    EXPECT_EQ(env.at("ASTRAEUS_PROGRESS_FILE"), "/p");
+}
+
+}  // namespace
