@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "astraeus/goodput_io/event_log.hpp"
+#include "astraeus/service/config.hpp"
 #include "astraeus/service/request_parse.hpp"
 
 using namespace astraeus;
@@ -76,4 +77,21 @@ TEST(FuzzRegression, ProgressBodyWithAHugeNumberIsA400) {
     auto s = service::parse_submit_body(R"({"name":"x","workers":1e400})");
     ASSERT_FALSE(s);
     EXPECT_EQ(s.error().status, 400);
+}
+
+// fuzz_service_config: a machine group's "gpus" of 8.1e80 was converted to int (undefined
+// behaviour); an integer key out of range, or a fraction, is now a clear error.
+TEST(FuzzRegression, ConfigIntegerOutOfRangeIsAnError) {
+    const auto cfg = [](const std::string& gpus) {
+        return R"({"organization": "acme", "cluster": "c1", "pools": [{"name": "default", "machines": [{"count": 4, "gpus": )" +
+               gpus + "}]}]}";
+    };
+    auto ok = astraeus::service::parse_config(cfg("8"), "c.json");
+    ASSERT_TRUE(ok) << ok.error().message;
+    EXPECT_EQ(ok->pools.at(0).machines.at(0).gpus, 8);
+    for (const char* bad : {"811111111111111111111111111111111111111111111111111111111111111111111111111111111",
+                            "8.5", "4294967304", "-9223372036854775808"}) {
+        auto r = astraeus::service::parse_config(cfg(bad), "c.json");
+        EXPECT_FALSE(r) << bad;  // out of int range, a fraction, int wrap-around to 8, or gpus < 1
+    }
 }
