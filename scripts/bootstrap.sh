@@ -9,7 +9,8 @@ pkgs=(build-essential cmake ninja-build pkg-config zlib1g-dev
       chromium  # chromium: the headless render test of the HTML report (tests/report/)
       python3-torch  # examples/train_ddp.py: PyTorch DDP on CPU (tests/worker/)
       slurm-wlm slurmctld slurmd slurm-client munge libslurm-dev  # Slurm executor + its test cluster
-      slurmdbd mariadb-server)  # sacct on the test cluster (scripts/slurm-test-cluster.sh, docs/slurm.md)
+      slurmdbd mariadb-server  # sacct on the test cluster (scripts/slurm-test-cluster.sh, docs/slurm.md)
+      clang-19 libclang-rt-19-dev libfuzzer-19-dev)  # the libFuzzer targets (fuzz/, scripts/fuzz.sh)
 missing=()
 for p in "${pkgs[@]}"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
 # The web pages' browser tests (tests/web/: npm's playwright-core drives chromium): nodejs, and

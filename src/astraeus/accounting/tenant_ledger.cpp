@@ -21,7 +21,7 @@ GpuSeconds scaled(GpuSeconds v, double f) {
 }  // namespace
 
 TenantLedger::TenantLedger(int window_buckets)
-    : window_(window_buckets), ring_(static_cast<std::size_t>(std::max(window_buckets, 1))) {
+    : ring_(static_cast<std::size_t>(std::max(window_buckets, 1))) {
     assert(window_buckets >= 1);
 }
 

@@ -42,8 +42,7 @@ public:
     static double fairness(const TenantServiceSums& s);
 
 private:
-    int window_;
-    std::vector<TenantServiceSums> ring_;  ///< closed buckets, ring of size window_
+    std::vector<TenantServiceSums> ring_;  ///< closed buckets, ring of size window_buckets
     std::size_t next_ = 0;                 ///< ring slot the next closed bucket goes to
     std::size_t closed_ = 0;               ///< buckets closed so far
     TenantServiceSums sums_;               ///< sum over the ring

@@ -6,6 +6,7 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "astraeus/goodput/calendar.hpp"
 #include "astraeus/goodput_io/rfc3339.hpp"
 
 namespace astraeus::goodput {
@@ -32,6 +33,17 @@ std::string got(const json& v) {
 constexpr std::int64_t kMaxGpus = std::int64_t{1} << 20;  // per run: workers x gpus
 constexpr std::int64_t kMaxInt = std::numeric_limits<int>::max();
 constexpr Seconds kMaxTime = 253402300799;  // 9999-12-31T23:59:59Z
+// Runs go without a break for at most two retention periods (800 days): the count walks every
+// minute and hour boundary while workers are going, so one event decades later (a wrong clock,
+// or a hostile log) would spin for minutes on a few lines. Quiet gaps cost nothing and are not
+// bounded. Any 400-day period can still be shown (--start).
+constexpr Seconds kMaxBusySpan = 2 * kRetention;
+
+std::string span_error(const char* what, Seconds t, Seconds busy_since) {
+    return std::string(what) + " " + format_rfc3339(t) + " is more than 800 days after " +
+           format_rfc3339(busy_since) +
+           ", since when runs have been going without a break (at most 800 days: replay the log in parts)";
+}
 
 std::unexpected<Error> bad(std::string_view field, std::string_view expected, const json& v) {
     std::string m = "field '";
@@ -584,6 +596,7 @@ Result<void> Replayer::apply(const Event& e) {
         first_s_ = e.t;
         next_hour_ = hour_start(e.t) + kHour;
     }
+    if (going_ > 0 && e.t - busy_since_ > kMaxBusySpan) return fail(span_error("time", e.t, busy_since_));
     last_t_ = e.t;
     if (auto h = hours_to(e.t); !h) return h;
     return apply_to(e);
@@ -602,6 +615,7 @@ Result<void> Replayer::apply_to(const Event& e) {
         ledger_.set_run(run, info.workspace, info.pool);
         for (int w = 0; w < e.workers; ++w) counter_->add_worker(e.t, run, e.gpus);
         held_gpus_.resize(static_cast<std::size_t>(counter_->workers()), 0);
+        if (going_ == 0) busy_since_ = e.t;
         going_ += e.workers;
         stragglers_.set_gang(run, e.workers);
         info_.push_back(info);
@@ -703,6 +717,8 @@ Result<void> Replayer::finish() {
     if (end_s_ < *first_s_)
         return fail("the end " + format_rfc3339(end_s_) + " is before the first event at " +
                     format_rfc3339(*first_s_));
+    if (going_ > 0 && end_s_ - busy_since_ > kMaxBusySpan)
+        return fail(span_error("the end", end_s_, busy_since_));
     if (auto h = hours_to(end_s_); !h) return h;
     counter_->advance(end_s_);
     return {};

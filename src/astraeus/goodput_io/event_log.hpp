@@ -178,6 +178,7 @@ private:
     Seconds next_hour_ = 0;  ///< the next hour boundary to evaluate
     int going_ = 0;          ///< workers submitted and not ended
     Seconds quiet_since_ = 0;  ///< when going_ last became 0
+    Seconds busy_since_ = 0;   ///< when going_ last became > 0 (at most 800 days ago)
     Seconds end_s_ = 0;
     bool done_ = false;
     std::vector<AlertRecord> alert_log_;

@@ -1,5 +1,10 @@
 #include "astraeus/service/config.hpp"
 
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -39,6 +44,31 @@ template <class T>
 Result<void> get(const json& j, const char* key, T& out, const std::string& where) {
     if (!j.contains(key)) return {};
     const json& v = j.at(key);
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+        // An integer key: a number outside T's range (or a fraction) is an error, not a cast
+        // (converting 8e80 to int is undefined behaviour; found by fuzz_service_config).
+        const auto too_big = [&] {
+            return fail(where + ": key '" + key + "' must be an integer in " +
+                        std::to_string(std::numeric_limits<T>::min()) + ".." +
+                        std::to_string(std::numeric_limits<T>::max()));
+        };
+        if (v.is_number_float()) {
+            const double d = v.get<double>();
+            if (!(d >= static_cast<double>(std::numeric_limits<T>::min()) &&
+                  d <= static_cast<double>(std::numeric_limits<T>::max())) || d != std::trunc(d))
+                return too_big();
+            out = static_cast<T>(d);
+            return {};
+        }
+        if (v.is_number_unsigned()) {
+            if (v.get<std::uint64_t>() > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) return too_big();
+        } else if (v.is_number_integer()) {
+            const std::int64_t i = v.get<std::int64_t>();
+            if (i < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
+                (i > 0 && static_cast<std::uint64_t>(i) > static_cast<std::uint64_t>(std::numeric_limits<T>::max())))
+                return too_big();
+        }
+    }
     try {
         out = v.get<T>();
     } catch (const std::exception&) {

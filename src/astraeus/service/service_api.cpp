@@ -11,6 +11,7 @@
 #include "astraeus/policies/registry.hpp"
 #include "astraeus/service/log.hpp"
 #include "astraeus/exec/command_spec.hpp"
+#include "astraeus/service/request_parse.hpp"
 #include "astraeus/service/service_state.hpp"
 
 namespace astraeus::service {
@@ -155,52 +156,17 @@ json Service::run_json(const RunMem& r) const {
 ApiResult<json> Service::submit(const Caller& c, std::string_view body) {
     if (c.token.scope == store::Scope::Operator)
         return std::unexpected(ApiError{403, "cluster-operator tokens cannot submit runs"});
-    json b;
-    try {
-        b = json::parse(body);
-    } catch (const std::exception& e) {
-        return std::unexpected(bad(std::string("malformed JSON: ") + e.what()));
-    }
-    if (!b.is_object()) return std::unexpected(bad("the body must be a JSON object"));
-    static const std::set<std::string> kKeys{"name", "pool", "workers", "gpus_per_worker", "time_limit_s",
-                                             "command", "image", "workspace", "sim_duration_s",
-                                             "env", "workdir", "running_at"};
-    for (auto it = b.begin(); it != b.end(); ++it)
-        if (!kKeys.contains(it.key())) return std::unexpected(bad("unknown field '" + it.key() + "'"));
-    auto get_str = [&](const char* k, std::string& out) -> std::optional<ApiError> {
-        if (!b.contains(k) || b[k].is_null()) return std::nullopt;
-        if (!b[k].is_string()) return bad(std::string("'") + k + "' must be a string");
-        out = b[k].get<std::string>();
-        return std::nullopt;
-    };
-    auto get_int = [&](const char* k, std::int64_t& out, std::int64_t lo, std::int64_t hi) -> std::optional<ApiError> {
-        if (!b.contains(k) || b[k].is_null()) return std::nullopt;
-        if (!b[k].is_number_integer()) return bad(std::string("'") + k + "' must be an integer");
-        out = b[k].get<std::int64_t>();
-        if (out < lo || out > hi)
-            return bad(std::string("'") + k + "' must be in " + str(lo) + ".." + str(hi));
-        return std::nullopt;
-    };
-    std::string name, pool_name, command, image, ws_name;
-    std::int64_t workers = 1, gpw = 1, limit = 0, sim = 0;
-    exec::CommandSpec spec;
-    if (auto e = parse_command_fields(b, spec)) return std::unexpected(*e);
-    for (auto e : {get_str("name", name), get_str("pool", pool_name),
-                   get_str("image", image), get_str("workspace", ws_name),
-                   get_int("workers", workers, 1, kMaxWorkers),
-                   get_int("gpus_per_worker", gpw, 1, kMaxGpusPerWorker),
-                   get_int("time_limit_s", limit, 1, 10LL * 365 * 86400),
-                   get_int("sim_duration_s", sim, 1, 10LL * 365 * 86400)})
-        if (e) return std::unexpected(*e);
-    if (name.empty()) return std::unexpected(bad("'name' is required"));
-    if (!valid_name(name))
-        return std::unexpected(bad("bad run name '" + name + "': 1-63 of A-Z a-z 0-9 . _ -, starting with a letter or digit"));
-    if (!image.empty())
-        return std::unexpected(bad("'image' is not supported: no executor of this service declares a container "
-                                   "runtime; give the command to run on the machines as 'command'"));
-    if (spec.argv.empty() && exec_->runs_commands())
+    auto req = parse_submit_body(body);
+    if (!req) return std::unexpected(req.error());
+    const std::string& name = req->name;
+    const std::string& pool_name = req->pool;
+    const std::string& image = req->image;
+    const std::string& ws_name = req->workspace;
+    const std::int64_t workers = req->workers, gpw = req->gpus_per_worker, limit = req->time_limit_s,
+                       sim = req->sim_duration_s;
+    if (req->command.argv.empty() && exec_->runs_commands())
         return std::unexpected(bad("'command' is required: an argv array (or a string, run as /bin/sh -c STRING)"));
-    command = exec::to_stored(spec);
+    const std::string command = exec::to_stored(req->command);
 
     std::unique_lock lk(mu_);
     // The workspace.
@@ -299,11 +265,8 @@ ApiResult<json> Service::submit(const Caller& c, std::string_view body) {
 }
 
 ApiResult<json> Service::list_runs(const Caller& c, const Params& q) {
-    static const std::set<std::string> kStates{"pending", "starting", "running", "stopping",
-                                               "succeeded", "failed", "stopped"};
+    if (auto ok = check_runs_query(q); !ok) return std::unexpected(ok.error());
     auto st = q.find("state");
-    if (st != q.end() && !kStates.contains(st->second))
-        return std::unexpected(bad("bad state '" + st->second + "' (pending, starting, running, stopping, succeeded, failed, stopped)"));
     std::lock_guard lk(mu_);
     auto ws = q.find("workspace");
     std::vector<const RunMem*> out;
@@ -387,12 +350,8 @@ std::set<store::Id> Service::runs_with_straggler(Seconds now) const {
 
 ApiResult<json> Service::report_progress(const Caller& c, const std::string& name,
                                          const Params& q, std::string_view body) {
-    json in;
-    try {
-        in = json::parse(body);
-    } catch (const json::parse_error& e) {
-        return std::unexpected(bad(std::string("malformed JSON: ") + e.what()));
-    }
+    auto in = parse_progress_body(body);
+    if (!in) return std::unexpected(in.error());
     std::unique_lock lk(mu_);
     auto found = find_run(c, name, q);
     if (!found) return std::unexpected(found.error());
@@ -400,27 +359,9 @@ ApiResult<json> Service::report_progress(const Caller& c, const std::string& nam
         return std::unexpected(ApiError{403, "cluster-operator tokens cannot report progress"});
     RunMem& r = **found;
     // (worker, step) pairs from either body form.
-    std::vector<std::pair<int, std::int64_t>> reports;
-    const auto as_step = [](const json& v) { return v.is_number_integer() && v.get<std::int64_t>() >= 0; };
-    if (in.is_object() && in.contains("steps")) {
-        const json& steps = in["steps"];
-        if (!steps.is_array() || steps.size() != static_cast<std::size_t>(r.rec.workers))
-            return std::unexpected(bad("'steps' must be a list of " + str(r.rec.workers) +
-                                       " step counters (one per worker)"));
-        for (std::size_t i = 0; i < steps.size(); ++i) {
-            if (!as_step(steps[i]))
-                return std::unexpected(bad("'steps' must hold non-negative integers"));
-            reports.push_back({static_cast<int>(i), steps[i].get<std::int64_t>()});
-        }
-    } else if (in.is_object() && in.contains("worker") && in.contains("step")) {
-        if (!in["worker"].is_number_integer() || in["worker"].get<std::int64_t>() < 0 ||
-            in["worker"].get<std::int64_t>() >= r.rec.workers)
-            return std::unexpected(bad("'worker' must be an index from 0 to " + str(r.rec.workers - 1)));
-        if (!as_step(in["step"])) return std::unexpected(bad("'step' must be a non-negative integer"));
-        reports.push_back({in["worker"].get<int>(), in["step"].get<std::int64_t>()});
-    } else {
-        return std::unexpected(bad("expected {\"worker\": i, \"step\": n} or {\"steps\": [n0, n1, ...]}"));
-    }
+    auto parsed = progress_reports(*in, r.rec.workers);
+    if (!parsed) return std::unexpected(parsed.error());
+    const auto& reports = *parsed;
     if (r.rec.state != "running")
         return std::unexpected(ApiError{409, "run '" + name + "' is " + r.rec.state + ", not running"});
     const store::Id id = r.rec.id;

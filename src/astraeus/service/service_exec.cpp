@@ -39,62 +39,6 @@ std::vector<int> parse_gpu_index(const std::string& parts) {
     return out;
 }
 
-std::optional<ApiError> parse_command_fields(const nlohmann::json& b, exec::CommandSpec& out) {
-    if (b.contains("command") && !b["command"].is_null()) {
-        const auto& c = b["command"];
-        if (c.is_string()) {
-            const std::string text = c.get<std::string>();
-            if (text.size() > 65536) return bad("'command' is too long (65536 bytes at most)");
-            if (!text.empty()) out.argv = exec::shell_argv(text);
-        } else if (c.is_array()) {
-            if (c.empty()) return bad("'command' must not be an empty array");
-            if (c.size() > 4096) return bad("'command' has too many arguments (4096 at most)");
-            std::size_t total = 0;
-            for (const auto& a : c) {
-                if (!a.is_string()) return bad("'command' must be an array of strings (argv)");
-                out.argv.push_back(a.get<std::string>());
-                total += out.argv.back().size();
-                if (out.argv.back().find('\0') != std::string::npos) return bad("'command' arguments must not hold NUL");
-            }
-            if (total > 65536) return bad("'command' is too long (65536 bytes at most)");
-            if (out.argv.front().empty()) return bad("'command' must start with a program");
-        } else {
-            return bad("'command' must be an argv array of strings, or a string (run as /bin/sh -c STRING)");
-        }
-    }
-    if (b.contains("env") && !b["env"].is_null()) {
-        const auto& e = b["env"];
-        if (!e.is_object()) return bad("'env' must be an object of strings");
-        if (e.size() > 1024) return bad("'env' has too many variables (1024 at most)");
-        for (auto it = e.begin(); it != e.end(); ++it) {
-            const std::string& k = it.key();
-            const bool ok_name = !k.empty() && k.size() <= 256 && !(k[0] >= '0' && k[0] <= '9') &&
-                                 std::all_of(k.begin(), k.end(), [](char ch) {
-                                     return (ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') ||
-                                            (ch >= '0' && ch <= '9') || ch == '_';
-                                 });
-            if (!ok_name) return bad("'env': bad variable name '" + k + "' ([A-Za-z_][A-Za-z0-9_]*)");
-            if (!it.value().is_string()) return bad("'env': the value of " + k + " must be a string");
-            const std::string v = it.value().get<std::string>();
-            if (v.size() > 65536 || v.find('\0') != std::string::npos) return bad("'env': the value of " + k + " is too long or holds NUL");
-            out.env[k] = v;
-        }
-    }
-    if (b.contains("workdir") && !b["workdir"].is_null()) {
-        if (!b["workdir"].is_string()) return bad("'workdir' must be a string (an absolute path)");
-        out.workdir = b["workdir"].get<std::string>();
-        if (!out.workdir.empty() && out.workdir.front() != '/') return bad("'workdir' must be an absolute path");
-        if (out.workdir.size() > 4096) return bad("'workdir' is too long");
-    }
-    if (b.contains("running_at") && !b["running_at"].is_null()) {
-        const auto& v = b["running_at"];
-        if (!v.is_string() || (v.get<std::string>() != "up" && v.get<std::string>() != "progress"))
-            return bad("'running_at' must be \"up\" (every worker started) or \"progress\" (the first progress report)");
-        out.running_at_progress = v.get<std::string>() == "progress";
-    }
-    return std::nullopt;
-}
-
 void add_command_json(nlohmann::json& j, const std::string& stored) {
     const exec::CommandSpec c = exec::from_stored(stored);
     j["command"] = c.argv;

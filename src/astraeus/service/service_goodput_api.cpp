@@ -10,6 +10,7 @@
 #include "astraeus/goodput_io/rfc3339.hpp"
 #include "astraeus/policies/registry.hpp"
 #include "astraeus/service/log.hpp"
+#include "astraeus/service/request_parse.hpp"
 #include "astraeus/service/service_state.hpp"
 
 namespace astraeus::service {
@@ -23,54 +24,9 @@ using namespace detail;
 
 // --- goodput -------------------------------------------------------------------------------------
 
-namespace {
-
-struct Window {
-    gp::By by = gp::By::Workspace;
-    Seconds start = 0, end = 0;
-};
-
-ApiResult<Window> parse_window(const Params& q, Seconds now) {
-    Window w;
-    if (auto it = q.find("by"); it != q.end()) {
-        auto by = gp::parse_by(it->second);
-        if (!by) return std::unexpected(bad(by.error().message));
-        w.by = *by;
-    }
-    w.end = now;
-    if (auto it = q.find("end"); it != q.end()) {
-        auto t = gp::parse_rfc3339(it->second);
-        if (!t) return std::unexpected(bad("bad 'end': " + t.error().message));
-        w.end = *t;
-    }
-    w.start = w.end - 7 * gp::kDay;
-    const bool has_start = q.contains("start"), has_days = q.contains("days");
-    if (has_start && has_days) return std::unexpected(bad("give 'start' or 'days', not both"));
-    if (has_start) {
-        auto t = gp::parse_rfc3339(q.at("start"));
-        if (!t) return std::unexpected(bad("bad 'start': " + t.error().message));
-        w.start = *t;
-    }
-    if (has_days) {
-        const std::string& d = q.at("days");
-        if (!is_digits(d, 6)) return std::unexpected(bad("bad 'days': '" + d + "' (a whole number of days)"));
-        const Seconds n = std::stoll(d);
-        if (n < 1) return std::unexpected(bad("'days' must be at least 1"));
-        w.start = w.end - n * gp::kDay;
-    }
-    auto p = gp::make_period(w.start, w.end);
-    if (!p) return std::unexpected(bad(p.error().message));
-    return w;
-}
-
-}  // namespace
-
 ApiResult<json> Service::goodput_for(const Caller& c, const Params& q, const gp::RunFilter& f) {
     (void)c;
-    for (const auto& [k, v] : q)
-        if (k != "by" && k != "start" && k != "end" && k != "days")
-            return std::unexpected(bad("unknown parameter '" + k + "' (by, start, end, days)"));
-    auto w = parse_window(q, clock_.now());
+    auto w = parse_goodput_window(q, clock_.now());
     if (!w) return std::unexpected(w.error());
     std::lock_guard lk(mu_);
     const auto rows = ledger_.query(w->by, gp::Period{w->start, w->end}, f);
@@ -101,20 +57,10 @@ ApiResult<json> Service::cluster_goodput(const Caller& c, const std::string& org
 }
 
 ApiResult<json> Service::goodput_weekly(const Caller& c, const Params& q) {
-    for (const auto& [k, v] : q)
-        if (k != "by" && k != "weeks") return std::unexpected(bad("unknown parameter '" + k + "' (by, weeks)"));
-    gp::By by = gp::By::Workspace;
-    if (auto it = q.find("by"); it != q.end()) {
-        auto b = gp::parse_by(it->second);
-        if (!b) return std::unexpected(bad(b.error().message));
-        by = *b;
-    }
-    int weeks = 8;
-    if (auto it = q.find("weeks"); it != q.end()) {
-        if (!is_digits(it->second, 3) || std::stoi(it->second) > 56)
-            return std::unexpected(bad("bad 'weeks': '" + it->second + "' (0..56; 57 weeks fit in 400 days)"));
-        weeks = std::stoi(it->second);
-    }
+    auto wq = parse_weekly_query(q);
+    if (!wq) return std::unexpected(wq.error());
+    const gp::By by = wq->by;
+    const int weeks = wq->weeks;
     std::lock_guard lk(mu_);
     const Seconds now = clock_.now();
     auto res = ledger_.weekly(by, now, weeks, filter_for(c));

@@ -35,9 +35,6 @@ inline bool is_digits(const std::string& s, std::size_t max_len) {
 /// "machine:gpus,..." (the store's form of a worker's parts) and back.
 std::string parts_text(const std::vector<gp::HeldPart>& parts);
 std::vector<gp::HeldPart> parse_parts(const std::string& s);
-/// The run's command fields of a submission (command, env, workdir, running_at) into `out`;
-/// the 400 error otherwise (service_exec.cpp).
-std::optional<ApiError> parse_command_fields(const nlohmann::json& body, exec::CommandSpec& out);
 /// The stored command as the API shows it: "command" (argv array, [] when none), "env",
 /// "workdir", "running_at".
 void add_command_json(nlohmann::json& j, const std::string& stored);

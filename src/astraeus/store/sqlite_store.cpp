@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "astraeus/store/failpoint.hpp"
 #include "astraeus/store/store.hpp"
 
 namespace astraeus::store {
@@ -110,7 +111,9 @@ public:
                 SQLite::Statement q(db_, "INSERT INTO schema_version (version) VALUES (?)");
                 q.bind(1, v + 1);
                 q.exec();
+                failpoint("store.migrate.before_commit");
                 tx.commit();
+                failpoint("store.migrate.after_commit");
             }
             return {};
         });
@@ -153,7 +156,9 @@ public:
             b.bind(2, cluster);
             b.exec();
             const Id cluster_id = db_.getLastInsertRowid();
+            failpoint("store.init.before_commit");
             tx.commit();
+            failpoint("store.init.after_commit");
             return std::pair{org_id, cluster_id};
         });
     }
@@ -167,7 +172,9 @@ public:
             SQLite::Statement a(db_, "INSERT INTO pools (cluster_id, name) VALUES (?, ?)");
             a.bind(1, cluster_id);
             a.bind(2, name);
-            a.exec();
+            failpoint("store.add_pool.before_commit");
+            a.exec();  // one statement: its own transaction
+            failpoint("store.add_pool.after_commit");
             return db_.getLastInsertRowid();
         });
     }
@@ -178,7 +185,9 @@ public:
             a.bind(1, pool_id);
             a.bind(2, name);
             a.bind(3, gpus);
-            a.exec();
+            failpoint("store.add_machine.before_commit");
+            a.exec();  // one statement: its own transaction
+            failpoint("store.add_machine.after_commit");
             return db_.getLastInsertRowid();
         });
     }
@@ -241,7 +250,9 @@ public:
             w.bind(2, cluster_id);
             w.bind(3, weight);
             w.exec();
+            failpoint("store.workspace.before_commit");
             tx.commit();
+            failpoint("store.workspace.after_commit");
             return id;
         });
     }
@@ -258,7 +269,9 @@ public:
             a.bind(5, t.cluster_id);
             a.bind(6, t.hash);
             a.bind(7, t.created_s);
-            a.exec();
+            failpoint("store.add_token.before_commit");
+            a.exec();  // one statement: its own transaction
+            failpoint("store.add_token.after_commit");
             return db_.getLastInsertRowid();
         });
     }
@@ -267,7 +280,10 @@ public:
         return guarded("revoke token", [&]() -> Result<void> {
             SQLite::Statement a(db_, "UPDATE tokens SET revoked = 1 WHERE id = ?");
             a.bind(1, id);
-            if (a.exec() == 0) return fail("no token with id " + std::to_string(id));
+            failpoint("store.revoke_token.before_commit");
+            const int changed = a.exec();  // one statement: its own transaction
+            failpoint("store.revoke_token.after_commit");
+            if (changed == 0) return fail("no token with id " + std::to_string(id));
             return {};
         });
     }
@@ -560,7 +576,9 @@ public:
                 q.bind(2, id);
                 q.exec();
             }
+            failpoint("store.apply.before_commit");
             tx.commit();
+            failpoint("store.apply.after_commit");
             return {};
         });
     }
