@@ -32,6 +32,9 @@ struct Job {
     double weight = 1.0;      ///< w_j, job weight inside its tenant
     std::string name;         ///< the trace's own job id when not an integer (e.g. Philly
                               ///< "application_..."); empty otherwise
+    int gpus_per_worker = 0;  ///< 0: no worker shape (trace jobs: the placer may split the gang
+                              ///< anywhere); > 0: gpus / gpus_per_worker workers, each on one
+                              ///< machine (sched/gang_placement.hpp)
 };
 
 /// Tenants in tenant order (the order phase 2 visits them) and jobs sorted by submit time

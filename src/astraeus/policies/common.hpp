@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "astraeus/sched/gang_placement.hpp"
 #include "astraeus/sched/job_order.hpp"
 #include "astraeus/sched/policy.hpp"
 
@@ -35,7 +36,7 @@ bool start_preempting(const RoundInput& in, ClusterState& cluster, const Placer&
         cluster.give(in.runs[v].placement);
         taken.push_back(v);
         if (cluster.free_gpus() < g) continue;
-        if (auto p = placer.place(cluster, g)) {
+        if (auto p = place_gang(placer, cluster, in.jobs[j])) {
             for (int victim : taken) actions.push_back({Action::Kind::Preempt, victim, {}});
             actions.push_back({Action::Kind::Start, j, std::move(*p)});
             return true;

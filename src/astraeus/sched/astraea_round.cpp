@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "astraeus/sched/gang_placement.hpp"
 #include "astraeus/sched/job_order.hpp"
 
 namespace astraeus {
@@ -208,7 +209,7 @@ void backfill(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
             const bool gone_by_shadow =
                 remaining <= opt.lease_s - restore && in.now + restore + remaining <= shadow;
             if (!leaves_room && !gone_by_shadow) continue;
-            std::optional<Placement> placed = placer.place(cluster, g);
+            std::optional<Placement> placed = place_gang(placer, cluster, in.jobs[j]);
             if (placed) actions.push_back({Action::Kind::Start, j, std::move(*placed)});
         }
     }
@@ -428,7 +429,7 @@ void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& 
             if (may_start(in, hold, opt, j, g, false)) {
                 if (in.sticky_renewals && r.last_checkpoint_s == in.now)
                     placed = take_if_free(cluster, r.last_placement);
-                if (!placed) placed = placer.place(cluster, g);
+                if (!placed) placed = place_gang(placer, cluster, in.jobs[j]);
                 if (placed) may_start(in, hold, opt, j, g, true);
             }
             if (!placed) {

@@ -1,4 +1,5 @@
 #include "astraeus/sched/round.hpp"
+#include "astraeus/sched/gang_placement.hpp"
 
 namespace astraeus {
 
@@ -14,7 +15,7 @@ std::optional<Placement> place_job(const RoundInput& in, ClusterState& cluster,
             return r.last_placement;
         }
     }
-    return placer.place(cluster, in.jobs[j].gpus);
+    return place_gang(placer, cluster, in.jobs[j]);
 }
 
 }  // namespace astraeus

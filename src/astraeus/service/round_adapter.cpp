@@ -6,6 +6,7 @@
 #include "astraeus/accounting/job_fairness.hpp"
 #include "astraeus/placement/registry.hpp"
 #include "astraeus/policies/registry.hpp"
+#include "astraeus/sched/gang_placement.hpp"
 
 namespace astraeus::service {
 namespace {
@@ -85,13 +86,29 @@ int RoundAdapter::tenant_index(const std::string& name) const {
     return -1;
 }
 
-Result<int> RoundAdapter::submit(int u, int gpus, Seconds submit_s, Seconds duration_s) {
+Result<int> RoundAdapter::submit(int u, int gpus, Seconds submit_s, Seconds duration_s,
+                                 int gpus_per_worker) {
     if (gpus > spec_.total_gpus()) {
         std::string m = "no placement for ";
         m += std::to_string(gpus);
         m += " GPUs: the pool has ";
         m += std::to_string(spec_.total_gpus());
         return fail(m);
+    }
+    if (gpus_per_worker > 0) {
+        const int workers = gpus / gpus_per_worker;
+        const int fit = workers_that_fit(spec_.machine_gpus, gpus_per_worker);
+        if (gpus % gpus_per_worker != 0 || fit < workers) {
+            std::string m = "no placement for " + gang_text(workers, gpus_per_worker);
+            m += ": each worker's GPUs must be on one machine and the pool's machines (";
+            for (std::size_t k = 0; k < spec_.machine_gpus.size(); ++k) {
+                if (k > 0) m += ", ";
+                m += std::to_string(spec_.machine_gpus[k]);
+            }
+            m += " GPUs) hold at most " + std::to_string(fit) + " workers of " +
+                 std::to_string(gpus_per_worker) + " GPUs";
+            return fail(m);
+        }
     }
     const int j = static_cast<int>(jobs_.size());
     Job job;
@@ -100,6 +117,7 @@ Result<int> RoundAdapter::submit(int u, int gpus, Seconds submit_s, Seconds dura
     job.gpus = gpus;
     job.submit_s = submit_s;
     job.duration_s = duration_s > 0 ? duration_s : kMaxTraceTime;
+    job.gpus_per_worker = gpus_per_worker;
     jobs_.push_back(job);
     runs_.emplace_back();
     pend_seq_.push_back(0);
@@ -108,6 +126,8 @@ Result<int> RoundAdapter::submit(int u, int gpus, Seconds submit_s, Seconds dura
     e0_.push_back(0);
     themis_rho_.push_back(1.0);
     restored_.push_back(0);
+    leaving_.push_back(0);
+    leaving_held_.emplace_back();
     ledger_.job.push_back(0.0);
     fill_input(std::max(now_, submit_s));
     if (!policy_->admits(in_, j)) {
@@ -228,16 +248,21 @@ void RoundAdapter::to_running(int j, Placement p, Seconds t) {
     used_[jobs_[j].tenant] += jobs_[j].gpus;
 }
 
-void RoundAdapter::leave_running(int j) {
-    RunState& r = runs_[j];
-    policy_->on_release(in_, j, now_ - lease_start_[j], ledger_);
-    r.last_run_s = now_ - lease_start_[j];
-    cluster_.give(r.placement);
-    for (const auto& part : r.placement.parts)
+void RoundAdapter::give_back(const Placement& p) {
+    cluster_.give(p);
+    for (const auto& part : p.parts)
         if (down_[part.machine]) {  // a lost machine's GPUs stay out of the rounds
             cluster_.take(part.machine, part.gpus);
             withheld_[part.machine] += part.gpus;
         }
+}
+
+void RoundAdapter::leave_running(int j, bool give) {
+    RunState& r = runs_[j];
+    policy_->on_release(in_, j, now_ - lease_start_[j], ledger_);
+    r.last_run_s = now_ - lease_start_[j];
+    if (give) give_back(r.placement);
+    else leaving_held_[j] = r.placement;
     r.last_placement = std::move(r.placement);
     r.placement = {};
     erase_value(running_, j);
@@ -422,6 +447,26 @@ bool RoundAdapter::stop_running(int j, Seconds t) {
     return true;
 }
 
+void RoundAdapter::wind_down(int j, Seconds t) {
+    // Before replay_history (a restart's restore) the clock does not move: the replay accrues.
+    const bool restoring = clock_s_ < 0;
+    if (restoring) now_ = std::max(now_, t);
+    else advance(t);
+    if (leaving_[j]) return;
+    RunState& r = runs_[j];
+    if (r.status == RunStatus::Running) {
+        r.executed_s = restoring ? e0_[j] : executed(j, t);
+        fill_input(t);
+        leave_running(j, false);  // its GPUs stay taken until requeue() or remove()
+    } else if (r.status == RunStatus::Pending) {
+        leave_pending(j);
+    } else {
+        return;
+    }
+    leaving_[j] = 1;
+    r.status = RunStatus::Done;  // in no list a round reads; remove() ends it for good
+}
+
 void RoundAdapter::lease_end(int j, Seconds t) {
     advance(t);
     if (!stop_running(j, t)) return;
@@ -434,13 +479,24 @@ void RoundAdapter::lease_end(int j, Seconds t) {
 
 void RoundAdapter::requeue(int j, Seconds t) {
     advance(t);
+    if (leaving_[j]) {  // a failure winding down, retried: its GPUs are free again
+        give_back(leaving_held_[j]);
+        leaving_held_[j] = {};
+        leaving_[j] = 0;
+        to_pending(j, t);
+        return;
+    }
     if (stop_running(j, t)) to_pending(j, t);
 }
 
 void RoundAdapter::remove(int j, Seconds t) {
     advance(t);
     RunState& r = runs_[j];
-    if (!stop_running(j, t)) {
+    if (leaving_[j]) {
+        give_back(leaving_held_[j]);
+        leaving_held_[j] = {};
+        leaving_[j] = 0;
+    } else if (!stop_running(j, t)) {
         if (r.status != RunStatus::Pending) return;
         leave_pending(j);
     }
@@ -503,7 +559,7 @@ std::string RoundAdapter::pending_reason(int j, int workers, int gpus_per_worker
     const int u = jobs_[j].tenant;
     if (cluster_.free_gpus() >= g) {
         ClusterState copy = cluster_;
-        if (placer_->place(copy, g)) return "waiting for quota";
+        if (place_gang(*placer_, copy, jobs_[j])) return "waiting for quota";
     }
     if (used_[u] + g > quotas_[u]) return "waiting for quota";
     return "no placement for " + gang_text(workers, gpus_per_worker);

@@ -59,8 +59,10 @@ public:
     int tenant_index(const std::string& name) const;
 
     /// A new job of tenant u (a gang of `gpus`), pending from `submit_s`; its index, or an
-    /// error when the pool can never run it (the message is the reason).
-    Result<int> submit(int u, int gpus, Seconds submit_s, Seconds duration_s);
+    /// error when the pool can never run it (the message is the reason). `gpus_per_worker` > 0:
+    /// the gang is gpus / gpus_per_worker workers, each placed on one machine (sched/gang_placement.hpp);
+    /// a gang whose workers can never fit the pool's machines is an error.
+    Result<int> submit(int u, int gpus, Seconds submit_s, Seconds duration_s, int gpus_per_worker = 0);
     /// Job j's past, restored after a restart: `executed_s` seconds of work done before its
     /// current running stretch, preempted `preemptions` times (a job with either > 0 is not
     /// brand new: it never preempts delay jobs).
@@ -101,6 +103,12 @@ public:
     void requeue(int j, Seconds t);
     /// Job j gives its GPUs back (if held) and leaves (finished, stopped, failed for good).
     void remove(int j, Seconds t);
+    /// Job j is stopping (its owner's stop, its time limit, a failure) at t: it leaves the lists
+    /// the rounds see (never preempted, renewed, requeued at a lease end or placed again) but keeps
+    /// the GPUs it holds until requeue() (a failure to retry) or remove(). A pending job (stopped
+    /// while a preemption winds down) just leaves the pending lists. Idempotent.
+    void wind_down(int j, Seconds t);
+    bool is_winding_down(int j) const { return leaving_[j] != 0; }
 
     /// Machine m (pool index) is lost (up = false): its free GPUs, and those its jobs give back
     /// while it is lost, are withheld from the rounds until it is back (up = true).
@@ -138,7 +146,8 @@ private:
     void to_running(int j, Placement p, Seconds t);
     /// If j is running at t: its work up to t, the round input, off the running lists; true then.
     bool stop_running(int j, Seconds t);
-    void leave_running(int j);
+    void leave_running(int j, bool give_back = true);
+    void give_back(const Placement& p);
     void fill_input(Seconds now);
     void prepare_tenant(std::size_t u, TenantQueue& q);
     void refresh_fairness_of(int j, Seconds executed);
@@ -165,6 +174,8 @@ private:
     std::vector<Seconds> lease_start_, wait_begin_, e0_;
     std::vector<double> themis_rho_;
     std::vector<char> restored_;  ///< per job: holds the lease it held at a restart
+    std::vector<char> leaving_;   ///< per job: winding down (wind_down), off the rounds' lists
+    std::vector<Placement> leaving_held_;  ///< per job: the GPUs a winding-down job still holds
     std::vector<int> pending_, running_;
     std::vector<char> down_;      ///< per machine: lost
     std::vector<int> withheld_;   ///< per machine: GPUs withheld while lost

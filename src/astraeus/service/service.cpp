@@ -366,7 +366,8 @@ Result<void> Service::restore_run(RunMem& r, Seconds counted_to) {
     const int u = ws == workspaces_.end() ? -1 : pool.sched->tenant_index(ws->second.name);
     if (u < 0) return fail("run " + rec.name + ": unknown workspace");
     const Seconds duration = rec.sim_duration_s > 0 ? rec.sim_duration_s : rec.time_limit_s;
-    auto j = pool.sched->submit(u, rec.workers * rec.gpus_per_worker, rec.submitted_s, duration);
+    auto j = pool.sched->submit(u, rec.workers * rec.gpus_per_worker, rec.submitted_s, duration,
+                                rec.gpus_per_worker);
     if (!j) return std::unexpected(j.error());
     r.job = *j;
     pool.job_run[*j] = rec.id;
@@ -451,6 +452,10 @@ Result<void> Service::restore_run(RunMem& r, Seconds counted_to) {
     } else if (rec.state == "stopping") {  // a preemption winding down: the policy's GPUs are free
         exec_->restore(exec_run(r), ExecPhase::Stopping, rec.phase_since_s, rec.executed_s);
     }
+    // A run stopping for good or after a failure (owner, limit, failure) is leaving: the rounds
+    // after the restart must not preempt, renew or place it (RoundAdapter::wind_down).
+    if (rec.state == "stopping" && rec.stop_cause != "preemption")
+        pool.sched->wind_down(r.job, std::max(counted_to, rec.phase_since_s));
     return {};
 }
 
@@ -651,6 +656,11 @@ void Service::apply_start(RunMem& r, const Decision& d, Seconds t) {
 }
 
 void Service::preempt(RunMem& r, Seconds t) {
+    if (r.rec.state == "stopping" && r.rec.stop_cause != "preemption") {
+        // Never reached while the rounds see stopping runs as leaving (wind_down): logged if so.
+        log(LogLevel::Error, "sched.bug", {{"run", r.rec.name}, {"error", "preempt of a stopping run"}});
+        return;
+    }
     touch(r);
     if (r.rec.state == "running") r.rec.executed_s += t - r.rec.phase_since_s;
     if (r.rec.state == "stopping" && r.rec.stop_cause == "failure") {
@@ -775,6 +785,7 @@ void Service::on_exec(const ExecEvent& e) {
             r.rec.stop_cause = "limit";
             r.rec.phase_since_s = t;
             r.rec.lease_end_s = -1;
+            pool.sched->wind_down(r.job, t);
             break;
         case K::StopDone:
             if (r.rec.stop_cause == "preemption") {
@@ -800,6 +811,7 @@ void Service::on_exec(const ExecEvent& e) {
             r.rec.stop_cause = "failure";
             r.rec.phase_since_s = t;
             r.rec.lease_end_s = -1;
+            pool.sched->wind_down(r.job, t);
             log(LogLevel::Warn, "run.failed", {{"run", r.rec.name}, {"attempt", std::to_string(r.rec.attempts)}});
             break;
         case K::Released:

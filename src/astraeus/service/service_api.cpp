@@ -221,7 +221,7 @@ ApiResult<json> Service::submit(const Caller& c, std::string_view body) {
     catch_up(now0);
     const Seconds now = last_event_s_;
     const Seconds duration = sim > 0 ? sim : limit;
-    auto j = pool.sched->submit(u, gpus, now, duration);
+    auto j = pool.sched->submit(u, gpus, now, duration, static_cast<int>(gpw));
     if (!j) {
         commit();
         return std::unexpected(bad(j.error().message));
@@ -318,10 +318,12 @@ ApiResult<json> Service::stop_run(const Caller& c, const std::string& name, cons
             r.rec.stop_cause = "owner";
             r.rec.phase_since_s = t;
             r.rec.lease_end_s = -1;
+            pools_[r.pool]->sched->wind_down(r.job, t);  // leaving: no round may preempt or place it
             touch(r);
             cancel_launch(r, t);
         } else if (r.rec.state == "stopping" && r.rec.stop_cause == "preemption") {
             r.rec.stop_cause = "owner";
+            pools_[r.pool]->sched->wind_down(r.job, t);  // waiting again in the rounds: no more
             touch(r);
         } else if (r.rec.state == "stopping" && r.rec.stop_cause == "failure") {
             end_run(r, t, "stopped", "failed");
