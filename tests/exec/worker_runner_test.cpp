@@ -103,10 +103,11 @@ TEST_F(Runner, LogIsCappedAndTheWorkerIsNotBlocked) {
 }
 
 TEST_F(Runner, CheckpointSignalThenCleanExit) {
-    // "ready" only once sleep is in the group: a signal before its fork would leave it running
-    // until the grace's SIGKILL (right for the runner, but not what this test checks).
+    // "ready" comes from the child after its exec: a signal between the fork and the exec can be
+    // taken by the shell's inherited trap and leave the child running until the grace's SIGKILL
+    // (right for the runner, but not what this test checks).
     WorkerRunner r(test_config());
-    auto h = r.launch(spec({"sh", "-c", "trap 'echo caught; exit 0' TERM; sleep 100 & echo ready; wait $!"}));
+    auto h = r.launch(spec({"sh", "-c", "trap 'echo caught; exit 0' TERM; sh -c 'echo ready; exec sleep 100' & wait $!"}));
     ASSERT_TRUE(h);
     for (int i = 0; i < 200 && read(dir_ / "w.log").find("ready") == std::string::npos; ++i) r.poll(10);
     r.stop(*h);

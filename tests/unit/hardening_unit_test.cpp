@@ -5,6 +5,7 @@
 #include "astraeus/api/http_conformance.hpp"
 #include "astraeus/client/terminal_text.hpp"
 #include "astraeus/service/config.hpp"
+#include "astraeus/service/service.hpp"
 
 namespace astraeus {
 namespace {
@@ -57,6 +58,26 @@ TEST(TerminalText, ControlCharactersAreEscaped) {
     EXPECT_EQ(client::terminal_safe("\xc2\x9b" "2J"), "\\x9b2J");             // C1 CSI
     EXPECT_EQ(client::terminal_safe("caf\xc3\xa9"), "caf\xc3\xa9");           // é kept
     EXPECT_EQ(client::terminal_safe("\xff\xfe"), "\\xff\\xfe");               // not UTF-8
+}
+
+TEST(ServiceConfig, PoolNamesArePrintableUtf8) {
+    using astraeus::service::valid_pool_name;
+    EXPECT_TRUE(valid_pool_name("a100"));
+    EXPECT_TRUE(valid_pool_name("<img src=x onerror=alert(1)>"));  // shown escaped everywhere
+    EXPECT_TRUE(valid_pool_name("h100 east"));
+    EXPECT_TRUE(valid_pool_name("gr\xc3\xbcn"));                        // U+00FC
+    EXPECT_TRUE(valid_pool_name(std::string(63, 'p')));
+    EXPECT_FALSE(valid_pool_name(std::string(64, 'p')));
+    EXPECT_FALSE(valid_pool_name(""));
+    EXPECT_FALSE(valid_pool_name(" a"));
+    EXPECT_FALSE(valid_pool_name("a "));
+    EXPECT_FALSE(valid_pool_name("p\x1b[2J"));      // ESC (C0)
+    EXPECT_FALSE(valid_pool_name("p\x7f"));         // DEL
+    EXPECT_FALSE(valid_pool_name("p\xc2\x9b"));     // U+009B (C1 CSI)
+    EXPECT_FALSE(valid_pool_name("p\xff"));         // not UTF-8
+    EXPECT_FALSE(valid_pool_name("p\xc0\xaf"));     // overlong '/'
+    EXPECT_FALSE(valid_pool_name("p\xed\xa0\x80")); // a surrogate
+    EXPECT_FALSE(valid_pool_name("p\xe2\x82"));     // truncated
 }
 
 TEST(ServiceConfig, DuplicatePoolNamesAreAnError) {

@@ -146,11 +146,11 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
             PoolConfig pc;
             TRY(get(p, "name", pc.name, w));
             if (pc.name.empty()) return fail(w + ": a pool needs a name");
-            if (!valid_name(pc.name)) {
+            if (!valid_pool_name(pc.name)) {
                 std::string shown = j["pools"][c.pools.size()]["name"].dump(-1, ' ', true,
                                                                            json::error_handler_t::replace);
                 return fail(w + ": pool name " + shown +
-                            " is not a valid name ([A-Za-z0-9][A-Za-z0-9._-]{0,62}, as workspace names)");
+                            " is not a valid name (1-63 bytes of UTF-8, no control characters, no space at either end)");
             }
             for (std::size_t i = 0; i < c.pools.size(); ++i)
                 if (c.pools[i].name == pc.name)

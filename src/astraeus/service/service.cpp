@@ -60,6 +60,27 @@ bool valid_name(const std::string& s) {
                        [&](char c) { return alnum(c) || c == '.' || c == '_' || c == '-'; });
 }
 
+bool valid_pool_name(const std::string& s) {
+    // 1-63 bytes of valid UTF-8, no control character (C0, DEL, C1), no space at either end.
+    if (s.empty() || s.size() > 63 || s.front() == ' ' || s.back() == ' ') return false;
+    for (std::size_t i = 0; i < s.size();) {
+        const auto c = static_cast<unsigned char>(s[i]);
+        const int n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+        if (n == 0 || i + n > s.size()) return false;
+        std::uint32_t cp = n == 1 ? c : c & (0x7Fu >> n);
+        for (int k = 1; k < n; ++k) {
+            const auto d = static_cast<unsigned char>(s[i + k]);
+            if ((d & 0xC0) != 0x80) return false;
+            cp = (cp << 6) | (d & 0x3F);
+        }
+        const std::uint32_t least[] = {0, 0, 0x80, 0x800, 0x10000};
+        if (cp < least[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;  // overlong, surrogate
+        if (cp < 0x20 || (cp >= 0x7F && cp < 0xA0)) return false;
+        i += static_cast<std::size_t>(n);
+    }
+    return true;
+}
+
 // --- clock -----------------------------------------------------------------------------------
 
 Clock::Clock(Seconds base_s, double scale)

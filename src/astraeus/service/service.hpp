@@ -51,6 +51,9 @@ using ApiResult = std::expected<T, ApiError>;
 /// Names of runs and workspaces: [A-Za-z0-9][A-Za-z0-9._-]{0,62} (safe in URLs, metric labels
 /// and tables).
 bool valid_name(const std::string& s);
+/// A pool name: 1-63 bytes of valid UTF-8 without control characters (C0, DEL, C1) or a space at
+/// either end. Wider than valid_name (pools are named by operators, shown escaped everywhere).
+bool valid_pool_name(const std::string& s);
 
 /// Query parameters of a request.
 using Params = std::map<std::string, std::string>;

@@ -61,7 +61,7 @@ ApiResult<json> Service::agent_register(const Caller& c, std::string_view body, 
     const std::string name = b->value("name", "");
     const std::string pool_name = b->value("pool", "default");
     if (!valid_name(name)) return std::unexpected(bad("'name': 1-63 of A-Z a-z 0-9 . _ -, starting with a letter or digit"));
-    if (!valid_name(pool_name)) return std::unexpected(bad("'pool': not a valid pool name"));
+    if (!valid_pool_name(pool_name)) return std::unexpected(bad("'pool': not a valid pool name"));
     if (!(*b)["gpus"].is_number_integer() || (*b)["gpus"].get<std::int64_t>() < 1 ||
         (*b)["gpus"].get<std::int64_t>() > kMaxGpusPerWorker)
         return std::unexpected(bad("'gpus' must be an integer in 1..1024"));
