@@ -12,6 +12,7 @@
 #include "astraeus/base/error.hpp"
 #include "astraeus/base/terminal_text.hpp"
 #include "astraeus/cli/commands.hpp"
+#include "astraeus/cli/goodput_cli_common.hpp"
 #include "astraeus/cli/input_file.hpp"
 #include "astraeus/goodput/ledger.hpp"
 #include "astraeus/goodput_io/event_log.hpp"
@@ -33,34 +34,6 @@ struct ReplayArgs {
     std::optional<Seconds> stall_timeout_s;
     std::optional<double> busy_pct;
 };
-
-// A --start/--end value: RFC 3339 or integer Unix seconds.
-Result<Seconds> parse_time_arg(const std::string& opt, const std::string& s) {
-    if (!s.empty() && s.find_first_not_of("-0123456789") == std::string::npos) {
-        try {
-            std::size_t used = 0;
-            const long long v = std::stoll(s, &used);
-            if (used == s.size()) return v;
-        } catch (const std::exception&) {
-        }
-    }
-    if (auto t = parse_rfc3339(s)) return *t;
-    return fail(opt + " '" + s + "': expected an RFC 3339 time (2026-11-02T10:00:00Z) or "
-                "integer Unix seconds");
-}
-
-std::string upper(std::string_view s) {
-    std::string u(s);
-    for (char& c : u) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return u;
-}
-
-std::vector<NamedCounts> named(const Replayer& r, By by, const std::vector<Row>& rows) {
-    std::vector<NamedCounts> out;
-    const auto& names = r.names(by);
-    for (const Row& row : rows) out.push_back({names[row.id], row.counts});
-    return out;
-}
 
 std::string pct(double v) { return fmt::format("{:.0f}%", v * 100.0); }
 
@@ -96,10 +69,7 @@ nlohmann::json alert_json(const AlertRecord& a) {
 }
 
 int run_replay(const ReplayArgs& a) {
-    auto usage = [](const std::string& m) {
-        std::cerr << "astraeus goodput replay: " << terminal_safe(m) << "\n";
-        return 2;
-    };
+    auto usage = [](const std::string& m) { return goodput_usage_error("replay", m); };
     const auto by = parse_by(a.by);
     if (!by) return usage("--by: " + by.error().message);
     ReplayOptions opt;
@@ -109,21 +79,12 @@ int run_replay(const ReplayArgs& a) {
         return usage("--stall-timeout: expected seconds >= 1");
     if (opt.busy_pct && !(*opt.busy_pct >= 0 && *opt.busy_pct <= 100))
         return usage("--busy-pct: expected a percent 0..100");
-    std::optional<Seconds> start;
-    if (!a.start.empty()) {
-        auto t = parse_time_arg("--start", a.start);
-        if (!t) return usage(t.error().message);
-        start = *t;
-    }
-    if (!a.end.empty()) {
-        auto t = parse_time_arg("--end", a.end);
-        if (!t) return usage(t.error().message);
-        opt.end_s = *t;
-    }
-    if (a.weeks && (*a.weeks < 0 || *a.weeks > 56))
-        return usage("--weeks: expected 0..56 (the last N complete weeks and the current one "
-                     "stay within 400 days)");
-    if (a.weeks && !a.run.empty()) return usage("--weeks and --run do not go together");
+    const auto start = parse_time_arg("--start", a.start);
+    if (!start) return usage(start.error().message);
+    const auto end = parse_time_arg("--end", a.end);
+    if (!end) return usage(end.error().message);
+    if (*end) opt.end_s = **end;
+    if (const auto e = weeks_run_error(a.weeks, a.run)) return usage(*e);
 
     Replayer replayer(opt);
     {
@@ -166,20 +127,14 @@ int run_replay(const ReplayArgs& a) {
                 j["weeks"].push_back(std::move(wj));
             } else {
                 if (!out.empty()) out += "\n";
-                out += "Week " + iso_week_label(w.week_start_s) + " (from " +
-                       format_rfc3339(w.week_start_s).substr(0, 10) + ")\n";
+                out += week_heading(w.week_start_s);
                 out += goodput_table(upper(to_string(*by)), rows);
             }
         }
     } else {
-        const Seconds from = start.value_or(replayer.first_s());
-        auto period = make_period(from, end_s);
-        if (!period) {
-            std::string m = "period " + format_rfc3339(from) + " .. " + format_rfc3339(end_s) +
-                            ": " + period.error().message;
-            if (!start) m += " (give --start)";
-            return usage(m);
-        }
+        const Seconds from = start->value_or(replayer.first_s());
+        auto period = table_period(from, end_s, start->has_value());
+        if (!period) return usage(period.error().message);
         const auto rows = named(replayer, *by, replayer.ledger().query(*by, *period));
         if (a.json) j = rows_json(to_string(*by), from, end_s, rows);
         else out = goodput_table(upper(to_string(*by)), rows);
@@ -217,14 +172,7 @@ int run_replay(const ReplayArgs& a) {
         j["minutes_without_utilization_sample"] = replayer.no_sample_minutes();
         out = j.dump(2) + "\n";
     }
-    std::cerr << notes;  // names in it escaped where they were added
-    std::cout << out;
-    std::cout.flush();
-    if (!std::cout) {
-        std::cerr << "astraeus goodput replay: writing the output failed\n";
-        return 1;
-    }
-    return 0;
+    return write_goodput_output("replay", notes, out);  // names in notes escaped where added
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 
 #include "astraeus/base/terminal_text.hpp"
 #include "astraeus/cli/commands.hpp"
+#include "astraeus/cli/goodput_cli_common.hpp"
 #include "astraeus/cli/input_file.hpp"
 #include "astraeus/goodput/ledger.hpp"
 #include "astraeus/goodput_io/event_log.hpp"
@@ -38,57 +39,17 @@ struct ImportArgs {
     bool json = false;
 };
 
-Result<Seconds> time_arg(const std::string& opt, const std::string& s) {
-    if (!s.empty() && s.find_first_not_of("-0123456789") == std::string::npos) {
-        try {
-            std::size_t used = 0;
-            const long long v = std::stoll(s, &used);
-            if (used == s.size()) return v;
-        } catch (const std::exception&) {
-        }
-    }
-    if (auto t = parse_rfc3339(s)) return *t;
-    return fail(opt + " '" + s + "': expected an RFC 3339 time (2026-11-02T10:00:00Z) or "
-                "integer Unix seconds");
-}
-
-std::string upper(std::string_view s) {
-    std::string u(s);
-    for (char& c : u) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    return u;
-}
-
-std::vector<NamedCounts> named(const Replayer& r, By by, const std::vector<Row>& rows) {
-    std::vector<NamedCounts> out;
-    const auto& names = r.names(by);
-    for (const Row& row : rows) out.push_back({names[row.id], row.counts});
-    return out;
-}
-
 int run_import(const ImportArgs& a) {
-    auto usage = [](const std::string& m) {
-        std::cerr << "astraeus goodput import-slurm: " << terminal_safe(m) << "\n";
-        return 2;
-    };
+    auto usage = [](const std::string& m) { return goodput_usage_error("import-slurm", m); };
     const auto by = parse_by(a.by);
     if (!by) return usage("--by: " + by.error().message);
     const auto format = slurm::parse_sacct_format(a.format);
     if (!format) return usage("--format: " + format.error().message);
-    if (a.weeks && (*a.weeks < 0 || *a.weeks > 56))
-        return usage("--weeks: expected 0..56 (the last N complete weeks and the current one "
-                     "stay within 400 days)");
-    if (a.weeks && !a.run.empty()) return usage("--weeks and --run do not go together");
-    std::optional<Seconds> start, end;
-    if (!a.start.empty()) {
-        auto t = time_arg("--start", a.start);
-        if (!t) return usage(t.error().message);
-        start = *t;
-    }
-    if (!a.end.empty()) {
-        auto t = time_arg("--end", a.end);
-        if (!t) return usage(t.error().message);
-        end = *t;
-    }
+    if (const auto e = weeks_run_error(a.weeks, a.run)) return usage(*e);
+    const auto start = parse_time_arg("--start", a.start);
+    if (!start) return usage(start.error().message);
+    const auto end = parse_time_arg("--end", a.end);
+    if (!end) return usage(end.error().message);
 
     std::string text;
     const std::string name = a.input == "-" ? "<stdin>" : a.input;
@@ -114,7 +75,7 @@ int run_import(const ImportArgs& a) {
     }
 
     ReplayOptions opt;
-    opt.end_s = end ? end : log->last_s;
+    opt.end_s = *end ? *end : log->last_s;
     Replayer replayer(opt);
     {
         std::istringstream in(log->events);
@@ -157,21 +118,15 @@ int run_import(const ImportArgs& a) {
                 j["weeks"].push_back(std::move(wj));
             } else {
                 if (!out.empty()) out += "\n";
-                out += "Week " + iso_week_label(w.week_start_s) + " (from " +
-                       format_rfc3339(w.week_start_s).substr(0, 10) + ")\n";
+                out += week_heading(w.week_start_s);
                 out += slurm::slurm_goodput_table(upper(to_string(*by)), rows);
             }
         }
         j["not_recorded_by_slurm"] = slurm::not_recorded_by_slurm();
     } else {
-        const Seconds from = start.value_or(replayer.first_s());
-        auto period = make_period(from, end_s);
-        if (!period) {
-            std::string m = "period " + format_rfc3339(from) + " .. " + format_rfc3339(end_s) +
-                            ": " + period.error().message;
-            if (!start) m += " (give --start)";
-            return usage(m);
-        }
+        const Seconds from = start->value_or(replayer.first_s());
+        auto period = table_period(from, end_s, start->has_value());
+        if (!period) return usage(period.error().message);
         const auto rows = named(replayer, *by, replayer.ledger().query(*by, *period));
         if (a.json) {
             j = slurm::slurm_rows_json(to_string(*by), from, end_s, rows);
@@ -199,14 +154,7 @@ int run_import(const ImportArgs& a) {
         // sacct text may hold bytes that are not UTF-8: replaced (U+FFFD), never a throw.
         out = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     }
-    std::cerr << notes;
-    std::cout << out;
-    std::cout.flush();
-    if (!std::cout) {
-        std::cerr << "astraeus goodput import-slurm: writing the output failed\n";
-        return 1;
-    }
-    return 0;
+    return write_goodput_output("import-slurm", notes, out);
 }
 
 }  // namespace

@@ -14,24 +14,19 @@ std::int64_t round_tenths(GpuSeconds s) {  // half away from zero
     return s >= 0 ? (s + kTenth / 2) / kTenth : -((-s + kTenth / 2) / kTenth);
 }
 
-std::string tenths(std::int64_t v) {
-    const std::int64_t a = v < 0 ? -v : v;
-    return fmt::format("{}{}.{}", v < 0 ? "-" : "", a / 10, a % 10);
-}
-
-using Cells = std::array<std::string, 10>;  // HELD USED GOODPUT IDLE ... PREEMPT WAITING
-
-Cells cells(const DisplayRow& d) {
-    Cells c;
-    c[0] = tenths(d.held);
-    c[1] = tenths(d.held_columns[0]);
+TableCells cells(const Counts& counts) {
+    const DisplayRow d = display_row(counts);
+    TableCells c;
+    c[0] = format_tenths(d.held);
+    c[1] = format_tenths(d.held_columns[0]);
     c[2] = d.goodput_pct < 0 ? std::string("-") : fmt::format("{}%", d.goodput_pct);
-    for (std::size_t i = 1; i < d.held_columns.size(); ++i) c[i + 2] = tenths(d.held_columns[i]);
-    c[9] = tenths(d.waiting);
+    for (std::size_t i = 1; i < d.held_columns.size(); ++i)
+        c[i + 2] = format_tenths(d.held_columns[i]);
+    c[9] = format_tenths(d.waiting);
     return c;
 }
 
-std::string line(std::string_view name, std::size_t name_width, const Cells& c,
+std::string line(std::string_view name, std::size_t name_width, const TableCells& c,
                  const std::array<std::size_t, 10>& widths) {
     std::string out(name);
     out.resize(std::max(out.size(), name_width), ' ');
@@ -41,6 +36,11 @@ std::string line(std::string_view name, std::size_t name_width, const Cells& c,
     return out;
 }
 }  // namespace
+
+std::string format_tenths(std::int64_t v) {
+    const std::int64_t a = v < 0 ? -v : v;
+    return fmt::format("{}{}.{}", v < 0 ? "-" : "", a / 10, a % 10);
+}
 
 DisplayRow display_row(const Counts& c) {
     DisplayRow d;
@@ -68,20 +68,21 @@ DisplayRow display_row(const Counts& c) {
     return d;
 }
 
-std::string goodput_table(std::string_view key_header, const std::vector<NamedCounts>& rows) {
+std::string goodput_table_lines(std::string_view key_header, const std::vector<NamedCounts>& rows,
+                                TableCells (*cells_of)(const Counts&)) {
     // The page's widths; a column widens (for every row) when a value needs more room.
     std::array<std::size_t, 10> widths{8, 9, 8, 8, 8, 8, 8, 8, 8, 8};
     std::size_t name_width = 28;
-    std::vector<Cells> body;
+    std::vector<TableCells> body;
     body.reserve(rows.size() + 1);
     Counts total;
     for (const auto& r : rows) {
-        body.push_back(cells(display_row(r.counts)));
+        body.push_back(cells_of(r.counts));
         total += r.counts;
         name_width = std::max(name_width, terminal_safe(r.name).size());
     }
-    body.push_back(cells(display_row(total)));
-    for (const Cells& c : body)
+    body.push_back(cells_of(total));
+    for (const TableCells& c : body)
         for (std::size_t i = 0; i < c.size(); ++i) widths[i] = std::max(widths[i], c[i].size() + 1);
     std::string out = "GPU-hours\n";
     out += line(key_header, name_width,
@@ -90,6 +91,11 @@ std::string goodput_table(std::string_view key_header, const std::vector<NamedCo
                 widths);
     for (std::size_t i = 0; i < rows.size(); ++i) out += line(terminal_safe(rows[i].name), name_width, body[i], widths);
     out += line("TOTAL", name_width, body.back(), widths);
+    return out;
+}
+
+std::string goodput_table(std::string_view key_header, const std::vector<NamedCounts>& rows) {
+    std::string out = goodput_table_lines(key_header, rows, cells);
     out += "\nUSED = productive (running, GPUs busy); GOODPUT = used / held; WAITING = asked for, "
            "not yet held\n";
     return out;

@@ -28,6 +28,19 @@ struct DisplayRow {
 };
 DisplayRow display_row(const Counts& c);
 
+/// One table line's ten cells as shown: HELD USED GOODPUT IDLE STALLED START RESTART FAILURE
+/// PREEMPT WAITING.
+using TableCells = std::array<std::string, 10>;
+
+/// `tenths` of a GPU-hour as shown: one decimal, e.g. 123 -> "12.3", -4 -> "-0.4".
+std::string format_tenths(std::int64_t tenths);
+
+/// The table without its footer: "GPU-hours", the header (`key_header` as below), one line per
+/// row in the given order with `cells_of(row.counts)`, then TOTAL with `cells_of` of the exact
+/// sum; widths as goodput_table's. For tables that show other cells (e.g. Slurm's "-" columns).
+std::string goodput_table_lines(std::string_view key_header, const std::vector<NamedCounts>& rows,
+                                TableCells (*cells_of)(const Counts&));
+
 /// The table: "GPU-hours", the header (`key_header` is RUN, WORKSPACE, MACHINE or POOL), one
 /// line per row in the given order, TOTAL (the exact sum, rounded), a blank line and the
 /// footer. Columns as on the page: name 29 wide, then 8 9 8 8 8 8 8 8 8 8; a column (the name

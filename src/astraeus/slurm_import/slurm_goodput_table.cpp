@@ -1,10 +1,5 @@
 #include "astraeus/slurm_import/slurm_goodput_table.hpp"
 
-#include <algorithm>
-#include <array>
-#include <fmt/format.h>
-
-#include "astraeus/base/terminal_text.hpp"
 #include "astraeus/goodput_io/rfc3339.hpp"
 
 namespace astraeus::slurm {
@@ -13,29 +8,12 @@ namespace {
 using goodput::Category;
 using goodput::Counts;
 
-using Cells = std::array<std::string, 10>;
-
-std::string tenths(std::int64_t v) {
-    const std::int64_t a = v < 0 ? -v : v;
-    return fmt::format("{}{}.{}", v < 0 ? "-" : "", a / 10, a % 10);
-}
-
-Cells cells(const Counts& c) {
+goodput::TableCells cells(const Counts& c) {
     const goodput::DisplayRow d = goodput::display_row(c);
-    Cells out;
+    goodput::TableCells out;
     out.fill("-");
-    out[0] = tenths(d.held);
-    out[9] = tenths(d.waiting);
-    return out;
-}
-
-std::string line(std::string_view name, std::size_t name_width, const Cells& c,
-                 const std::array<std::size_t, 10>& widths) {
-    std::string out(name);
-    out.resize(std::max(out.size(), name_width), ' ');
-    out += ' ';
-    for (std::size_t i = 0; i < c.size(); ++i) out += fmt::format("{:>{}}", c[i], widths[i]);
-    out += '\n';
+    out[0] = goodput::format_tenths(d.held);
+    out[9] = goodput::format_tenths(d.waiting);
     return out;
 }
 
@@ -45,25 +23,7 @@ double hours(GpuSeconds s) { return static_cast<double>(s) / 3600.0; }
 
 std::string slurm_goodput_table(std::string_view key_header,
                                 const std::vector<goodput::NamedCounts>& rows) {
-    std::array<std::size_t, 10> widths{8, 9, 8, 8, 8, 8, 8, 8, 8, 8};
-    std::size_t name_width = 28;
-    std::vector<Cells> body;
-    Counts total;
-    for (const auto& r : rows) {
-        body.push_back(cells(r.counts));
-        total += r.counts;
-        name_width = std::max(name_width, terminal_safe(r.name).size());
-    }
-    body.push_back(cells(total));
-    for (const Cells& c : body)
-        for (std::size_t i = 0; i < c.size(); ++i) widths[i] = std::max(widths[i], c[i].size() + 1);
-    std::string out = "GPU-hours\n";
-    out += line(key_header, name_width,
-                {"HELD", "USED", "GOODPUT", "IDLE", "STALLED", "START", "RESTART", "FAILURE",
-                 "PREEMPT", "WAITING"},
-                widths);
-    for (std::size_t i = 0; i < rows.size(); ++i) out += line(terminal_safe(rows[i].name), name_width, body[i], widths);
-    out += line("TOTAL", name_width, body.back(), widths);
+    std::string out = goodput::goodput_table_lines(key_header, rows, cells);
     out += "\nFrom Slurm accounting: HELD = allocated GPUs x (End - Start) of every job segment;\n"
            "WAITING = asked for, not held (before the first start, and between requeued segments);\n"
            "each minute counted in the state at its end (docs/formats/goodput-events.md).\n"
