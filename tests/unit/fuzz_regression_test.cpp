@@ -2,8 +2,13 @@
 // consistency"), kept as regression tests in the normal suite with the values they must give.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
+#include "astraeus/config/tenant_config.hpp"
 #include "astraeus/goodput_io/event_log.hpp"
 #include "astraeus/service/config.hpp"
 #include "astraeus/service/request_parse.hpp"
@@ -94,4 +99,17 @@ TEST(FuzzRegression, ConfigIntegerOutOfRangeIsAnError) {
         auto r = astraeus::service::parse_config(cfg(bad), "c.json");
         EXPECT_FALSE(r) << bad;  // out of int range, a fraction, int wrap-around to 8, or gpus < 1
     }
+}
+
+// fuzz_tenant_config: a number too large for a double (4e510) made nlohmann throw out_of_range,
+// which the reader did not catch (only parse_error): the process aborted. Now a clear error.
+TEST(FuzzRegression, TenantFileWithAHugeNumberIsAnError) {
+    const std::string path =
+        (std::filesystem::temp_directory_path() / ("astraeus-fuzz-tenants-" + std::to_string(::getpid()) + ".json")).string();
+    { std::ofstream(path) << R"({"tenants": [{"name": "a", "weight": 4e510}]})"; }
+    auto t = read_tenant_config(path, "");
+    std::filesystem::remove(path);
+    ASSERT_FALSE(t);
+    EXPECT_NE(t.error().message.find("not valid JSON"), std::string::npos) << t.error().message;
+    EXPECT_NE(t.error().message.find("4e510"), std::string::npos) << t.error().message;
 }

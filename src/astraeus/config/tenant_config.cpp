@@ -16,7 +16,7 @@ Result<TenantTable> read_json(const std::string& path) {
     nlohmann::json doc;
     try {
         doc = nlohmann::json::parse(*text);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 4e510
         return fail(path + ": not valid JSON: " + e.what());  // names the byte offset
     }
     if (!doc.is_object() || !doc.contains("tenants") || !doc["tenants"].is_array())
