@@ -145,6 +145,8 @@ Result<Workload> read_joblog_unchecked(const std::string& path, SkipCounts* skip
         return fail(path + ":" +
                     std::to_string(line_of_offset(*text, e.byte == 0 ? 0 : e.byte - 1)) +
                     ": invalid JSON: " + e.what());
+    } catch (const json::exception& e) {  // out_of_range: a number too large for a double (4e510)
+        return fail(path + ": invalid JSON: " + e.what());
     }
     if (!doc.is_array())
         return fail(path + ":1: expected a JSON list of jobs (Philly cluster_job_log), got a " +
