@@ -334,6 +334,18 @@ double round_125(double v, bool up) {
     return out;
 }
 
+// A chart of durations (seconds, drawn from 1 s) on a log x axis over [lo, hi], rounded out to
+// 1-2-5 steps and at least one decade wide, with a y axis from 0 to 1.
+Chart log_duration_chart(double lo, double hi) {
+    lo = round_125(std::max(lo, 1.0), false);
+    hi = std::max(round_125(hi, true), lo * 10);
+    Chart c;
+    c.x = {lo, hi, 0, 1, true};
+    c.y = {0, 1, 0, 1, false};
+    c.xticks = duration_ticks(lo, hi);
+    return c;
+}
+
 std::string duration_text(Seconds s) {
     if (s % 86400 == 0 && s >= 86400) return fmt::format("{} d", s / 86400);
     if (s % 3600 == 0 && s >= 3600) return fmt::format("{} h", s / 3600);
@@ -524,13 +536,8 @@ svg text{font-family:"DejaVu Sans",system-ui,sans-serif}
             hi = std::max(hi, v);
             lo = lo == 0 ? v : std::min(lo, v);
         }
-        lo = round_125(std::max(lo, 1.0), false);
-        hi = std::max(round_125(hi, true), lo * 10);
-        Chart c;
+        Chart c = log_duration_chart(lo, hi);
         c.aria = "Average JCT against the worst tenant's windowed F_u, one point per run";
-        c.x = {lo, hi, 0, 1, true};
-        c.y = {0, 1, 0, 1, false};
-        c.xticks = duration_ticks(lo, hi);
         c.yticks = linear_ticks(0, 1, 5);
         c.xtitle = "average JCT (log scale): left is better";
         c.ytitle = "worst windowed F_u: up is better";
@@ -615,13 +622,8 @@ svg text{font-family:"DejaVu Sans",system-ui,sans-serif}
                     lo = lo == 0 ? v : std::min(lo, v);
                 }
         }
-        lo = round_125(std::max(lo, 1.0), false);
-        hi = std::max(round_125(hi, true), lo * 10);
-        Chart c;
+        Chart c = log_duration_chart(lo, hi);
         c.aria = "Cumulative distribution of job completion time per policy";
-        c.x = {lo, hi, 0, 1, true};
-        c.y = {0, 1, 0, 1, false};
-        c.xticks = duration_ticks(lo, hi);
         c.yticks = linear_ticks(0, 1, 5, "%", 100);
         c.xtitle = "job completion time, end \u2212 submit (log scale; under 1 s drawn at 1 s)";
         c.ytitle = "share of jobs with JCT \u2264 x";
