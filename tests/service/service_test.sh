@@ -181,13 +181,15 @@ exact_all() {
     [ $good = 1 ]
 }
 expect 202 "owner stop" "$VI" POST /runs/sweep-7/stop
+# wait_all_ended [SECONDS]: poll until no run is open; on timeout, name the open runs.
 wait_all_ended() {
-    for _ in $(seq 120); do
-        local left
-        left=$(curl -sS -H "Authorization: Bearer $AD" "$API/runs" | jq '[.runs[] | select(.ended_at == null)] | length')
-        [ "$left" = 0 ] && return 0
+    local limit=${1:-60} left=""
+    for _ in $(seq $((limit * 2))); do
+        left=$(curl -sS -H "Authorization: Bearer $AD" "$API/runs" | jq -r '.runs[] | select(.ended_at == null) | "\(.name):\(.state)"')
+        [ -z "$left" ] && return 0
         sleep 0.5
     done
+    echo "  still open after ${limit} s:" $left
     return 1
 }
 check "every run ends (succeeded or stopped)" wait_all_ended
@@ -209,7 +211,7 @@ ACKED="$T/acked"
     for i in $(seq 1 60); do
         ws_tok=$ML; [ $((i % 2)) = 0 ] && ws_tok=$VI
         code=$(curl -sS -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $ws_tok" \
-            --data "{\"name\":\"burst-$i\",\"workers\":1,\"gpus_per_worker\":$((1 + i % 8)),\"sim_duration_s\":$((300 + 60 * (i % 5)))}" \
+            --data "{\"name\":\"burst-$i\",\"workers\":1,\"gpus_per_worker\":$((1 + i % 8)),\"sim_duration_s\":$((120 + 30 * (i % 5)))}" \
             "$API/runs" 2>/dev/null || true)
         [ "$code" = 201 ] && echo "burst-$i" >> "$ACKED"
         sleep 0.05
@@ -238,7 +240,7 @@ check "after restart: no counted GPU-second lost" bash -c "
       a=\$(awk -v n=\"\$n\" '\$1 == n {print \$2}' '$T/after')
       [ -n \"\$a\" ] && [ \"\$a\" -ge \"\$s\" ] || { echo \"  \$n: \$s before, \${a:-none} after\"; exit 1; }
     done < '$T/before'"
-check "after restart: every run ends" wait_all_ended
+check "after restart: every run ends" wait_all_ended 240
 check "after restart: every second counted exactly once, across the crash" exact_all "$AD"
 kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=""
 
