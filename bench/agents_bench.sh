@@ -21,7 +21,8 @@ cat > "$WORK/astraeus.json" <<JSON
 JSON
 SERVE_ARGS="--executor agents"
 start_server "$WORK/astraeus.json" || exit 1
-TOKEN=$(new_token --agent)
+TOKEN=$(new_token --agent)  # the idle agent's (an agent token registers one machine)
+for _ in $(seq "$AGENTS"); do new_token --agent; done > "$WORK/tokens"  # the simulated agents'
 ticks=$(getconf CLK_TCK)
 cpu_s() { awk -v t="$ticks" '{ sub(/.*\) /, ""); split($0, f, " "); printf "%.3f", (f[12] + f[13]) / t }' "/proc/$1/stat"; }
 
@@ -32,7 +33,7 @@ AGENT=$!
 EXTRA_PIDS+=("$AGENT")
 sleep 2
 a0=$(cpu_s "$AGENT")
-"$CLIENT" --origin "http://127.0.0.1:$SERVER_PORT" --token "$TOKEN" --agents "$AGENTS" --period-s 10 \
+"$CLIENT" --origin "http://127.0.0.1:$SERVER_PORT" --token-file "$WORK/tokens" --agents "$AGENTS" --period-s 10 \
   --duration-s "$DURATION" --threads 8 --server-pid "$SERVER_PID"
 rc=$?
 a1=$(cpu_s "$AGENT")

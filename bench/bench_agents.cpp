@@ -45,24 +45,36 @@ double cpu_seconds(int pid) {
 
 int main(int argc, char** argv) {
     CLI::App app{"simulated node agents heartbeating a live service"};
-    std::string origin, token;
+    std::string origin, token, token_file;
     int agents = 1000, threads = 8, server_pid = 0;
     double period_s = 10, duration_s = 60;
     app.add_option("--origin", origin, "http://127.0.0.1:PORT")->required();
-    app.add_option("--token", token, "an agent token")->required();
+    app.add_option("--token", token, "an agent token (one machine only: use --token-file for many)");
+    app.add_option("--token-file", token_file, "agent tokens, one a line: agent i uses line i (a token binds one machine)");
     app.add_option("--agents", agents, "simulated agents (machines)");
     app.add_option("--period-s", period_s, "each agent's heartbeat period");
     app.add_option("--duration-s", duration_s, "length of the heartbeat phase");
     app.add_option("--threads", threads, "client threads (the bound on requests in flight)");
     app.add_option("--server-pid", server_pid, "the service's pid, for its CPU time");
     CLI11_PARSE(app, argc, argv);
+    std::vector<std::string> tokens;
+    if (!token_file.empty()) {
+        std::ifstream in(token_file);
+        for (std::string line; std::getline(in, line);)
+            if (!line.empty()) tokens.push_back(line);
+    }
+    if (tokens.empty() && !token.empty()) tokens.push_back(token);
+    if (tokens.empty()) {
+        std::fprintf(stderr, "give --token TOKEN or --token-file FILE\n");
+        return 2;
+    }
 
-    auto post = [&](const std::string& path, const nlohmann::json& body) {
+    auto post = [&](const std::string& path, const nlohmann::json& body, int agent) {
         astraeus::client::HttpRequest rq;
         rq.method = "POST";
         rq.origin = origin;
         rq.target = path;
-        rq.bearer_token = token;
+        rq.bearer_token = tokens[static_cast<std::size_t>(agent) % tokens.size()];
         rq.body = body.dump();
         return astraeus::client::http_send(rq);
     };
@@ -80,7 +92,8 @@ int main(int argc, char** argv) {
                 for (int i; (i = next++) < agents;) {
                     auto r = post("/v1/agent/register", {{"name", name(i)}, {"pool", "default"}, {"gpus", 8},
                                                         {"session", "bench-" + std::to_string(i)},
-                                                        {"workers", nlohmann::json::array()}});
+                                                        {"workers", nlohmann::json::array()}},
+                                  i);
                     if (!r || r->status != 200) ++reg_failed;
                 }
             });
@@ -124,7 +137,8 @@ int main(int argc, char** argv) {
                     auto r = post("/v1/agent/heartbeat", {{"name", name(plan[j].agent)},
                                                           {"session", "bench-" + std::to_string(plan[j].agent)},
                                                           {"commands_acked", 0},
-                                                          {"events", nlohmann::json::array()}});
+                                                          {"events", nlohmann::json::array()}},
+                                  plan[j].agent);
                     const double ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
                     if (!r || r->status != 200 || r->body.find("\"register\"") != std::string::npos) ++failed;
                     std::lock_guard lk(mu);

@@ -31,6 +31,7 @@ WORK=$(mktemp -d /tmp/astraeus-agents.XXXXXX)
 # shellcheck source=live_server_lib.sh
 source "$HERE/live_server_lib.sh"
 declare -A AGENT_PID=()
+declare -A AGENT_TOKEN=()  # one agent token per machine: a token registers one machine name
 
 cleanup() {
   local p
@@ -77,7 +78,8 @@ post() { curl -s -o "$WORK/post.out" -w '%{http_code}' -X POST -H "Authorization
 start_agent() {
   local root=()
   [ "$(id -u)" = 0 ] && root=(--allow-root)  # CI runs as root: workers as root, said explicitly
-  "$ASTRAEUS" agent --api "http://127.0.0.1:$SERVER_PORT" --token "$AT" --name "$1" --gpus 2 \
+  [ -n "${AGENT_TOKEN[$1]:-}" ] || AGENT_TOKEN[$1]=$(new_token --agent) || fail "agent token for $1"
+  "$ASTRAEUS" agent --api "http://127.0.0.1:$SERVER_PORT" --token "${AGENT_TOKEN[$1]}" --name "$1" --gpus 2 \
     --work-dir "$WORK/agents" "${root[@]}" >> "$WORK/$1.log" 2>&1 &
   AGENT_PID[$1]=$!
 }
@@ -102,7 +104,6 @@ EOF
 SERVE_ARGS="--executor agents"
 start_server "$WORK/cfg.json" || fail "the service did not start"
 admin workspace add ml > /dev/null || fail "workspace add"
-AT=$(new_token --agent) || fail "agent token"
 WT=$(new_token --workspace ml) || fail "workspace token"
 OT=$(new_token --operator) || fail "operator token"
 for n in a1 a2 a3; do start_agent $n; done
@@ -112,12 +113,33 @@ wait_until 20 '[ "$(jq_py "$OT" machines "sum(1 for m in d[\"machines\"] if m[\"
 case "$SCENARIO" in
 gang)
   # Tokens: agent tokens call only the agent endpoints, and only agent tokens call them.
+  AT=${AGENT_TOKEN[a1]}
   code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $AT" "$API/runs")
   [ "$code" = 403 ] || fail "an agent token listed runs (HTTP $code)"
   code=$(post "$WT" agent/heartbeat '{"name": "a1", "session": "x"}')
   [ "$code" = 403 ] || fail "a workspace token called an agent endpoint (HTTP $code)"
   code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $WT" "$API/machines")
   [ "$code" = 403 ] || fail "a workspace token listed machines (HTTP $code)"
+  # An agent token registers one machine: a1's token naming another machine is refused (403,
+  # saying which machine it is bound to), as agent and as a raw request; a1 itself re-registering
+  # with its token (same name) is fine.
+  code=$(post "$AT" agent/register '{"name": "a9", "pool": "default", "gpus": 2, "session": "s9", "workers": []}')
+  [ "$code" = 403 ] || fail "a1's token registered machine a9 (HTTP $code $(cat "$WORK/post.out"))"
+  grep -q "is bound to machine 'a1'" "$WORK/post.out" || fail "the refusal does not say the binding: $(cat "$WORK/post.out")"
+  code=$(post "$AT" agent/heartbeat '{"name": "a2", "session": "x", "commands_acked": 0, "events": []}')
+  [ "$code" = 403 ] || fail "a1's token heartbeated as a2 (HTTP $code)"
+  "$ASTRAEUS" agent --api "http://127.0.0.1:$SERVER_PORT" --token "$AT" --name a4 --gpus 2 \
+    --work-dir "$WORK/agents-a4" --allow-root >> "$WORK/a4.log" 2>&1 &
+  AGENT_PID[a4]=$!
+  wait_until 10 'grep -q "agent.register_refused.*403.*bound to machine .a1." "$WORK/a4.log"' ||
+    fail "a second agent with a1's token was not refused: $(tail -5 "$WORK/a4.log")"
+  kill -TERM "${AGENT_PID[a4]}"
+  [ "$(jq_py "$OT" machines "sorted(m['name'] for m in d['machines'])")" = "['a1', 'a2', 'a3']" ] ||
+    fail "machines after the refused agent: $(jq_py "$OT" machines "[m['name'] for m in d['machines']]")"
+  code=$(post "$AT" agent/register '{"name": "a1", "pool": "default", "gpus": 2, "session": "s1b", "workers": []}')
+  [ "$code" = 200 ] || fail "a1 could not register again with its own token (HTTP $code $(cat "$WORK/post.out"))"
+  wait_until 20 '[ "$(jq_py "$OT" machines "sum(1 for m in d[\"machines\"] if m[\"state\"] == \"up\")")" = 3 ]' ||
+    fail "a1 did not re-attach after the re-registration"
   submit g 5 0.2
   wait_until 30 '[ "$(run_field g "d[\"state\"]")" = succeeded ]' || fail "g did not succeed: $(run_field g d)"
   [ "$(run_field g "d[\"attempts\"]")" = 1 ] || fail "g took more than one attempt"

@@ -34,6 +34,7 @@ struct AgentOptions {
     std::vector<std::string> unix_users;
     bool allow_root = false;
     std::string log_level = "info";
+    double utilization_period_s = 10;
 };
 
 Result<int> signal_number(const std::string& s) {
@@ -68,13 +69,18 @@ int run_agent(AgentOptions o) {
         char host[256] = {};
         if (::gethostname(host, sizeof host - 1) == 0) o.name = host;
     }
-    if (o.gpus <= 0) {  // NVML's GPUs (libnvidia-ml.so.1 through dlopen)
+    // NVML's GPUs (libnvidia-ml.so.1 through dlopen, or $ASTRAEUS_NVML_LIBRARY, like `serve`):
+    // their count unless --gpus declares one, and their utilization samples whenever it loads.
+    std::shared_ptr<exec::GpuSource> gpu_source;
+    {
         auto nvml = exec::Nvml::open(exec::nvml_library());
         if (nvml) {
-            o.gpus = static_cast<int>((*nvml)->gpus().size());
+            if (o.gpus <= 0) o.gpus = static_cast<int>((*nvml)->gpus().size());
             for (const auto& g : (*nvml)->gpus())
                 service::log(service::LogLevel::Info, "gpu.found",
-                             {{"index", std::to_string(g.index)}, {"uuid", g.uuid}, {"name", g.name}});
+                             {{"index", std::to_string(g.index)}, {"uuid", g.uuid}, {"name", g.name},
+                              {"memory_bytes", std::to_string(g.memory_bytes)}});
+            gpu_source = std::move(*nvml);
         }
         if (o.gpus <= 0) {
             std::cerr << "astraeus agent: no GPUs to offer: NVML "
@@ -83,7 +89,16 @@ int run_agent(AgentOptions o) {
             return 2;
         }
     }
+    if (!(o.utilization_period_s >= 0.01)) {
+        std::cerr << "astraeus agent: --utilization-period must be at least 0.01 seconds\n";
+        return 2;
+    }
+    service::log(service::LogLevel::Info, "agent.gpus",
+                 {{"gpus", std::to_string(o.gpus)}, {"nvml", gpu_source ? "yes" : "no"},
+                  {"utilization_period_s", std::to_string(o.utilization_period_s)}});
     exec::NodeAgentConfig c;
+    c.gpu_source = gpu_source;
+    c.utilization_period_s = o.utilization_period_s;
     c.name = o.name;
     c.pool = o.pool;
     c.gpus = o.gpus;
@@ -171,6 +186,8 @@ std::function<int()> add_agent(CLI::App& app) {
     s->add_option("--grace", o->grace_s, "seconds from the checkpoint signal to SIGKILL (default 30)");
     s->add_option("--unix-user", o->unix_users, "WORKSPACE=USER: run that workspace's workers as USER (agent as root)");
     s->add_flag("--allow-root", o->allow_root, "as root: allow workers of unmapped workspaces to run as root");
+    s->add_option("--utilization-period", o->utilization_period_s,
+                  "seconds between GPU utilization samples (NVML only; default 10)");
     s->add_option("--log-level", o->log_level, "debug, info, warn or error (default info)");
     return [o] { return run_agent(*o); };
 }

@@ -491,6 +491,7 @@ json AgentHub::on_heartbeat(Seconds t, std::int64_t id, const json& body) {
             worker_event(t, id, e);
             m.events_acked = seq;
         }
+    take_gpu_samples(t, id, body);
     json reply;
     reply["events_acked"] = m.events_acked;
     json cmds = json::array();

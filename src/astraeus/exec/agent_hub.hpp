@@ -125,6 +125,9 @@ private:
     void settle(Seconds t, std::int64_t run, Run& r);
     void lose(Seconds t, std::int64_t id, Machine& m);
     void free_gpus(Run& r, int k);
+    /// The heartbeat's GPU samples ("gpu_util") -> Utilization events at t of the running
+    /// workers on machine `id`; how many (exec/agent_hub_gpu.cpp).
+    int take_gpu_samples(Seconds t, std::int64_t id, const nlohmann::json& body);
     std::vector<int> pick_gpus(std::int64_t machine, int count);
 
     AgentHubConfig c_;

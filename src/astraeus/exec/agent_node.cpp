@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "astraeus/exec/agent_gpu.hpp"
 #include "astraeus/service/log.hpp"
 
 namespace astraeus::exec {
@@ -61,7 +62,8 @@ std::string safe(const std::string& s) {
 }  // namespace
 
 NodeAgent::NodeAgent(NodeAgentConfig c, AgentPost post)
-    : c_(std::move(c)), post_(std::move(post)), session_(random_session()) {}
+    : c_(std::move(c)), post_(std::move(post)), session_(random_session()),
+      sampler_(c_.gpu_source, c_.utilization_period_s) {}
 
 // The runners' destructors kill and reap what is left (the workers die with their agent anyway:
 // the runner gives them PR_SET_PDEATHSIG); the service sees the new session, or the silence.
@@ -174,6 +176,7 @@ bool NodeAgent::do_heartbeat(const char* path) {
     body["commands_acked"] = last_cmd_;
     body["events"] = events_json();
     body["live"] = live_.size();
+    if (!gpu_samples_.empty()) body["gpu_util"] = gpu_samples_json(gpu_samples_);
     auto r = post_(path, body);
     if (!r) {
         log(LogLevel::Warn, "agent.heartbeat_failed", {{"error", r.error().message}});
@@ -190,6 +193,7 @@ bool NodeAgent::do_heartbeat(const char* path) {
         registered_ = false;
         return true;
     }
+    gpu_samples_.clear();  // taken
     heartbeat_s_ = std::max(0.05, a.value("heartbeat_s", heartbeat_s_));
     const std::int64_t acked = a.value("events_acked", std::int64_t{0});
     while (!events_.empty() && events_.front().value("seq", std::int64_t{0}) <= acked) events_.pop_front();
@@ -345,7 +349,11 @@ void NodeAgent::run() {
         }
         poll(50);
         const auto now = clock::now();
-        if (!events_.empty() || now >= next_hb_) {
+        if (sampler_.due(now)) {  // sent at once, with the next heartbeat
+            gpu_samples_.push_back(sampler_.sample(now));
+            while (gpu_samples_.size() > kMaxGpuSamples) gpu_samples_.pop_front();
+        }
+        if (!events_.empty() || !gpu_samples_.empty() || now >= next_hb_) {
             const bool ok = do_heartbeat(events_.empty() ? "/v1/agent/heartbeat" : "/v1/agent/events");
             next_hb_ = clock::now() + std::chrono::milliseconds(static_cast<int>(
                                           (ok ? heartbeat_s_ : std::max(heartbeat_s_, c_.retry_s)) * 1000));

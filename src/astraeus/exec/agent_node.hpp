@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "astraeus/base/error.hpp"
+#include "astraeus/exec/gpu_sampler.hpp"
 #include "astraeus/exec/worker_runner.hpp"
 
 namespace astraeus::exec {
@@ -38,6 +39,8 @@ struct NodeAgentConfig {
     RunnerConfig runner;              ///< signal, grace, log cap, root policy
     std::map<std::string, std::string> unix_users;  ///< workspace -> Unix user (agent as root)
     double retry_s = 1.0;             ///< wait between failed requests
+    std::shared_ptr<GpuSource> gpu_source;  ///< NVML (null: no utilization samples)
+    double utilization_period_s = 10;       ///< how often the GPUs are sampled
 };
 
 /// One request to the service: POST `path` with a JSON body; (HTTP status, JSON answer), or
@@ -95,6 +98,8 @@ private:
     std::map<std::string, std::unique_ptr<WorkerRunner>> runners_;  ///< per Unix user ("" = ours)
     std::map<Key, Live> live_;
     std::chrono::steady_clock::time_point next_hb_{};
+    GpuSampler sampler_;
+    std::deque<std::vector<double>> gpu_samples_;  ///< not yet sent (exec/agent_gpu.hpp)
 };
 
 }  // namespace astraeus::exec

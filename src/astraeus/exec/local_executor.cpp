@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "astraeus/exec/gpu_sampler.hpp"
+
 namespace astraeus::exec {
 
 namespace fs = std::filesystem;
@@ -238,7 +240,7 @@ Seconds LocalExecutor::executed_s(std::int64_t run, Seconds t) const {
 
 void LocalExecutor::loop() {
     using Clock = std::chrono::steady_clock;
-    auto next_sample = Clock::now();
+    GpuSampler sampler(gpus_, c_.utilization_period_s);
     std::unique_lock lk(mu_);
     while (!quit_) {
         std::vector<ExecEvent> out;
@@ -265,27 +267,20 @@ void LocalExecutor::loop() {
         for (auto& [id, st] : runs_)
             if (st.gang.time_limit_at() <= t) st.gang.time_limit(t, out);
         enforce_stops();
-        if (gpus_ && Clock::now() >= next_sample) {
-            next_sample = Clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(c_.utilization_period_s * 1000));
+        if (sampler.due(Clock::now())) {
             lk.unlock();  // NVML may take a while
-            const std::vector<double> util = gpus_->utilization();
+            const std::vector<double> util = sampler.sample(Clock::now());
             lk.lock();
             for (auto& [id, st] : runs_) {
                 if (st.gang.phase() != ExecPhase::Running) continue;
                 const ExecRun& r = st.gang.run();
                 for (int w = 0; w < r.workers && static_cast<std::size_t>(w) < r.placement.size(); ++w) {
-                    double sum = 0;
-                    int n = 0;
-                    for (int g : r.placement[w].gpus)
-                        if (g >= 0 && static_cast<std::size_t>(g) < util.size() && util[g] >= 0) {
-                            sum += util[g];
-                            ++n;
-                        }
-                    if (n == 0) continue;
+                    const double level = mean_utilization(util, r.placement[static_cast<std::size_t>(w)].gpus);
+                    if (level < 0) continue;
                     ExecEvent e{ExecEvent::Kind::Utilization, t};
                     e.run = id;
                     e.worker = w;
-                    e.level = sum / n;
+                    e.level = level;
                     e.attempt = r.attempt;
                     out.push_back(e);
                 }

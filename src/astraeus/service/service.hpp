@@ -186,6 +186,12 @@ private:
     Result<void> load();
     ApiResult<Caller> authenticate_any(std::string_view authorization);
     void agent_machine_added(PoolState& pool, const store::MachineRec& m);
+    /// Under mu_: binds the agent token of `c` to machine `name` at its first registration
+    /// (stored); 403 when it is bound to another name (service_agent_tokens.cpp).
+    ApiResult<void> bind_agent_token(const Caller& c, const std::string& name);
+    /// Under mu_: whether the agent token of `c` registered machine `name` in this life of the
+    /// service (false: it must register first); 403 when bound to another name.
+    ApiResult<bool> agent_token_registered(const Caller& c, const std::string& name) const;
     Result<void> restore_run(RunMem& r, Seconds counted_to);
     /// A run not ended whose pool or a machine it holds is no longer in the configuration:
     /// requeued as after a failure (pending, reason "requeued: ...") or, when its pool is gone
@@ -240,6 +246,7 @@ private:
     std::unique_ptr<Executor> exec_;
     exec::AgentHub* agents_ = nullptr;  ///< exec_ when it is the agents executor
     std::set<store::Id> drained_;       ///< drained machines
+    std::map<store::Id, std::string> agent_tokens_;  ///< agent token -> its machine (registered)
     Clock clock_;
 
     mutable std::mutex mu_;

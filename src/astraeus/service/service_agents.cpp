@@ -54,7 +54,6 @@ void Service::agent_machine_added(PoolState& pool, const store::MachineRec& m) {
 }
 
 ApiResult<json> Service::agent_register(const Caller& c, std::string_view body, const std::string& remote_addr) {
-    (void)c;
     if (!agents_) return std::unexpected(no_agents());
     auto b = parse_body(body);
     if (!b) return std::unexpected(b.error());
@@ -79,6 +78,7 @@ ApiResult<json> Service::agent_register(const Caller& c, std::string_view body, 
         for (const auto& p : pools_) m += " " + p->rec.name;
         return std::unexpected(bad(m + "; pools come from the service's configuration)"));
     }
+    if (auto bound = bind_agent_token(c, name); !bound) return std::unexpected(bound.error());
     auto id = store_->register_machine(pool->rec.id, name, gpus, addr);
     if (!id) return std::unexpected(ApiError{409, id.error().message});
     const Seconds now0 = clock_.now();
@@ -119,7 +119,6 @@ ApiResult<json> Service::agent_register(const Caller& c, std::string_view body, 
 }
 
 ApiResult<json> Service::agent_heartbeat(const Caller& c, std::string_view body) {
-    (void)c;
     if (!agents_) return std::unexpected(no_agents());
     auto b = parse_body(body);
     if (!b) return std::unexpected(b.error());
@@ -129,6 +128,9 @@ ApiResult<json> Service::agent_heartbeat(const Caller& c, std::string_view body)
     for (const auto& [mid, n] : machine_names_)
         if (n == name) id = mid;
     if (id == 0) return json{{"register", true}};
+    auto registered = agent_token_registered(c, name);
+    if (!registered) return std::unexpected(registered.error());
+    if (!*registered) return json{{"register", true}};  // its registration binds the token
     // A plain heartbeat changes nothing durable: no transaction. With events, the usual path:
     // catch up, take them, apply what follows, one transaction.
     const bool has_events = b->contains("events") && (*b)["events"].is_array() && !(*b)["events"].empty();
@@ -140,6 +142,10 @@ ApiResult<json> Service::agent_heartbeat(const Caller& c, std::string_view body)
                                [&] { return stopping_ || agents_->has_commands(id); });
             reply = agents_->on_heartbeat(std::max(last_event_s_, clock_.now()), id,
                                           json{{"session", (*b)["session"]}, {"commands_acked", (*b)["commands_acked"]}});
+        }
+        if (b->contains("gpu_util")) {  // utilization samples queued: the loop counts them
+            wake_ = true;
+            cv_.notify_all();
         }
         return reply;
     }

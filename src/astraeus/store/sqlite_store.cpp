@@ -74,6 +74,11 @@ ALTER TABLE machines ADD COLUMN drained INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE machines ADD COLUMN last_heartbeat_s INTEGER NOT NULL DEFAULT -1;
 ALTER TABLE machines ADD COLUMN addr TEXT NOT NULL DEFAULT '';
 )sql",
+    // 3: an agent token registers one machine name (docs/security.md "Agent tokens")
+    R"sql(
+CREATE TABLE agent_token_machines (token_id INTEGER PRIMARY KEY REFERENCES tokens(id),
+                                   machine TEXT NOT NULL);
+)sql",
 };
 constexpr int kVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
 
@@ -224,6 +229,22 @@ public:
             const Id id = db_.getLastInsertRowid();
             tx.commit();
             return id;
+        });
+    }
+
+    Result<std::string> bind_agent_token(Id token_id, const std::string& name) override {
+        return guarded("bind agent token", [&]() -> Result<std::string> {
+            SQLite::Transaction tx(db_);
+            SQLite::Statement a(db_, "INSERT OR IGNORE INTO agent_token_machines (token_id, machine) VALUES (?, ?)");
+            a.bind(1, token_id);
+            a.bind(2, name);
+            a.exec();
+            SQLite::Statement q(db_, "SELECT machine FROM agent_token_machines WHERE token_id = ?");
+            q.bind(1, token_id);
+            if (!q.executeStep()) return fail("token " + std::to_string(token_id) + " has no machine after binding");
+            std::string bound = q.getColumn(0).getString();
+            tx.commit();
+            return bound;
         });
     }
 

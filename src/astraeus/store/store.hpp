@@ -165,6 +165,9 @@ public:
     /// another pool or has another GPU count (the message says which).
     virtual Result<Id> register_machine(Id pool_id, const std::string& name, int gpus,
                                         const std::string& addr) = 0;
+    /// Binds agent token `token_id` to machine name `name` if it is bound to none yet (stored,
+    /// durably); the name it is bound to: `name`, or the one of an earlier registration.
+    virtual Result<std::string> bind_agent_token(Id token_id, const std::string& name) = 0;
     /// Adds (or re-weights) workspace `name` of the organisation, its weight on `cluster_id`.
     virtual Result<Id> set_workspace(Id org_id, Id cluster_id, const std::string& name,
                                      double weight) = 0;
