@@ -46,11 +46,11 @@ TEST(Store, MigratesOnceAndKeepsItsVersion) {
     {
         auto s = store::open_sqlite(d.path.string());
         ASSERT_TRUE(s) << s.error().message;
-        EXPECT_EQ((*s)->schema_version(), 2);
+        EXPECT_EQ((*s)->schema_version(), 3);
     }
     auto again = store::open_sqlite(d.path.string());
     ASSERT_TRUE(again);
-    EXPECT_EQ((*again)->schema_version(), 2);
+    EXPECT_EQ((*again)->schema_version(), 3);
 }
 
 TEST(Store, GoodputRowsAddUpAndBatchesAreAllOrNothing) {
@@ -120,6 +120,36 @@ TEST(Store, TokensAreFoundByHashAndRevoked) {
     EXPECT_TRUE((*(*s)->token_by_hash(t.hash))->revoked);
     EXPECT_FALSE((*s)->revoke_token(12345));
     EXPECT_FALSE(*(*s)->token_by_hash(service::sha256_hex("astx_other")));
+}
+
+TEST(Store, AnAgentTokenIsBoundToItsFirstMachineNameDurably) {
+    TempDir d;
+    store::Id a = 0, b = 0;
+    {
+        auto s = store::open_sqlite(d.path.string());
+        ASSERT_TRUE(s);
+        auto ids = (*s)->init("acme", "c1");
+        ASSERT_TRUE(ids);
+        store::TokenRec t;
+        t.scope = store::Scope::Agent;
+        t.org_id = ids->first;
+        t.cluster_id = ids->second;
+        t.name = "agent-a";
+        t.hash = service::sha256_hex("astx_a");
+        a = *(*s)->add_token(t);
+        t.name = "agent-b";
+        t.hash = service::sha256_hex("astx_b");
+        b = *(*s)->add_token(t);
+        EXPECT_EQ(*(*s)->bind_agent_token(a, "gpu01"), "gpu01");  // the first registration binds
+        EXPECT_EQ(*(*s)->bind_agent_token(a, "gpu01"), "gpu01");  // the same name again: fine
+        EXPECT_EQ(*(*s)->bind_agent_token(a, "gpu02"), "gpu01");  // another name: still gpu01
+        EXPECT_EQ(*(*s)->bind_agent_token(b, "gpu02"), "gpu02");
+        EXPECT_FALSE((*s)->bind_agent_token(999, "gpu03")) << "no such token (foreign key)";
+    }
+    auto again = store::open_sqlite(d.path.string());  // kept across a restart
+    ASSERT_TRUE(again);
+    EXPECT_EQ(*(*again)->bind_agent_token(a, "gpu02"), "gpu01");
+    EXPECT_EQ(*(*again)->bind_agent_token(b, "gpu01"), "gpu02");
 }
 
 TEST(Token, ShapeAndHash) {
