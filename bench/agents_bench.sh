@@ -22,7 +22,8 @@ JSON
 SERVE_ARGS="--executor agents"
 start_server "$WORK/astraeus.json" || exit 1
 TOKEN=$(new_token --agent)  # the idle agent's (an agent token registers one machine)
-for _ in $(seq "$AGENTS"); do new_token --agent; done > "$WORK/tokens"  # the simulated agents'
+# The simulated agents' tokens, one each (a token registers one machine; ~35 ms a token).
+for _ in $(seq "$AGENTS"); do new_token --agent; done > "$WORK/tokens"
 ticks=$(getconf CLK_TCK)
 cpu_s() { awk -v t="$ticks" '{ sub(/.*\) /, ""); split($0, f, " "); printf "%.3f", (f[12] + f[13]) / t }' "/proc/$1/stat"; }
 

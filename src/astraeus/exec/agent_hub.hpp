@@ -15,6 +15,8 @@
 // states because it must also take a gang back in the middle of its life after a restart of the
 // service (workers adopted as up, running since the stored time), which Gang does not model.
 // A placement's GPU list of -1 entries gives the count only: the hub then picks free indices.
+// A heartbeat's GPU utilization samples ("gpu_util", exec/agent_gpu.hpp) become Utilization
+// events of the running workers on that machine (exec/agent_hub_gpu.cpp).
 // Times are Unix seconds of the service's clock. Thread safety: not thread-safe; the service
 // calls it under its lock (the Executor calls, and on_register / on_heartbeat from the API).
 #pragma once
