@@ -2,13 +2,14 @@
 // executor (exec/gpu_sampler.hpp), the protocol field's bounds (exec/agent_gpu.hpp), and the
 // agents executor turning a heartbeat's samples into Utilization events of the running workers
 // on that machine only (exec/agent_hub_gpu.cpp), values computed by hand.
+#include "astraeus/exec/agent_gpu.hpp"
+
 #include <gtest/gtest.h>
 
 #include <deque>
 #include <nlohmann/json.hpp>
 #include <vector>
 
-#include "astraeus/exec/agent_gpu.hpp"
 #include "astraeus/exec/agent_hub.hpp"
 #include "astraeus/exec/gpu_sampler.hpp"
 
@@ -21,11 +22,11 @@ using K = ExecEvent::Kind;
 TEST(MeanUtilization, IsTheMeanOfTheWorkersReadableGpus) {
     const std::vector<double> util{50, 50, 4, 6, 3, -1};
     EXPECT_DOUBLE_EQ(mean_utilization(util, {0, 1}), 50.0);
-    EXPECT_DOUBLE_EQ(mean_utilization(util, {2, 3}), 5.0);  // (4 + 6) / 2: busy at >= 5 %
-    EXPECT_DOUBLE_EQ(mean_utilization(util, {4, 5}), 3.0);  // GPU 5 unreadable: GPU 4 alone
-    EXPECT_DOUBLE_EQ(mean_utilization(util, {5}), -1.0);     // nothing readable: no sample
-    EXPECT_DOUBLE_EQ(mean_utilization(util, {6, -1}), -1.0); // not GPUs of this machine
-    EXPECT_DOUBLE_EQ(mean_utilization({}, {0}), -1.0);       // no NVML: no sample
+    EXPECT_DOUBLE_EQ(mean_utilization(util, {2, 3}), 5.0);    // (4 + 6) / 2: busy at >= 5 %
+    EXPECT_DOUBLE_EQ(mean_utilization(util, {4, 5}), 3.0);    // GPU 5 unreadable: GPU 4 alone
+    EXPECT_DOUBLE_EQ(mean_utilization(util, {5}), -1.0);      // nothing readable: no sample
+    EXPECT_DOUBLE_EQ(mean_utilization(util, {6, -1}), -1.0);  // not GPUs of this machine
+    EXPECT_DOUBLE_EQ(mean_utilization({}, {0}), -1.0);        // no NVML: no sample
 }
 
 struct FixedGpus final : GpuSource {
@@ -61,7 +62,7 @@ TEST(GpuSamplesField, IsCompactAndBounded) {
     for (int i = 0; i < 10; ++i) body["gpu_util"].push_back(json::array({i, 1, 2, 3, 4}));
     body["gpu_util"][9][1] = "x";
     const auto s = parse_gpu_samples(body, 3);
-    ASSERT_EQ(s.size(), kMaxGpuSamples);  // the newest 6 of 10
+    ASSERT_EQ(s.size(), kMaxGpuSamples);                   // the newest 6 of 10
     EXPECT_EQ(s.front(), (std::vector<double>{4, 1, 2}));  // cut to the machine's 3 GPUs
     EXPECT_EQ(s.back(), (std::vector<double>{9, -1, 2}));  // not a number: unreadable
     EXPECT_TRUE(parse_gpu_samples(json{{"gpu_util", "50"}}, 3).empty());
@@ -97,14 +98,24 @@ TEST(AgentHubGpu, HeartbeatSamplesBecomeUtilizationEventsOfRunningWorkersOnThatM
     AgentHub h{AgentHubConfig{2, 10, 29500, 2000, 0}};
     h.add_machine(1, "m1", 4, "10.0.0.1", 100);
     h.add_machine(2, "m2", 4, "10.0.0.2", 100);
-    h.on_register(100, 1, json{{"name", "m1"}, {"gpus", 4}, {"session", "s1"}, {"workers", json::array()}});
-    h.on_register(100, 2, json{{"name", "m2"}, {"gpus", 4}, {"session", "s2"}, {"workers", json::array()}});
+    h.on_register(100, 1,
+                  json{{"name", "m1"}, {"gpus", 4}, {"session", "s1"}, {"workers", json::array()}});
+    h.on_register(100, 2,
+                  json{{"name", "m2"}, {"gpus", 4}, {"session", "s2"}, {"workers", json::array()}});
     h.launch(101, one_worker(7, 1, {2, 3}));  // running below
     h.launch(101, one_worker(8, 1, {0, 1}));  // still starting: no samples
     h.launch(101, one_worker(9, 2, {0, 1}));  // running, on the other machine
     (void)drain(h, 101);
-    h.on_heartbeat(102, 1, hb("s1", 2, json::array({json{{"seq", 1}, {"kind", "started"}, {"run", 7}, {"attempt", 1}, {"worker", 0}}})));
-    h.on_heartbeat(102, 2, hb("s2", 1, json::array({json{{"seq", 1}, {"kind", "started"}, {"run", 9}, {"attempt", 1}, {"worker", 0}}})));
+    h.on_heartbeat(
+        102, 1,
+        hb("s1", 2,
+           json::array({json{
+               {"seq", 1}, {"kind", "started"}, {"run", 7}, {"attempt", 1}, {"worker", 0}}})));
+    h.on_heartbeat(
+        102, 2,
+        hb("s2", 1,
+           json::array({json{
+               {"seq", 1}, {"kind", "started"}, {"run", 9}, {"attempt", 1}, {"worker", 0}}})));
     (void)drain(h, 102);
     json body = hb("s1", 2);
     body["gpu_util"] = json::array({json::array({90, 90, 4, 6}), json::array({90, 90, 3, -1})});

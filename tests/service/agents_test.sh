@@ -131,15 +131,18 @@ gang)
   "$ASTRAEUS" agent --api "http://127.0.0.1:$SERVER_PORT" --token "$AT" --name a4 --gpus 2 \
     --work-dir "$WORK/agents-a4" --allow-root >> "$WORK/a4.log" 2>&1 &
   AGENT_PID[a4]=$!
-  wait_until 10 'grep -q "agent.register_refused.*403.*bound to machine .a1." "$WORK/a4.log"' ||
+  wait_until 10 'grep -q "agent.register_refused.*403.*bound to machine .a1." "$WORK/a4.log" 2> /dev/null' ||
     fail "a second agent with a1's token was not refused: $(tail -5 "$WORK/a4.log")"
   kill -TERM "${AGENT_PID[a4]}"
   [ "$(jq_py "$OT" machines "sorted(m['name'] for m in d['machines'])")" = "['a1', 'a2', 'a3']" ] ||
     fail "machines after the refused agent: $(jq_py "$OT" machines "[m['name'] for m in d['machines']]")"
-  code=$(post "$AT" agent/register '{"name": "a1", "pool": "default", "gpus": 2, "session": "s1b", "workers": []}')
-  [ "$code" = 200 ] || fail "a1 could not register again with its own token (HTTP $code $(cat "$WORK/post.out"))"
-  wait_until 20 '[ "$(jq_py "$OT" machines "sum(1 for m in d[\"machines\"] if m[\"state\"] == \"up\")")" = 3 ]' ||
-    fail "a1 did not re-attach after the re-registration"
+  # a1 restarted: the same name registers again with its token (a new session).
+  kill -TERM "${AGENT_PID[a1]}"
+  wait_until 10 '! kill -0 "${AGENT_PID[a1]}" 2> /dev/null' || fail "a1 did not stop"
+  start_agent a1
+  wait_until 20 '[ "$(grep -c "agent.registered" "$WORK/a1.log")" = 2 ] &&
+    [ "$(jq_py "$OT" machines "sum(1 for m in d[\"machines\"] if m[\"state\"] == \"up\")")" = 3 ]' ||
+    fail "a1 did not register again with its own token: $(tail -3 "$WORK/a1.log")"
   submit g 5 0.2
   wait_until 30 '[ "$(run_field g "d[\"state\"]")" = succeeded ]' || fail "g did not succeed: $(run_field g d)"
   [ "$(run_field g "d[\"attempts\"]")" = 1 ] || fail "g took more than one attempt"

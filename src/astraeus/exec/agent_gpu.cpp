@@ -10,7 +10,9 @@ json gpu_samples_json(const std::deque<std::vector<double>>& samples) {
     json out = json::array();
     for (const auto& s : samples) {
         json a = json::array();
-        for (double v : s) a.push_back(v >= 0 && std::isfinite(v) ? static_cast<std::int64_t>(std::llround(v)) : std::int64_t{-1});
+        for (double v : s)
+            a.push_back(v >= 0 && std::isfinite(v) ? static_cast<std::int64_t>(std::llround(v))
+                                                   : std::int64_t{-1});
         out.push_back(std::move(a));
     }
     return out;

@@ -8,7 +8,8 @@ double mean_utilization(const std::vector<double>& util, const std::vector<int>&
     double sum = 0;
     int n = 0;
     for (int g : gpus)
-        if (g >= 0 && static_cast<std::size_t>(g) < util.size() && util[static_cast<std::size_t>(g)] >= 0) {
+        if (g >= 0 && static_cast<std::size_t>(g) < util.size() &&
+            util[static_cast<std::size_t>(g)] >= 0) {
             sum += util[static_cast<std::size_t>(g)];
             ++n;
         }
@@ -17,7 +18,8 @@ double mean_utilization(const std::vector<double>& util, const std::vector<int>&
 
 GpuSampler::GpuSampler(std::shared_ptr<GpuSource> source, double period_s)
     : source_(std::move(source)),
-      period_(std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(std::max(0.001, period_s)))) {}
+      period_(std::chrono::duration_cast<Clock::duration>(
+          std::chrono::duration<double>(std::max(0.001, period_s)))) {}
 
 std::vector<double> GpuSampler::sample(Clock::time_point now) {
     if (!source_) return {};

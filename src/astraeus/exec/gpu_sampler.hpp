@@ -19,7 +19,7 @@ namespace astraeus::exec {
 double mean_utilization(const std::vector<double>& util, const std::vector<int>& gpus);
 
 class GpuSampler {
-public:
+  public:
     using Clock = std::chrono::steady_clock;
     /// `source` null: never due (a machine without NVML has no samples). `period_s` > 0.
     GpuSampler(std::shared_ptr<GpuSource> source, double period_s);
@@ -30,7 +30,7 @@ public:
     /// time one period later. Empty when disabled.
     std::vector<double> sample(Clock::time_point now);
 
-private:
+  private:
     std::shared_ptr<GpuSource> source_;
     Clock::duration period_;
     Clock::time_point next_{};

@@ -4,8 +4,8 @@
 // that token is refused (403), so a stolen or shared agent token cannot take over, or
 // impersonate, the other machines of the cluster. The same name registering again (an agent
 // restarted, or re-attaching after a restart of the service) is fine.
-#include "astraeus/service/service.hpp"
 #include "astraeus/service/log.hpp"
+#include "astraeus/service/service.hpp"
 
 namespace astraeus::service {
 
