@@ -254,6 +254,9 @@ HttpServer::HttpServer(service::Service& svc, int threads, const TlsFiles& tls)
     s.Post("/v1/agent/events", agent_route([&sv](const Caller& c, const httplib::Request& r) {
                return sv.agent_heartbeat(c, r.body);
            }));
+    s.Post("/v1/agent/logs", agent_route([&sv](const Caller& c, const httplib::Request& r) {
+               return sv.agent_logs(c, r.body);
+           }));
     s.Get("/v1/goodput/metrics", [&sv](const httplib::Request& req, httplib::Response& res) {
         auto caller = sv.authenticate(req.get_header_value("Authorization"));
         if (!caller) return send_error(res, caller.error());

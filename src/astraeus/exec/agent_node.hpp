@@ -3,7 +3,8 @@
 // the heartbeat replies carry, runs the workers with the worker runner (exec/worker_runner.hpp)
 // and reports what happens to them as numbered events, re-sent until the service acknowledges
 // them (protocol: docs/agents.md "Node agents: the protocol").
-// Files under the work directory: logs/<workspace>/<run>/attempt-<k>/worker-<i>.log,
+// Files under the work directory: logs/<workspace>/<run>/attempt-<k>/worker-<i>.log (shipped to
+// the service by exec/log_shipper.hpp; agent-<name>.logs: the logs not fully shipped),
 // checkpoints/<workspace>/<run>/ (kept across attempts: put the work directory on storage that
 // every machine shares for a gang to resume elsewhere), progress/..., and
 // agent-<name>.state (the process groups it runs, so that a restarted agent kills the workers
@@ -25,6 +26,7 @@
 #include <vector>
 
 #include "astraeus/base/error.hpp"
+#include "astraeus/exec/log_shipper.hpp"
 #include "astraeus/exec/worker_runner.hpp"
 
 namespace astraeus::exec {
@@ -38,6 +40,7 @@ struct NodeAgentConfig {
     RunnerConfig runner;              ///< signal, grace, log cap, root policy
     std::map<std::string, std::string> unix_users;  ///< workspace -> Unix user (agent as root)
     double retry_s = 1.0;             ///< wait between failed requests
+    std::size_t log_chunk_bytes = 256 << 10;  ///< log bytes shipped per request (exec/log_shipper.hpp)
 };
 
 /// One request to the service: POST `path` with a JSON body; (HTTP status, JSON answer), or
@@ -95,6 +98,7 @@ private:
     std::map<std::string, std::unique_ptr<WorkerRunner>> runners_;  ///< per Unix user ("" = ours)
     std::map<Key, Live> live_;
     std::chrono::steady_clock::time_point next_hb_{};
+    LogShipper shipper_;  ///< workers' logs to the service; holds exit events until shipped
 };
 
 }  // namespace astraeus::exec
