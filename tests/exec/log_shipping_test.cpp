@@ -4,7 +4,8 @@
 // answer) or loses its answer after the write (a kill -9 of the service after the append): the
 // copy must equal the agent's file byte for byte, each request within the chunk size, the exit
 // event released only when everything is there; a restarted agent resumes from the service's
-// offset. The fake post is the only mock; the files are real.
+// offset; a real agent running a real worker reports its exit only when the service's copy of its
+// log is complete. The fake post is the only mock; the files and processes are real.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -13,6 +14,7 @@
 #include <sstream>
 
 #include "astraeus/base/base64.hpp"
+#include "astraeus/exec/agent_node.hpp"
 #include "astraeus/exec/log_shipper.hpp"
 #include "astraeus/service/agent_log_file.hpp"
 
@@ -228,6 +230,59 @@ TEST(LogShipper, ARefusalOrTheCapReleasesTheExitEvent) {
     // A stream that is not shipped: its event goes at once.
     sh.finish({9, 9, 9}, json{{"kind", "exited"}});
     EXPECT_EQ(sh.take_released().size(), 1u);
+}
+
+TEST(NodeAgentLogs, TheExitIsReportedOnlyOnceTheWholeLogIsAtTheService) {
+    TempDir d;
+    FakeService svc{d.path / "service"};
+    astraeus::exec::NodeAgentConfig c;
+    c.name = "m1";
+    c.gpus = 1;
+    c.work_dir = (d.path / "agent").string();
+    c.retry_s = 0.05;
+    c.log_chunk_bytes = 1024;
+    c.runner.allow_root = true;  // CI runs as root
+    const std::string agent_log = c.work_dir + "/logs/ws/r/attempt-1/worker-0.log";
+    std::unique_ptr<astraeus::exec::NodeAgent> agent;
+    auto ship = svc.post();
+    std::int64_t acked = 0;
+    bool launched = false, exited = false;
+    std::string copy_at_exit, agent_file_at_exit;
+    int calls = 0;
+    auto post = [&](const std::string& path, const json& body) -> astraeus::Result<std::pair<int, json>> {
+        if (++calls > 5000) agent->request_stop();  // a bound: the test fails below
+        if (path == "/v1/agent/logs") return ship(path, body);
+        if (path == "/v1/agent/register") return std::pair{200, json{{"machine", 1}, {"heartbeat_s", 0.05}, {"events_acked", acked}}};
+        json reply{{"heartbeat_s", 0.05}, {"commands", json::array()}};
+        for (const json& e : body.value("events", json::array())) {
+            acked = std::max(acked, e.value("seq", std::int64_t{0}));
+            if (e.value("kind", "") == "exited" && !exited) {
+                exited = true;
+                copy_at_exit = slurp(svc.dir / "r5-a1-w0.log");
+                agent_file_at_exit = slurp(agent_log);
+                agent->request_stop();
+            }
+        }
+        reply["events_acked"] = acked;
+        if (!launched) {
+            launched = true;
+            // About 100 KB printed at once, then the exit: about 100 requests of 1 KiB.
+            reply["commands"].push_back(
+                {{"seq", 1}, {"op", "launch"}, {"run", 5}, {"attempt", 1}, {"worker", 0}, {"run_name", "r"},
+                 {"workspace", "ws"}, {"workers", 1}, {"gpus", {0}},
+                 {"argv", {"/bin/sh", "-c", "i=0; while [ $i -lt 2000 ]; do echo \"line $i of a worker that talks\"; i=$((i+1)); done"}}});
+        }
+        return std::pair{200, reply};
+    };
+    agent = std::make_unique<astraeus::exec::NodeAgent>(c, post);
+    ASSERT_TRUE(agent->start());
+    agent->run();
+    ASSERT_TRUE(exited);
+    std::ostringstream want;
+    for (int i = 0; i < 2000; ++i) want << "line " << i << " of a worker that talks\n";
+    EXPECT_EQ(agent_file_at_exit, want.str());
+    EXPECT_EQ(copy_at_exit, want.str());
+    EXPECT_LE(svc.max_request_bytes, 1024u);
 }
 
 }  // namespace

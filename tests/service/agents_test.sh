@@ -110,6 +110,8 @@ for i in range(1, n + 1):
     out.append("worker %d line %d%s\n" % (w, i, pad))
     if w == 1 and i == 5:
         out += ["worker 1 burst %d%s\n" % (k, pad) for k in range(1, 101)]
+if w == 1:
+    out += ["worker 1 tail %d%s\n" % (k, pad) for k in range(1, 301)]
 out.append("worker %d done on stderr\n" % w)
 sys.stdout.write("".join(out))' "$1" "$2"
 }
@@ -257,6 +259,20 @@ logs)
   wait_until 30 '[ "$(run_field l "d[\"state\"]")" = running ]' || fail "l is not running: $(run_field l d)"
   ASTRALYX_API=$API ASTRALYX_TOKEN=$WT timeout 60 "$ASTRA" runs logs l --worker 1 --follow > "$WORK/follow.1" &
   follow=$!
+  # POST /agent/logs: agent tokens only; a worker's log only from the machine it is placed on
+  # (run l is run 1); at most 512 KiB of log bytes per request.
+  code=$(post "$WT" agent/logs '{"name": "a1", "chunks": []}')
+  [ "$code" = 403 ] || fail "a workspace token shipped logs (HTTP $code)"
+  other=$(jq_py "$OT" machines "[m['name'] for m in d['machines'] if not m['runs']][0]")
+  code=$(post "$AT" agent/logs "{\"name\": \"$other\", \"chunks\": [{\"run\": 1, \"attempt\": 1, \"worker\": 0,
+          \"offset\": 0, \"data\": \"eHh4\"}]}")
+  [ "$code" = 200 ] && grep -q '"error":"worker 0 of run .l. is not placed on' "$WORK/post.out" ||
+    fail "a machine not placed wrote a worker's log: HTTP $code $(cat "$WORK/post.out")"
+  python3 -c 'import base64,json; print(json.dumps({"name": "a1", "chunks": [{"run": 1, "attempt": 1, "worker": 0,
+    "offset": 0, "data": base64.b64encode(b"x" * (513 << 10)).decode()}]}))' > "$WORK/big.json"
+  code=$(curl -s -o "$WORK/post.out" -w '%{http_code}' -X POST -H "Authorization: Bearer $AT" "$API/agent/logs" \
+         --data-binary @"$WORK/big.json")
+  [ "$code" = 413 ] || fail "513 KiB of logs in one request: HTTP $code $(head -c 200 "$WORK/post.out")"
   wait_until 30 '[ "$(run_field l "d[\"state\"]")" = succeeded ]' || fail "l did not succeed: $(run_field l d)"
   wait "$follow" || fail "astra runs logs --follow failed"
   expected_log 1 30 > "$WORK/want.f"
