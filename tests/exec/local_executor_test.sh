@@ -9,7 +9,8 @@
 #     attempt 2 resumes from the checkpointed step and succeeds; the preemption is not a failure;
 #  5. the ledger of that run matches its state history under the minute rule, category by
 #     category (tests/exec/ledger_check.py);
-#  6. nothing outlives the server: no worker process is left after SIGTERM.
+#  6. nothing outlives the server: no worker process is left after SIGTERM, and the running
+#     worker got the checkpoint signal first (it saved its step: docs/agents.md).
 # The service's clock runs 60x (1 s = 1 minute). Skipped (77) without curl or jq. About 30 s.
 set -u
 ASTRAEUS=$1; ASTRA=$2
@@ -167,6 +168,8 @@ kill -TERM "$SERVER_PID"; for _ in $(seq 100); do kill -0 "$SERVER_PID" 2>/dev/n
 check "the server stopped" "! kill -0 $SERVER_PID 2>/dev/null"
 sleep 0.2
 check "no worker process is left" "! kill -0 -$pg 2>/dev/null"
+check "the running worker got the checkpoint signal when the server stopped" \
+  "grep -q 'checkpoint saved at step' '$WORK/data/runs/ml/long/attempt-1/worker-0.log'"
 SERVER_PID=""
 
 echo "local_executor: $passes passed, $fails failed"
