@@ -134,8 +134,22 @@ std::map<std::string, std::string> workspace_query(const std::string& ws) {
     return {{"workspace", ws}};
 }
 
+// Whether the run exists and has not been placed yet but may be (pending, or starting its first
+// attempt): its logs are a 404 until then, and a follower waits for them.
+bool not_placed_yet(const ApiClient& client, const LogArgs& a) {
+    const auto res = client.get("/runs/" + percent_encode(a.name), workspace_query(a.workspace));
+    if (!res) return false;
+    const json doc = json::parse(*res, nullptr, false);
+    if (!doc.is_object() || !doc.contains("state") || !doc["state"].is_string()) return false;
+    const std::string state = doc["state"].get<std::string>();
+    const bool none = !doc.contains("attempts") || !doc["attempts"].is_number_integer() ||
+                      doc["attempts"].get<std::int64_t>() == 0;
+    return none && (state == "pending" || state == "starting");
+}
+
 // `astra runs logs`: the log's text as is; --follow polls every 0.5 s from the last offset
-// until the server says the attempt is done.
+// until the server says the attempt is done (and, for a run not placed yet, waits for its first
+// attempt: `astra runs submit X -- ...; astra runs logs X --follow` on a busy cluster).
 int print_logs(const ApiClient& client, const LogArgs& a, std::ostream& out, std::ostream& err) {
     std::int64_t offset = 0;
     for (;;) {
@@ -144,6 +158,10 @@ int print_logs(const ApiClient& client, const LogArgs& a, std::ostream& out, std
         if (a.attempt > 0) q["attempt"] = std::to_string(a.attempt);
         q["offset"] = std::to_string(offset);
         const auto res = client.get("/runs/" + percent_encode(a.name) + "/logs", q);
+        if (!res && a.follow && offset == 0 && a.attempt == 0 && not_placed_yet(client, a)) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(500));
+            continue;
+        }
         if (!res) {
             err << "astra: " << res.error().message << '\n';
             return res.error().exit_code;
@@ -281,7 +299,9 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
     logs->add_option("--worker", lg.worker, "the worker's index (default 0)")->check(kNonNegativeInt);
     logs->add_option("--attempt", lg.attempt, "the attempt (default: the latest)")->check(kPositiveInt);
     logs->add_option("--workspace", lg.workspace, "the run's workspace");
-    logs->add_flag("--follow,-f", lg.follow, "keep printing as the log grows, until the attempt ends");
+    logs->add_flag("--follow,-f", lg.follow,
+                   "keep printing as the log grows, until the attempt ends (a run not placed "
+                   "yet: wait for its first attempt)");
 
     RunArgs l;
     auto* list = runs_cmd->add_subcommand("list", "list the runs you can see, newest first");
