@@ -284,7 +284,15 @@ TEST(Native, MalformedFilesNameFileLineAndField) {
     EXPECT_TRUE(error_of(read_native(d + "bad_header.csv"))
                     .starts_with(d + "bad_header.csv:3: expected the column header"));
     EXPECT_EQ(error_of(read_native(d + "bad_tenant_weight.csv")),
-              d + "bad_tenant_weight.csv:3: field 'tenant': expected a weight > 0, got '0'");
+              d + "bad_tenant_weight.csv:3: field 'tenant': expected a weight from 0 to 1e15, got "
+                  "'-1'");
+    // Weight 0 is legal (the tenant only borrows; docs/tenants.md): what `trace export` writes
+    // for a workspace of weight 0 reads back.
+    auto zero = read_native(d + "zero_tenant_weight.csv");
+    ASSERT_TRUE(zero) << zero.error().message;
+    ASSERT_EQ(zero->tenants.size(), 2u);
+    EXPECT_EQ(zero->tenants[1].name, "interns");
+    EXPECT_EQ(zero->tenants[1].weight, 0.0);
     EXPECT_EQ(error_of(read_native(d + "short_row.csv")),
               d + "short_row.csv:4: expected 6 fields, found 5");
 }

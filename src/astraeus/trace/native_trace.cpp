@@ -99,8 +99,11 @@ Result<Workload> parse_native(std::string_view text, const std::string& source) 
             const auto weight = f.size() == 3 ? parse_double(f[2]) : std::nullopt;
             if (f.size() != 3 || f[1].empty())
                 return fail(at(i) + ": field 'tenant': expected #tenant,NAME,WEIGHT");
-            if (!weight || *weight <= 0)
-                return fail(at(i) + ": field 'tenant': expected a weight > 0, got '" + f[2] + "'");
+            // 0 is legal, as in a tenants file (docs/tenants.md): the tenant only borrows idle
+            // GPUs (a workspace of weight 0 exported by `astraeus trace export`).
+            if (!weight || !(*weight >= 0 && *weight <= kMaxWeight))
+                return fail(at(i) + ": field 'tenant': expected a weight from 0 to 1e15, got '" +
+                            f[2] + "'");
             if (!tenant_index.emplace(f[1], static_cast<int>(w.tenants.size())).second)
                 return fail(at(i) + ": field 'tenant': tenant '" + f[1] + "' declared twice");
             w.tenants.push_back({f[1], *weight});
