@@ -1,6 +1,7 @@
 // `astraeus serve`: the live service: REST API, scheduler, goodput, metrics
 #include <fcntl.h>
 #include <sys/file.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <filesystem>
@@ -65,6 +66,13 @@ Result<std::unique_ptr<service::Executor>> make_executor(const ServeOptions& o, 
         lc.runs_dir = cfg.data_dir + "/runs";
         service::log(service::LogLevel::Info, "executor.local",
                      {{"gpus", std::to_string(gpus)}, {"nvml", source ? "yes" : "no"}, {"runs_dir", lc.runs_dir}});
+        // As root without local.user or local.allow_root every launch is refused (each run then
+        // fails after its retries): say so at start, not only in each run's log.
+        if (::geteuid() == 0 && lc.runner.run_as_user.empty() && !lc.runner.allow_root)
+            service::log(service::LogLevel::Warn, "executor.root",
+                         {{"message", "running as root and the config sets neither local.user "
+                                      "nor local.allow_root: every worker will be refused "
+                                      "(docs/agents.md)"}});
         return std::make_unique<exec::LocalExecutor>(lc, source);
     }
     if (o.executor == "slurm") return make_slurm_executor(cfg, o.slurm_conf, o.slurm_grace_s);
