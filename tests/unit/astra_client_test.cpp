@@ -387,6 +387,30 @@ TEST_F(AstraTest, RunsShowAndStop) {
     EXPECT_EQ(missing.err, "astra: HTTP 404: no run named 'x'\n");
 }
 
+TEST(AstraRender, AnEndedRunSaysWhy) {
+    // `runs show` of a run stopped at its time limit said only "State: stopped".
+    auto run = json::parse(R"({"name": "tl", "state": "stopped", "history": [
+        {"at": "2026-12-01T14:54:45Z", "state": "running", "attempt": 1},
+        {"at": "2026-12-01T14:54:47Z", "state": "stopping", "cause": "limit", "attempt": 1},
+        {"at": "2026-12-01T14:54:47Z", "state": "stopped", "attempt": 1}]})");
+    auto text = astraeus::client::run_detail_text(run);
+    ASSERT_TRUE(text) << text.error().message;
+    EXPECT_NE(text->find("State:       stopped (time limit)\n"), std::string::npos) << *text;
+    // The last cause counts: a failure retried, then stopped by its owner.
+    run["history"] = json::parse(R"([{"at": "t", "state": "stopping", "cause": "failure"},
+                                      {"at": "t", "state": "pending"},
+                                      {"at": "t", "state": "stopping", "cause": "owner"}])");
+    EXPECT_NE(astraeus::client::run_detail_text(run)->find("State:       stopped (by its owner)\n"),
+              std::string::npos);
+    run["state"] = "failed";
+    run["history"] = json::parse(R"([{"at": "t", "state": "stopping", "cause": "failure"}])");
+    EXPECT_NE(astraeus::client::run_detail_text(run)->find("State:       failed (a worker failed)\n"),
+              std::string::npos);
+    run["state"] = "succeeded";  // no cause for a run that ended on its own
+    EXPECT_NE(astraeus::client::run_detail_text(run)->find("State:       succeeded\n"),
+              std::string::npos);
+}
+
 TEST_F(AstraTest, RunsSubmitSendsTheContractBody) {
     const auto r = astra({"runs", "submit", "llm", "--workers", "2", "--gpus-per-worker", "8",
                           "--time-limit", "7200", "--command", "python train.py", "--workspace",
