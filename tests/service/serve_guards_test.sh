@@ -34,6 +34,14 @@ if [ "$(id -u)" = 0 ]; then
     'grep -q "warning executor.root .*every worker will be refused" "$WORK/root.log"'
 fi
 
+# A workers' user that does not exist: refused at start (every launch failed, run after run).
+echo '{"local": {"user": "no-such-user-astraeus"}}' > "$WORK/nouser.json"
+timeout -s TERM 5 "$ASTRAEUS" serve --config "$WORK/nouser.json" --executor local --gpus 1 \
+  --data-dir "$WORK/nouserdata" --listen 127.0.0.1:0 > "$WORK/nouser.log" 2>&1
+rc=$?
+check "local.user that is no Unix user: exit 2 (got $rc)" '[ "$rc" -eq 2 ]'
+check "and names it" 'grep -q "local.user .no-such-user-astraeus. is not a Unix user" "$WORK/nouser.log"'
+
 "$ASTRAEUS" admin token list --data-dir "$WORK/typo" > /dev/null 2> "$WORK/typo.err"
 rc=$?
 check "admin on a mistyped data dir exits 2 (got $rc)" '[ "$rc" -eq 2 ]'

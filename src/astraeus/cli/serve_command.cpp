@@ -1,5 +1,6 @@
 // `astraeus serve`: the live service: REST API, scheduler, goodput, metrics
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/file.h>
 #include <unistd.h>
 
@@ -9,6 +10,7 @@
 #include <iostream>
 #include <pthread.h>
 #include <thread>
+#include <vector>
 
 #include "astraeus/api/http_server.hpp"
 #include "astraeus/exec/agent_hub.hpp"
@@ -60,6 +62,17 @@ Result<std::unique_ptr<service::Executor>> make_executor(const ServeOptions& o, 
                         ") and --gpus was not given; on a machine without NVIDIA GPUs, --gpus N "
                         "declares N GPUs for CPU-only workers");
         const std::string pool = cfg.pools.empty() ? "default" : cfg.pools.front().name;
+        if (const std::string& user = cfg.local.runner.run_as_user; !user.empty()) {
+            // A mistyped user refused every launch (each run failed after its retries): refuse
+            // the configuration at start instead.
+            std::vector<char> buf(16384);
+            struct passwd pw {};
+            struct passwd* found = nullptr;
+            if (::getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || !found)
+                return fail("--executor local: the configuration's local.user '" + user +
+                            "' is not a Unix user of this machine (the workers' user; "
+                            "docs/agents.md)");
+        }
         cfg.pools = {{pool, {{1, gpus}}}};
         cfg.local_gpus = gpus;
         exec::LocalExecutorConfig lc = cfg.local;
