@@ -30,6 +30,9 @@ check "unknown format exits 2" '[ $? -eq 2 ]'
 check "unknown format lists formats" "grep -q 'valid: reference, philly-joblog, helios, rfold, rfold-philly, native, auto' '$tmp/e2'"
 "$bin" trace slice --trace "$fx/helios/cluster_log.csv" --out "$tmp/x.csv" 2> "$tmp/e3"
 check "slice needs a window" '[ $? -eq 2 ] && grep -q "give either --from and --to, or --busiest-days N" "$tmp/e3"'
+"$bin" trace slice --trace "$fx/helios/cluster_log.csv" --busiest-days 0 --out "$tmp/x.csv" 2> "$tmp/e3b"
+check "--busiest-days 0 exits 2 naming the range" \
+  '[ $? -eq 2 ] && grep -q -- "--busiest-days: Value 0 not in range 1 to 36500" "$tmp/e3b"'
 "$bin" trace slice --trace "$fx/helios/cluster_log.csv" --from 2020-06-09 --to yesterday --out "$tmp/x.csv" 2> "$tmp/e4"
 check "bad date exits 2" '[ $? -eq 2 ] && grep -q "expected a UTC date" "$tmp/e4" && [ ! -e "$tmp/x.csv" ]'
 "$bin" trace convert --trace "$fx/helios/cluster_log.csv" --out "$tmp/no/such/dir/x.csv" 2> "$tmp/e5"

@@ -8,8 +8,9 @@
 #  4. a lease that is not renewed (another workspace waits): SIGTERM -> checkpoint -> requeued ->
 #     attempt 2 resumes from the checkpointed step and succeeds; the preemption is not a failure;
 #  5. the ledger of that run matches its state history under the minute rule, category by
-#     category (tests/exec/ledger_check.py);
-#  6. nothing outlives the server: no worker process is left after SIGTERM.
+#     category (tests/exec/ledger_check.py); `logs --follow` on a run still waiting for GPUs waits;
+#  6. nothing outlives the server: no worker process is left after SIGTERM, and the running
+#     worker got the checkpoint signal first (it saved its step: docs/agents.md).
 # The service's clock runs 60x (1 s = 1 minute). Skipped (77) without curl or jq. About 30 s.
 set -u
 ASTRAEUS=$1; ASTRA=$2
@@ -158,6 +159,16 @@ python3 "$HERE/ledger_check.py" "$WORK/owned.json" "$WORK/owned_goodput.json" 1 
 rc=$?; [ $rc = 0 ] || cat "$WORK/ledger_owned.txt"
 check "owned's ledger matches its history (winding down = productive)" "[ $rc = 0 ]"
 
+# 5c. `logs --follow` on a run that waits for GPUs (both held by another run for ~2 s) waits for
+#     its first attempt and prints its log (it was a 404 "has not started yet" at once).
+"$ASTRA" runs submit blocker --gpus-per-worker 2 -- sleep 2 > /dev/null
+"$ASTRA" runs submit waiter -- sh -c 'echo waited for the GPUs' > /dev/null
+check "the waiter is pending while the blocker runs" \
+  '[ "$("$ASTRA" runs show waiter --json | jq -r .state)" = pending ]'
+timeout 20 "$ASTRA" runs logs waiter --follow > "$WORK/waiter.txt" 2>&1
+check "logs --follow waits for a pending run's first attempt and prints its log" \
+  "[ \$? = 0 ] && [ \"\$(cat '$WORK/waiter.txt')\" = 'waited for the GPUs' ]"
+
 # 6. nothing outlives the server
 "$ASTRA" runs submit long -- sh "$W" 100000 1 > /dev/null
 wait_state long running 10
@@ -167,6 +178,8 @@ kill -TERM "$SERVER_PID"; for _ in $(seq 100); do kill -0 "$SERVER_PID" 2>/dev/n
 check "the server stopped" "! kill -0 $SERVER_PID 2>/dev/null"
 sleep 0.2
 check "no worker process is left" "! kill -0 -$pg 2>/dev/null"
+check "the running worker got the checkpoint signal when the server stopped" \
+  "grep -q 'checkpoint saved at step' '$WORK/data/runs/ml/long/attempt-1/worker-0.log'"
 SERVER_PID=""
 
 echo "local_executor: $passes passed, $fails failed"

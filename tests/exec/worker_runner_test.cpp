@@ -1,6 +1,7 @@
 // The worker runner with real processes: exit codes, the exact environment, capped logs, the
 // checkpoint signal and SIGKILL after the grace, leftovers of a group killed with their leader
-// and reaped (no zombies), a program that cannot start, progress files.
+// and reaped (no zombies), a program that cannot start, progress files, a worker that outlives
+// the thread that launched it.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,6 +15,7 @@
 #include "astraeus/exec/worker_runner.hpp"
 
 namespace fs = std::filesystem;
+using astraeus::Result;
 using astraeus::exec::RunnerConfig;
 using astraeus::exec::WorkerRunner;
 using astraeus::exec::WorkerSpec;
@@ -118,6 +120,27 @@ TEST_F(Runner, CheckpointSignalThenCleanExit) {
     EXPECT_EQ(ex->exit_code, 0);
     EXPECT_TRUE(ex->we_signalled);
     EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+    EXPECT_NE(read(dir_ / "w.log").find("caught"), std::string::npos);
+}
+
+TEST_F(Runner, OutlivesTheThreadThatLaunchedIt) {
+    // PR_SET_PDEATHSIG follows the thread that forked the worker: launched from a thread that
+    // then ends (an HTTP handler, the scheduler loop at shutdown), the worker must still be there
+    // for the checkpoint signal, not SIGKILLed with that thread.
+    WorkerRunner r(test_config());
+    Result<WorkerRunner::Handle> h = astraeus::fail("not launched");
+    std::thread([&] {
+        h = r.launch(spec({"sh", "-c", "trap 'echo caught; exit 0' TERM; sh -c 'echo ready; exec sleep 100' & wait $!"}));
+    }).join();
+    ASSERT_TRUE(h) << h.error().message;
+    for (int i = 0; i < 200 && read(dir_ / "w.log").find("ready") == std::string::npos; ++i) r.poll(10);
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));  // a SIGKILL would have landed
+    r.stop(*h);
+    const auto reps = until_gone(r, *h);
+    const auto* ex = find(reps, Kind::Exited);
+    ASSERT_NE(ex, nullptr);
+    EXPECT_EQ(ex->signal, 0);  // not killed
+    EXPECT_EQ(ex->exit_code, 0);
     EXPECT_NE(read(dir_ / "w.log").find("caught"), std::string::npos);
 }
 

@@ -12,6 +12,11 @@
 #                 the others; the orphaned worker processes are killed when the agent returns
 #   service_kill  kill -9 of the service mid-run: after its restart the agents re-attach, the
 #                 workers keep running (adopted, same attempt), no GPU-second lost or counted twice
+#   logs          a gang's workers print known lines (worker 1 a burst of many shipping chunks):
+#                 `astra runs logs` (plain and --follow) and GET /runs/{run}/logs return exactly
+#                 them, read from the service's copies (the agents ship them; 4 KiB chunks)
+#   logs_service_kill  the same with a kill -9 of the service mid-run and a restart: no line
+#                 lost or duplicated
 #   ddp_drain     the example PyTorch DDP script (examples/train_ddp.py, gloo on CPU) as the gang:
 #                 ranks and master right, a drain -> checkpoint -> resumed from that step on the
 #                 other machines -> done (skipped, 77, without python3-torch)
@@ -80,7 +85,7 @@ start_agent() {
   [ "$(id -u)" = 0 ] && root=(--allow-root)  # CI runs as root: workers as root, said explicitly
   [ -n "${AGENT_TOKEN[$1]:-}" ] || AGENT_TOKEN[$1]=$(new_token --agent) || fail "agent token for $1"
   "$ASTRAEUS" agent --api "http://127.0.0.1:$SERVER_PORT" --token "${AGENT_TOKEN[$1]}" --name "$1" --gpus 2 \
-    --work-dir "$WORK/agents" "${root[@]}" >> "$WORK/$1.log" 2>&1 &
+    --work-dir "$WORK/agents" "${root[@]}" ${AGENT_ARGS:-} >> "$WORK/$1.log" 2>&1 &
   AGENT_PID[$1]=$!
 }
 
@@ -96,24 +101,60 @@ progress_of() {  # progress_of RUN ATTEMPT WORKER: the step in its progress file
 }
 log_of() { cat "$WORK/agents/logs/ml/$1/attempt-$2/worker-$3.log" 2> /dev/null; }
 
+# expected_log WORKER LINES: what tests/service/agent_log_worker.sh LINES prints as that worker.
+expected_log() {
+  python3 -c '
+import sys
+w, n = int(sys.argv[1]), int(sys.argv[2])
+pad = " " + "0" * 280 if w == 1 else ""
+out = []
+for i in range(1, n + 1):
+    out.append("worker %d line %d%s\n" % (w, i, pad))
+    if w == 1 and i == 5:
+        out += ["worker 1 burst %d%s\n" % (k, pad) for k in range(1, 101)]
+if w == 1:
+    out += ["worker 1 tail %d%s\n" % (k, pad) for k in range(1, 301)]
+out.append("worker %d done on stderr\n" % w)
+sys.stdout.write("".join(out))' "$1" "$2"
+}
+# rest_log RUN WORKER: the log's text from GET /runs/RUN/logs (fails unless "done").
+rest_log() {
+  curl -s -H "Authorization: Bearer $WT" "$API/runs/$1/logs?worker=$2" |
+    python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["done"], d; sys.stdout.write(d["text"])'
+}
+# check_logs RUN LINES: both workers' logs, by the CLI and the REST call, are exactly the lines.
+check_logs() {
+  local w
+  for w in 0 1; do
+    expected_log $w "$2" > "$WORK/want.$w"
+    rest_log "$1" $w > "$WORK/rest.$w" || fail "GET runs/$1/logs?worker=$w"
+    cmp -s "$WORK/want.$w" "$WORK/rest.$w" || fail "REST log of worker $w differs: $(diff "$WORK/want.$w" "$WORK/rest.$w" | head -5 | cut -c1-80)"
+    ASTRALYX_API=$API ASTRALYX_TOKEN=$WT "$ASTRA" runs logs "$1" --worker $w > "$WORK/cli.$w" || fail "astra runs logs $1 --worker $w"
+    cmp -s "$WORK/want.$w" "$WORK/cli.$w" || fail "astra runs logs of worker $w differs: $(diff "$WORK/want.$w" "$WORK/cli.$w" | head -5 | cut -c1-80)"
+    # The service's copy, not the agents' files: those are under $WORK/agents.
+    cmp -s "$WORK/want.$w" "$WORK/data/runs/ml/$1/attempt-1/worker-$w.log" || fail "the service's copy of worker $w"
+  done
+}
+
 # --- the cluster: a service and three agents ------------------------------------------------------
 cat > "$WORK/cfg.json" << 'EOF'
 {"pools": [{"name": "default", "machines": []}], "lease_s": 3600,
  "agents": {"heartbeat_s": 1, "lost_after_s": 4}}
 EOF
 SERVE_ARGS="--executor agents"
+case "$SCENARIO" in logs*) AGENT_ARGS="--log-chunk-bytes 4096" ;; esac
 start_server "$WORK/cfg.json" || fail "the service did not start"
 admin workspace add ml > /dev/null || fail "workspace add"
 WT=$(new_token --workspace ml) || fail "workspace token"
 OT=$(new_token --operator) || fail "operator token"
 for n in a1 a2 a3; do start_agent $n; done
+AT=${AGENT_TOKEN[a1]}  # a1's agent token (a token registers one machine)
 wait_until 20 '[ "$(jq_py "$OT" machines "sum(1 for m in d[\"machines\"] if m[\"state\"] == \"up\")")" = 3 ]' ||
   fail "three agents did not register: $(curl -s -H "Authorization: Bearer $OT" "$API/machines")"
 
 case "$SCENARIO" in
 gang)
   # Tokens: agent tokens call only the agent endpoints, and only agent tokens call them.
-  AT=${AGENT_TOKEN[a1]}
   code=$(curl -s -o /dev/null -w '%{http_code}' -H "Authorization: Bearer $AT" "$API/runs")
   [ "$code" = 403 ] || fail "an agent token listed runs (HTTP $code)"
   code=$(post "$WT" agent/heartbeat '{"name": "a1", "session": "x"}')
@@ -203,6 +244,10 @@ agent_kill)
   start_agent "$M"
   wait_until 15 '! kill -0 -- "-$pgid" 2> /dev/null' || fail "the orphaned group $pgid survived the agent's return"
   wait_until 60 '[ "$(run_field k "d[\"state\"]")" = succeeded ]' || fail "k did not finish: $(run_field k d)"
+  # The returned agent ships the rest of its killed worker's log (agent-<name>.logs).
+  wait_until 15 'cmp -s "$WORK/agents/logs/ml/k/attempt-1/worker-0.log" "$WORK/data/runs/ml/k/attempt-1/worker-0.log"' ||
+    fail "the service's copy of the killed worker's log is not the agent's file"
+  grep -q "agent.logs_resumed streams=" "$WORK/$M.log" || fail "the returned agent did not take up its logs"
   wait_until 10 '[ "$(jq_py "$OT" machines "[m[\"state\"] for m in d[\"machines\"] if m[\"name\"] == \"$M\"][0]")" = up ]' ||
     fail "$M is not up again"
   ;;
@@ -230,6 +275,52 @@ service_kill)
   held=$(jq_py "$WT" runs/s/goodput "round(d['allocated_gpu_hours'] * 3600)")
   span=$(jq_py "$WT" runs/s "__import__('calendar').timegm(__import__('time').strptime(d['ended_at'], '%Y-%m-%dT%H:%M:%SZ')) - __import__('calendar').timegm(__import__('time').strptime(d['submitted_at'], '%Y-%m-%dT%H:%M:%SZ'))")
   [ "$held" = $((4 * span)) ] || fail "held GPU-seconds $held, want 4 x $span = $((4 * span))"
+  ;;
+
+logs)
+  code=$(post "$WT" runs "{\"name\": \"l\", \"workers\": 2, \"gpus_per_worker\": 2,
+          \"command\": [\"$HERE/agent_log_worker.sh\", \"30\", \"0.1\"]}")
+  [ "$code" = 201 ] || fail "submit l: HTTP $code $(cat "$WORK/post.out")"
+  wait_until 30 '[ "$(run_field l "d[\"state\"]")" = running ]' || fail "l is not running: $(run_field l d)"
+  ASTRALYX_API=$API ASTRALYX_TOKEN=$WT timeout 60 "$ASTRA" runs logs l --worker 1 --follow > "$WORK/follow.1" &
+  follow=$!
+  # POST /agent/logs: agent tokens only; a worker's log only from the machine it is placed on
+  # (run l is run 1); at most 512 KiB of log bytes per request.
+  code=$(post "$WT" agent/logs '{"name": "a1", "chunks": []}')
+  [ "$code" = 403 ] || fail "a workspace token shipped logs (HTTP $code)"
+  other=$(jq_py "$OT" machines "[m['name'] for m in d['machines'] if not m['runs']][0]")
+  code=$(post "${AGENT_TOKEN[$other]}" agent/logs "{\"name\": \"$other\", \"chunks\": [{\"run\": 1, \"attempt\": 1, \"worker\": 0,
+          \"offset\": 0, \"data\": \"eHh4\"}]}")
+  [ "$code" = 200 ] && grep -q '"error":"worker 0 of run .l. is not placed on' "$WORK/post.out" ||
+    fail "a machine not placed wrote a worker's log: HTTP $code $(cat "$WORK/post.out")"
+  python3 -c 'import base64,json; print(json.dumps({"name": "a1", "chunks": [{"run": 1, "attempt": 1, "worker": 0,
+    "offset": 0, "data": base64.b64encode(b"x" * (513 << 10)).decode()}]}))' > "$WORK/big.json"
+  code=$(curl -s -o "$WORK/post.out" -w '%{http_code}' -X POST -H "Authorization: Bearer $AT" "$API/agent/logs" \
+         --data-binary @"$WORK/big.json")
+  [ "$code" = 413 ] || fail "513 KiB of logs in one request: HTTP $code $(head -c 200 "$WORK/post.out")"
+  wait_until 30 '[ "$(run_field l "d[\"state\"]")" = succeeded ]' || fail "l did not succeed: $(run_field l d)"
+  wait "$follow" || fail "astra runs logs --follow failed"
+  expected_log 1 30 > "$WORK/want.f"
+  cmp -s "$WORK/want.f" "$WORK/follow.1" || fail "astra runs logs --follow differs: $(diff "$WORK/want.f" "$WORK/follow.1" | head -5 | cut -c1-80)"
+  check_logs l 30
+  [ "$(stat -c %s "$WORK/want.1")" -gt 30000 ] || fail "worker 1's log is not many 4 KiB chunks"
+  ;;
+
+logs_service_kill)
+  code=$(post "$WT" runs "{\"name\": \"lk\", \"workers\": 2, \"gpus_per_worker\": 2,
+          \"command\": [\"$HERE/agent_log_worker.sh\", \"60\", \"0.1\"]}")
+  [ "$code" = 201 ] || fail "submit lk: HTTP $code $(cat "$WORK/post.out")"
+  wait_until 30 '[ "$(jq_py "$WT" "runs/lk/logs?worker=1" "d[\"size\"]")" -gt 30000 ] 2> /dev/null' ||
+    fail "worker 1's burst did not reach the service"
+  kill -KILL "$SERVER_PID"
+  sleep 2  # the workers print on, the agents' requests fail
+  "$ASTRAEUS" serve --executor agents --config "$WORK/cfg.json" --data-dir "$WORK/data" \
+    --listen "127.0.0.1:$SERVER_PORT" >> "$WORK/server.log" 2>&1 &
+  SERVER_PID=$!
+  wait_until 60 '[ "$(run_field lk "d[\"state\"]")" = succeeded ]' || fail "lk did not finish: $(run_field lk d)"
+  [ "$(run_field lk "d[\"attempts\"]")" = 1 ] || fail "lk was restarted"
+  grep -q "agent.logs_failed" "$WORK"/a?.log || fail "no log shipment failed while the service was down"
+  check_logs lk 60
   ;;
 
 ddp_drain)

@@ -115,7 +115,7 @@ check "--run --json: the ledger's keys, as curl gets them" \
 # Stop: the run winds down.
 "$ASTRA" runs stop llm > "$WORK/stop.txt"
 check "runs stop exits 0" '[ $? = 0 ]'
-check "runs stop: stopping or stopped" "grep -Eq '^State: +(stopping|stopped)\$' '$WORK/stop.txt'"
+check "runs stop: stopping or stopped, by its owner" "grep -Eq '^State: +(stopping|stopped) \\(by its owner\\)\$' '$WORK/stop.txt'"
 
 # Errors: usage, bad token, unreachable.
 "$ASTRA" astraeus goodput --by team > /dev/null 2>&1

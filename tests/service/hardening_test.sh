@@ -106,6 +106,8 @@ check "unknown /v1 path with a token: 404" "[ \"\$(status GET $API/nope -H '$A')
 check "unknown path outside /v1: 404" "[ \"\$(status GET $ROOT/nope)\" = 404 ]"
 check "scheme 'bearer' (lower case): 200" "[ \"\$(status GET $API/runs -H 'Authorization: bearer $ML')\" = 200 ]"
 check "scheme 'BEARER' and two spaces: 200" "[ \"\$(status GET $API/runs -H 'Authorization: BEARER  $ML')\" = 200 ]"
+check "POST without Content-Length (curl -X POST, no -d): no body, not 'could not be read'" \
+  "[ \"\$(status POST $API/runs -H '$A')\" = 400 ] && jq -r .error '$WORK/b.txt' | grep -q '^malformed JSON'"
 check "scheme Basic: 401 with WWW-Authenticate" "[ \"\$(status GET $API/runs -H 'Authorization: Basic eDp5')\" = 401 ] && [ -n \"\$(header WWW-Authenticate)\" ]"
 
 # --- invalid UTF-8 and long echoes ---------------------------------------------------------------

@@ -25,6 +25,23 @@ rc=$?
 check "a second server on the same port exits 1 (got $rc)" '[ "$rc" -eq 1 ]'
 check "and says it cannot listen" 'grep -q "cannot listen on 127.0.0.1:$SERVER_PORT" "$WORK/port.log"'
 
+# As root, the local executor without local.user or local.allow_root refuses every worker: the
+# server says so when it starts (each run failed with the reason only in its own log).
+if [ "$(id -u)" = 0 ]; then
+  timeout -s TERM 3 "$ASTRAEUS" serve --executor local --gpus 1 --data-dir "$WORK/rootdata" \
+    --listen 127.0.0.1:0 > "$WORK/root.log" 2>&1
+  check "as root without local.user/allow_root: a warning at start" \
+    'grep -q "warning executor.root .*every worker will be refused" "$WORK/root.log"'
+fi
+
+# A workers' user that does not exist: refused at start (every launch failed, run after run).
+echo '{"local": {"user": "no-such-user-astraeus"}}' > "$WORK/nouser.json"
+timeout -s TERM 5 "$ASTRAEUS" serve --config "$WORK/nouser.json" --executor local --gpus 1 \
+  --data-dir "$WORK/nouserdata" --listen 127.0.0.1:0 > "$WORK/nouser.log" 2>&1
+rc=$?
+check "local.user that is no Unix user: exit 2 (got $rc)" '[ "$rc" -eq 2 ]'
+check "and names it" 'grep -q "local.user .no-such-user-astraeus. is not a Unix user" "$WORK/nouser.log"'
+
 "$ASTRAEUS" admin token list --data-dir "$WORK/typo" > /dev/null 2> "$WORK/typo.err"
 rc=$?
 check "admin on a mistyped data dir exits 2 (got $rc)" '[ "$rc" -eq 2 ]'

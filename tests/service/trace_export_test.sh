@@ -116,5 +116,14 @@ cut -d, -f1-3 "$WORK/expected.csv" | sort > "$WORK/exp_jobs"
 check "jobs.csv has columns job_id, tenant, gpus ($cols)" '[ -n "$I" ] && [ -n "$T" ] && [ -n "$G" ]'
 check "jobs.csv: the same 5 jobs, gangs and workspaces" 'diff "$WORK/exp_jobs" "$WORK/sim_jobs"'
 
+# A workspace of weight 0 (it only borrows): its '#tenant,interns,0' line reads back and the
+# export simulates (it was refused: "expected a weight > 0, got '0'").
+admin workspace add interns --weight 0 > /dev/null || exit 1
+"$ASTRAEUS" trace export --data-dir "$WORK/data" --out "$WORK/zero.csv" 2> /dev/null
+check "weight-0 workspace exported" 'grep -qx "#tenant,interns,0" "$WORK/zero.csv"'
+"$ASTRAEUS" simulate --trace "$WORK/zero.csv" --tenants "$WORK/zero-tenants.json" \
+  --cluster "$WORK/zero-machines.csv" --out "$WORK/sim0" --quiet > "$WORK/sim0.txt" 2>&1
+check "and simulated: $(tail -1 "$WORK/sim0.txt")" '[ $? = 0 ] && [ -s "$WORK/sim0/jobs.csv" ]'
+
 echo "trace_export: $passes passed, $fails failed"
 [ "$fails" = 0 ]

@@ -387,6 +387,30 @@ TEST_F(AstraTest, RunsShowAndStop) {
     EXPECT_EQ(missing.err, "astra: HTTP 404: no run named 'x'\n");
 }
 
+TEST(AstraRender, AnEndedRunSaysWhy) {
+    // `runs show` of a run stopped at its time limit said only "State: stopped".
+    auto run = json::parse(R"({"name": "tl", "state": "stopped", "history": [
+        {"at": "2026-12-01T14:54:45Z", "state": "running", "attempt": 1},
+        {"at": "2026-12-01T14:54:47Z", "state": "stopping", "cause": "limit", "attempt": 1},
+        {"at": "2026-12-01T14:54:47Z", "state": "stopped", "attempt": 1}]})");
+    auto text = astraeus::client::run_detail_text(run);
+    ASSERT_TRUE(text) << text.error().message;
+    EXPECT_NE(text->find("State:       stopped (time limit)\n"), std::string::npos) << *text;
+    // The last cause counts: a failure retried, then stopped by its owner.
+    run["history"] = json::parse(R"([{"at": "t", "state": "stopping", "cause": "failure"},
+                                      {"at": "t", "state": "pending"},
+                                      {"at": "t", "state": "stopping", "cause": "owner"}])");
+    EXPECT_NE(astraeus::client::run_detail_text(run)->find("State:       stopped (by its owner)\n"),
+              std::string::npos);
+    run["state"] = "failed";
+    run["history"] = json::parse(R"([{"at": "t", "state": "stopping", "cause": "failure"}])");
+    EXPECT_NE(astraeus::client::run_detail_text(run)->find("State:       failed (a worker failed)\n"),
+              std::string::npos);
+    run["state"] = "succeeded";  // no cause for a run that ended on its own
+    EXPECT_NE(astraeus::client::run_detail_text(run)->find("State:       succeeded\n"),
+              std::string::npos);
+}
+
 TEST_F(AstraTest, RunsSubmitSendsTheContractBody) {
     const auto r = astra({"runs", "submit", "llm", "--workers", "2", "--gpus-per-worker", "8",
                           "--time-limit", "7200", "--command", "python train.py", "--workspace",
@@ -450,6 +474,29 @@ TEST_F(AstraTest, UsageErrorsExit2AndTouchNothing) {
     EXPECT_EQ(astra({"runs", "logs", "llm", "--worker", "-1"}, server.api()).rc, 2);
     EXPECT_EQ(astra({"runs"}, server.api()).rc, 2);
     EXPECT_EQ(astra({}, server.api()).rc, 2);
+    EXPECT_TRUE(server.seen().empty());
+}
+
+TEST_F(AstraTest, ANumberOutOfRangeNamesTheRangeAndTheValue) {
+    // CLI11's own check said "Value 0 not in range 0.000000 to 1797...(300 digits).000000".
+    const auto w = astra({"runs", "submit", "llm", "--workers", "0", "--", "true"}, server.api());
+    EXPECT_EQ(w.rc, 2);
+    EXPECT_EQ(w.err.substr(0, w.err.find('\n')),
+              "--workers: expected a whole number from 1 to 2147483647, got '0'");
+    const auto t = astra({"runs", "submit", "llm", "--time-limit", "-5", "--", "true"}, server.api());
+    EXPECT_EQ(t.rc, 2);
+    EXPECT_EQ(t.err.substr(0, t.err.find('\n')),
+              "--time-limit: expected a whole number from 1 to 9223372036854775807, got '-5'");
+    const auto g = astra({"runs", "submit", "llm", "--gpus-per-worker", "99999999999", "--", "true"},
+                         server.api());
+    EXPECT_EQ(g.rc, 2);
+    EXPECT_EQ(g.err.substr(0, g.err.find('\n')),
+              "--gpus-per-worker: expected a whole number from 1 to 2147483647, got '99999999999'");
+    const auto l = astra({"runs", "logs", "llm", "--worker", "-1"}, server.api());
+    EXPECT_EQ(l.rc, 2);
+    EXPECT_EQ(l.err.substr(0, l.err.find('\n')),
+              "--worker: expected a whole number from 0 to 2147483647, got '-1'");
+    EXPECT_EQ(astra({"runs", "logs", "llm", "--attempt", "1.5"}, server.api()).rc, 2);
     EXPECT_TRUE(server.seen().empty());
 }
 

@@ -80,6 +80,23 @@ TEST(TenantConfig, JsonQuotasMixedKeysAndTheDocumentedExample) {
     EXPECT_EQ(example->tenants.size(), 4u);
 }
 
+TEST(TenantConfig, JsonUnknownKeysAndBothKeysAreErrors) {
+    // A typo was read as a missing weight ("expected a number ..."), a top-level typo and an
+    // entry with both "weight" and "quota_gpus" were accepted silently.
+    auto typo = read_tenant_config(kDir + "tenants_typo.json", "");
+    ASSERT_FALSE(typo);
+    EXPECT_EQ(typo.error().message, kDir + "tenants_typo.json: tenants[1] ('B'): unknown key "
+                                           "'wieght' (expected name, weight or quota_gpus)");
+    auto top = read_tenant_config(kDir + "tenants_top_key.json", "");
+    ASSERT_FALSE(top);
+    EXPECT_EQ(top.error().message,
+              kDir + "tenants_top_key.json: unknown key 'tenant' (expected \"tenants\")");
+    auto both = read_tenant_config(kDir + "tenants_both.json", "");
+    ASSERT_FALSE(both);
+    EXPECT_EQ(both.error().message, kDir + "tenants_both.json: tenants[0] ('A'): give \"weight\" "
+                                           "or \"quota_gpus\", not both");
+}
+
 TEST(ApplyTenants, UnknownTenantIsAnErrorOrDropped) {
     auto trace = read_reference_jobs(kDir + "good.csv");
     ASSERT_TRUE(trace);

@@ -156,7 +156,12 @@ TEST(Helios, MalformedRowsNameFileLineAndField) {
               d + "bad_time.csv:2: field 'submit_time': expected a time like 2020-06-09 "
                   "18:41:01, got '2020/06/09 18:41:01'");
     EXPECT_EQ(error_of(read_helios(d + "bad_duration.csv")),
-              d + "bad_duration.csv:3: field 'duration': expected seconds >= 0, got '-60'");
+              d + "bad_duration.csv:3: field 'duration': expected seconds from 0 to 10000000000, "
+                  "got '-60'");
+    // The simulator's bound (model/workload.hpp): named here with the line, not later by job id.
+    EXPECT_EQ(error_of(read_helios(d + "huge_duration.csv")),
+              d + "huge_duration.csv:2: field 'duration': expected seconds from 0 to 10000000000, "
+                  "got '1e300'");
     EXPECT_EQ(error_of(read_helios(d + "dup_id.csv")),
               d + "dup_id.csv:3: field 'job_id': duplicate job id 7");
     EXPECT_EQ(error_of(read_helios(d + "empty_vc.csv")),
@@ -202,9 +207,14 @@ TEST(Rfold, MalformedRowsNameFileLineAndField) {
     const std::string d = kFixtures + "rfold/";
     EXPECT_EQ(
         error_of(read_rfold(d + "bad_arrival.csv")),
-        d + "bad_arrival.csv:3: field 'arrival time (sec)': expected seconds >= 0, got '-5.0'");
+        d + "bad_arrival.csv:3: field 'arrival time (sec)': expected seconds from 0 to "
+            "10000000000, got '-5.0'");
+    // The simulator's bound (model/workload.hpp): named here with the line, not later by job id.
+    EXPECT_EQ(error_of(read_rfold(d + "huge_arrival.csv")),
+              d + "huge_arrival.csv:3: field 'arrival time (sec)': expected seconds from 0 to "
+                  "10000000000, got '1e11'");
     EXPECT_EQ(error_of(read_rfold(d + "bad_size.csv")),
-              d + "bad_size.csv:3: field 'size': expected a GPU count >= 0, got 'x'");
+              d + "bad_size.csv:3: field 'size': expected a GPU count from 0 to 1000000, got 'x'");
     EXPECT_EQ(error_of(read_rfold(d + "dup_id.csv")),
               d + "dup_id.csv:3: field '#job id': duplicate job id 0");
     EXPECT_EQ(error_of(read_rfold(d + "no_size.csv")),
@@ -250,7 +260,15 @@ TEST(Native, MalformedFilesNameFileLineAndField) {
               d + "not_native.csv:1: not an Astraeus native trace (the first line must be "
                   "'#astraeus-trace,1')");
     EXPECT_EQ(error_of(read_native(d + "bad_gpus.csv")),
-              d + "bad_gpus.csv:5: field 'gpus': expected an integer >= 1, got '0'");
+              d + "bad_gpus.csv:5: field 'gpus': expected an integer from 1 to 1000000, got '0'");
+    // The simulator's bounds (model/workload.hpp): named here with the line; they were accepted,
+    // then `simulate` failed with "job 2: needs 1 <= gpus <= 1000000 and ..." (no file, no line).
+    EXPECT_EQ(error_of(read_native(d + "huge_gpus.csv")),
+              d + "huge_gpus.csv:5: field 'gpus': expected an integer from 1 to 1000000, got "
+                  "'1000001'");
+    EXPECT_EQ(error_of(read_native(d + "huge_submit.csv")),
+              d + "huge_submit.csv:6: field 'submit_s': expected an integer up to 10000000000, "
+                  "got '10000000001'");
     EXPECT_TRUE(error_of(read_native(d + "unknown_key.csv"))
                     .starts_with(d + "unknown_key.csv:2: unknown header field 'epoch'"));
     EXPECT_EQ(error_of(read_native(d + "bad_epoch_utc.csv")),
@@ -266,7 +284,15 @@ TEST(Native, MalformedFilesNameFileLineAndField) {
     EXPECT_TRUE(error_of(read_native(d + "bad_header.csv"))
                     .starts_with(d + "bad_header.csv:3: expected the column header"));
     EXPECT_EQ(error_of(read_native(d + "bad_tenant_weight.csv")),
-              d + "bad_tenant_weight.csv:3: field 'tenant': expected a weight > 0, got '0'");
+              d + "bad_tenant_weight.csv:3: field 'tenant': expected a weight from 0 to 1e15, got "
+                  "'-1'");
+    // Weight 0 is legal (the tenant only borrows; docs/tenants.md): what `trace export` writes
+    // for a workspace of weight 0 reads back.
+    auto zero = read_native(d + "zero_tenant_weight.csv");
+    ASSERT_TRUE(zero) << zero.error().message;
+    ASSERT_EQ(zero->tenants.size(), 2u);
+    EXPECT_EQ(zero->tenants[1].name, "interns");
+    EXPECT_EQ(zero->tenants[1].weight, 0.0);
     EXPECT_EQ(error_of(read_native(d + "short_row.csv")),
               d + "short_row.csv:4: expected 6 fields, found 5");
 }

@@ -42,7 +42,12 @@ httplib::Server::HandlerWithContentReader reading_body(httplib::Server::Handler 
         if (req.is_multipart_form_data())  // its reader needs multipart callbacks: JSON only here
             return send_error(res, {400, "a multipart/form-data body: the API takes JSON (Content-Type: application/json)"});
         std::string body;
-        const bool ok = reader([&body](const char* data, std::size_t n) {
+        // Neither Content-Length nor chunked: the request has no body (RFC 9112 6.3), e.g.
+        // `curl -X POST URL` without -d. cpp-httplib's reader fails on it ("could not be read").
+        const bool has_body = req.has_header("Content-Length") ||
+                              req.get_header_value("Transfer-Encoding").find("chunked") !=
+                                  std::string::npos;
+        const bool ok = !has_body || reader([&body](const char* data, std::size_t n) {
             body.append(data, n);
             return true;
         });
@@ -253,6 +258,9 @@ HttpServer::HttpServer(service::Service& svc, int threads, const TlsFiles& tls)
            }));
     s.Post("/v1/agent/events", agent_route([&sv](const Caller& c, const httplib::Request& r) {
                return sv.agent_heartbeat(c, r.body);
+           }));
+    s.Post("/v1/agent/logs", agent_route([&sv](const Caller& c, const httplib::Request& r) {
+               return sv.agent_logs(c, r.body);
            }));
     s.Get("/v1/goodput/metrics", [&sv](const httplib::Request& req, httplib::Response& res) {
         auto caller = sv.authenticate(req.get_header_value("Authorization"));

@@ -35,6 +35,7 @@ struct AgentOptions {
     bool allow_root = false;
     std::string log_level = "info";
     double utilization_period_s = 10;
+    std::size_t log_chunk_bytes = 256 << 10;
 };
 
 Result<int> signal_number(const std::string& s) {
@@ -109,6 +110,7 @@ int run_agent(AgentOptions o) {
         if (!c.work_dir.empty() && c.work_dir.back() == '/') c.work_dir.pop_back();
     }
     c.addr = o.addr;
+    c.log_chunk_bytes = o.log_chunk_bytes;
     auto sig = signal_number(o.stop_signal);
     if (!sig) {
         std::cerr << "astraeus agent: " << sig.error().message << "\n";
@@ -189,6 +191,9 @@ std::function<int()> add_agent(CLI::App& app) {
     s->add_option("--utilization-period", o->utilization_period_s,
                   "seconds between GPU utilization samples (NVML only; default 10)");
     s->add_option("--log-level", o->log_level, "debug, info, warn or error (default info)");
+    s->add_option("--log-chunk-bytes", o->log_chunk_bytes,
+                  "workers' log bytes shipped to the service per request (default 262144)")
+        ->check(CLI::Range(std::size_t{1024}, std::size_t{512} << 10));
     return [o] { return run_agent(*o); };
 }
 

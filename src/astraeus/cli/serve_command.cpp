@@ -1,6 +1,8 @@
 // `astraeus serve`: the live service: REST API, scheduler, goodput, metrics
 #include <fcntl.h>
+#include <pwd.h>
 #include <sys/file.h>
+#include <unistd.h>
 
 #include <csignal>
 #include <filesystem>
@@ -8,6 +10,7 @@
 #include <iostream>
 #include <pthread.h>
 #include <thread>
+#include <vector>
 
 #include "astraeus/api/http_server.hpp"
 #include "astraeus/exec/agent_hub.hpp"
@@ -59,12 +62,30 @@ Result<std::unique_ptr<service::Executor>> make_executor(const ServeOptions& o, 
                         ") and --gpus was not given; on a machine without NVIDIA GPUs, --gpus N "
                         "declares N GPUs for CPU-only workers");
         const std::string pool = cfg.pools.empty() ? "default" : cfg.pools.front().name;
+        if (const std::string& user = cfg.local.runner.run_as_user; !user.empty()) {
+            // A mistyped user refused every launch (each run failed after its retries): refuse
+            // the configuration at start instead.
+            std::vector<char> buf(16384);
+            struct passwd pw {};
+            struct passwd* found = nullptr;
+            if (::getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || !found)
+                return fail("--executor local: the configuration's local.user '" + user +
+                            "' is not a Unix user of this machine (the workers' user; "
+                            "docs/agents.md)");
+        }
         cfg.pools = {{pool, {{1, gpus}}}};
         cfg.local_gpus = gpus;
         exec::LocalExecutorConfig lc = cfg.local;
         lc.runs_dir = cfg.data_dir + "/runs";
         service::log(service::LogLevel::Info, "executor.local",
                      {{"gpus", std::to_string(gpus)}, {"nvml", source ? "yes" : "no"}, {"runs_dir", lc.runs_dir}});
+        // As root without local.user or local.allow_root every launch is refused (each run then
+        // fails after its retries): say so at start, not only in each run's log.
+        if (::geteuid() == 0 && lc.runner.run_as_user.empty() && !lc.runner.allow_root)
+            service::log(service::LogLevel::Warn, "executor.root",
+                         {{"message", "running as root and the config sets neither local.user "
+                                      "nor local.allow_root: every worker will be refused "
+                                      "(docs/agents.md)"}});
         return std::make_unique<exec::LocalExecutor>(lc, source);
     }
     if (o.executor == "slurm") return make_slurm_executor(cfg, o.slurm_conf, o.slurm_grace_s);

@@ -258,7 +258,8 @@ std::function<int()> add_trace(CLI::App& app) {
     slice->add_option("--to", a->to, "window end (exclusive), same forms as --from");
     slice->add_option("--busiest-days", a->busiest_days,
                       "instead of --from/--to: the N consecutive UTC days with the most GPU-time "
-                      "submitted");
+                      "submitted")
+        ->check(CLI::Range(1, 36500));  // 0 said "give either --from and --to, or --busiest-days N"
     slice->add_option("--max-duration", a->max_duration_s,
                       "cap every run time at S seconds (applied before --busiest-days chooses)");
     slice->add_option("--out", a->out, "output native trace")->required();

@@ -1,6 +1,9 @@
 #include "astraeus/client/astra_cli.hpp"
 
 #include <CLI/CLI.hpp>
+#include <charconv>
+#include <cstdint>
+#include <limits>
 #include <functional>
 #include <optional>
 #include <string_view>
@@ -47,6 +50,28 @@ struct RunArgs {
     std::string name, workspace, state;
     bool as_json = false;
 };
+
+// A whole number from `min` to `max` (CLI11 2.1's PositiveNumber and NonNegativeNumber answer
+// 0 with "Value 0 not in range 0.000000 to 1797...(300 digits).000000": wrong and unreadable).
+// The message names the range and the value: "--workers: expected a whole number from 1 to
+// 2147483647, got '0'". `desc` is what --help shows after the type.
+CLI::Validator whole_number(std::int64_t min, std::int64_t max, const std::string& desc) {
+    return CLI::Validator(
+        [min, max](std::string& text) -> std::string {
+            std::int64_t v = 0;
+            const char* end = text.data() + text.size();
+            const auto [p, ec] = std::from_chars(text.data(), end, v);
+            if (ec == std::errc() && p == end && v >= min && v <= max) return {};
+            return "expected a whole number from " + std::to_string(min) + " to " +
+                   std::to_string(max) + ", got '" + terminal_safe(text) + "'";
+        },
+        desc);
+}
+const CLI::Validator kPositiveInt = whole_number(1, std::numeric_limits<int>::max(), "POSITIVE");
+const CLI::Validator kPositiveInt64 =
+    whole_number(1, std::numeric_limits<std::int64_t>::max(), "POSITIVE");
+const CLI::Validator kNonNegativeInt =
+    whole_number(0, std::numeric_limits<int>::max(), "NONNEGATIVE");
 
 // Prints a 2xx body either as is (--json) or through `render`; maps failures to exit codes.
 int answer(const CallResult& res, bool as_json,
@@ -109,8 +134,22 @@ std::map<std::string, std::string> workspace_query(const std::string& ws) {
     return {{"workspace", ws}};
 }
 
+// Whether the run exists and has not been placed yet but may be (pending, or starting its first
+// attempt): its logs are a 404 until then, and a follower waits for them.
+bool not_placed_yet(const ApiClient& client, const LogArgs& a) {
+    const auto res = client.get("/runs/" + percent_encode(a.name), workspace_query(a.workspace));
+    if (!res) return false;
+    const json doc = json::parse(*res, nullptr, false);
+    if (!doc.is_object() || !doc.contains("state") || !doc["state"].is_string()) return false;
+    const std::string state = doc["state"].get<std::string>();
+    const bool none = !doc.contains("attempts") || !doc["attempts"].is_number_integer() ||
+                      doc["attempts"].get<std::int64_t>() == 0;
+    return none && (state == "pending" || state == "starting");
+}
+
 // `astra runs logs`: the log's text as is; --follow polls every 0.5 s from the last offset
-// until the server says the attempt is done.
+// until the server says the attempt is done (and, for a run not placed yet, waits for its first
+// attempt: `astra runs submit X -- ...; astra runs logs X --follow` on a busy cluster).
 int print_logs(const ApiClient& client, const LogArgs& a, std::ostream& out, std::ostream& err) {
     std::int64_t offset = 0;
     for (;;) {
@@ -119,6 +158,10 @@ int print_logs(const ApiClient& client, const LogArgs& a, std::ostream& out, std
         if (a.attempt > 0) q["attempt"] = std::to_string(a.attempt);
         q["offset"] = std::to_string(offset);
         const auto res = client.get("/runs/" + percent_encode(a.name) + "/logs", q);
+        if (!res && a.follow && offset == 0 && a.attempt == 0 && not_placed_yet(client, a)) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(500));
+            continue;
+        }
         if (!res) {
             err << "astra: " << res.error().message << '\n';
             return res.error().exit_code;
@@ -224,9 +267,9 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
     submit->add_option("name", s.name, "the run's name (unique in its workspace)")->required();
     submit->add_option("argv", s.argv, "after --: the command and its arguments, run as given (no shell)");
     submit->add_option("--workers", s.workers, "number of workers (the gang; default 1)")
-        ->check(CLI::PositiveNumber);
+        ->check(kPositiveInt);
     submit->add_option("--gpus-per-worker", s.gpus_per_worker, "GPUs each worker holds (default 1)")
-        ->check(CLI::PositiveNumber);
+        ->check(kPositiveInt);
     submit->add_option("--env", s.env, "K=V: an environment variable of the workers (repeatable)")
         ->allow_extra_args(false);
     submit->add_option("--workdir", s.workdir, "the workers' working directory (an absolute path; "
@@ -237,7 +280,7 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
         ->check(CLI::IsMember({"up", "progress"}));
     submit->add_option("--pool", s.pool, "the pool to run in (default: the cluster's first pool)");
     submit->add_option("--time-limit", s.time_limit_s, "time limit in seconds (default none)")
-        ->check(CLI::PositiveNumber);
+        ->check(kPositiveInt64);
     submit->add_option("--workspace", s.workspace,
                        "the workspace (required with an org-admin token)");
     submit->add_option("--command", s.command, "the command as one string, run as /bin/sh -c STRING "
@@ -247,16 +290,18 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
     submit->add_option("--sim-duration", s.sim_duration_s,
                        "simulated executor only: seconds of work the run needs before it "
                        "succeeds (default: its time limit, or until stopped)")
-        ->check(CLI::PositiveNumber);
+        ->check(kPositiveInt64);
     submit->add_flag("--json", s.as_json, "print the server's JSON as is");
 
     LogArgs lg;
     auto* logs = runs_cmd->add_subcommand("logs", "print a worker's log (stdout and stderr) of one attempt");
     logs->add_option("name", lg.name, "the run's name")->required();
-    logs->add_option("--worker", lg.worker, "the worker's index (default 0)")->check(CLI::NonNegativeNumber);
-    logs->add_option("--attempt", lg.attempt, "the attempt (default: the latest)")->check(CLI::PositiveNumber);
+    logs->add_option("--worker", lg.worker, "the worker's index (default 0)")->check(kNonNegativeInt);
+    logs->add_option("--attempt", lg.attempt, "the attempt (default: the latest)")->check(kPositiveInt);
     logs->add_option("--workspace", lg.workspace, "the run's workspace");
-    logs->add_flag("--follow,-f", lg.follow, "keep printing as the log grows, until the attempt ends");
+    logs->add_flag("--follow,-f", lg.follow,
+                   "keep printing as the log grows, until the attempt ends (a run not placed "
+                   "yet: wait for its first attempt)");
 
     RunArgs l;
     auto* list = runs_cmd->add_subcommand("list", "list the runs you can see, newest first");

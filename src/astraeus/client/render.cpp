@@ -228,12 +228,31 @@ std::string command_text(const json& r) {
     return terminal_safe(out);
 }
 
+// Why a stopping, stopped or failed run came to it, in words: the cause of the last `stopping`
+// in its history ("time limit" for a run stopped at its limit); "" when none is recorded.
+std::string stop_cause_text(const json& r) {
+    const std::string state = opt_string(r, "state");
+    if (state != "stopping" && state != "stopped" && state != "failed") return {};
+    if (!r.contains("history") || !r["history"].is_array()) return {};
+    std::string cause;
+    for (const json& h : r["history"])
+        if (h.is_object() && h.contains("cause") && h["cause"].is_string())
+            cause = h["cause"].get<std::string>();
+    if (cause == "owner") return "by its owner";
+    if (cause == "limit") return "time limit";
+    if (cause == "preemption") return "preempted";
+    if (cause == "failure") return "a worker failed";
+    return terminal_safe(cause);
+}
+
 Result<std::string> run_detail_text(const json& r) {
     auto name = string_member(r, "name", "a run");
     if (!name) return std::unexpected(name.error());
     std::string state = dash_if_empty(opt_string(r, "state"));
     if (const std::string reason = opt_string(r, "reason"); !reason.empty())
         state += " (" + reason + ")";
+    else if (const std::string why = stop_cause_text(r); !why.empty())
+        state += " (" + why + ")";
     const std::string limit = opt_scalar(r, "time_limit_s");
     std::vector<std::vector<std::string>> fields{
         {"Name:", *name},

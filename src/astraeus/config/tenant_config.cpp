@@ -21,6 +21,9 @@ Result<TenantTable> read_json(const std::string& path) {
     }
     if (!doc.is_object() || !doc.contains("tenants") || !doc["tenants"].is_array())
         return fail(path + ": expected an object with a \"tenants\" array");
+    // A key the format does not know is an error: a typo ("wieght") must not pass silently.
+    for (const auto& [k, v] : doc.items())
+        if (k != "tenants") return fail(path + ": unknown key '" + k + "' (expected \"tenants\")");
     TenantTable t;
     std::set<std::string> seen;
     std::string first_key;
@@ -32,6 +35,12 @@ Result<TenantTable> read_json(const std::string& path) {
         const std::string name = e["name"].get<std::string>();
         if (name.empty()) return fail(where + ": empty name");
         if (!seen.insert(name).second) return fail(where + ": tenant '" + name + "' listed twice");
+        for (const auto& [k, v] : e.items())
+            if (k != "name" && k != "weight" && k != "quota_gpus")
+                return fail(where + " ('" + name + "'): unknown key '" + k +
+                            "' (expected name, weight or quota_gpus)");
+        if (e.contains("weight") && e.contains("quota_gpus"))
+            return fail(where + " ('" + name + "'): give \"weight\" or \"quota_gpus\", not both");
         const char* key = e.contains("weight") ? "weight" : "quota_gpus";
         if (first_key.empty()) first_key = key;
         if (first_key != key)

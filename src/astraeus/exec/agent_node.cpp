@@ -63,7 +63,10 @@ std::string safe(const std::string& s) {
 
 NodeAgent::NodeAgent(NodeAgentConfig c, AgentPost post)
     : c_(std::move(c)), post_(std::move(post)), session_(random_session()),
-      sampler_(c_.gpu_source, c_.utilization_period_s) {}
+      sampler_(c_.gpu_source, c_.utilization_period_s),
+      shipper_(LogShipperConfig{c_.name, c_.log_chunk_bytes, 0.25, c_.retry_s,
+                                c_.work_dir + "/agent-" + safe(c_.name) + ".logs"},
+               post_) {}
 
 // The runners' destructors kill and reap what is left (the workers die with their agent anyway:
 // the runner gives them PR_SET_PDEATHSIG); the service sees the new session, or the silence.
@@ -93,6 +96,7 @@ Result<void> NodeAgent::start() {
     }
     in.close();
     save_state();
+    shipper_.load();  // the rest of the logs of that life
     log(LogLevel::Info, "agent.started",
         {{"name", c_.name}, {"pool", c_.pool}, {"gpus", std::to_string(c_.gpus)}, {"work_dir", c_.work_dir},
          {"orphans_killed", std::to_string(killed)}});
@@ -134,6 +138,7 @@ void NodeAgent::event(json e) {
 // --- the protocol ------------------------------------------------------------------------------
 
 bool NodeAgent::do_register() {
+    for (json& e : shipper_.release_all()) event(std::move(e));  // every exit, logs shipped or not
     json body;
     body["name"] = c_.name;
     body["pool"] = c_.pool;
@@ -277,6 +282,7 @@ void NodeAgent::launch(const json& cmd) {
     l.pid = runner_for(user)->pid(*h);
     live_[key] = l;
     save_state();
+    shipper_.add(key, spec.log_path);
     json e = base;
     e["kind"] = "started";
     e["pid"] = l.pid;
@@ -322,7 +328,7 @@ void NodeAgent::poll(int timeout_ms) {
                     e["exit_code"] = l.exit_code;
                     e["signal"] = l.signal;
                     e["we_signalled"] = l.signalled;
-                    event(std::move(e));
+                    shipper_.finish(key, std::move(e));  // reported once its log is at the service
                     log(LogLevel::Info, "agent.worker_gone",
                         {{"run", std::to_string(std::get<0>(key))}, {"worker", std::to_string(std::get<2>(key))},
                          {"exit_code", std::to_string(l.exit_code)}, {"signal", std::to_string(l.signal)}});
@@ -348,6 +354,8 @@ void NodeAgent::run() {
             next_hb_ = clock::now();
         }
         poll(50);
+        shipper_.tick();
+        for (json& e : shipper_.take_released()) event(std::move(e));
         const auto now = clock::now();
         if (sampler_.due(now)) {  // sent at once, with the next heartbeat
             gpu_samples_.push_back(sampler_.sample(now));

@@ -3,7 +3,8 @@
 // the heartbeat replies carry, runs the workers with the worker runner (exec/worker_runner.hpp)
 // and reports what happens to them as numbered events, re-sent until the service acknowledges
 // them (protocol: docs/agents.md "Node agents: the protocol").
-// Files under the work directory: logs/<workspace>/<run>/attempt-<k>/worker-<i>.log,
+// Files under the work directory: logs/<workspace>/<run>/attempt-<k>/worker-<i>.log (shipped to
+// the service by exec/log_shipper.hpp; agent-<name>.logs: the logs not fully shipped),
 // checkpoints/<workspace>/<run>/ (kept across attempts: put the work directory on storage that
 // every machine shares for a gang to resume elsewhere), progress/..., and
 // agent-<name>.state (the process groups it runs, so that a restarted agent kills the workers
@@ -26,6 +27,7 @@
 
 #include "astraeus/base/error.hpp"
 #include "astraeus/exec/gpu_sampler.hpp"
+#include "astraeus/exec/log_shipper.hpp"
 #include "astraeus/exec/worker_runner.hpp"
 
 namespace astraeus::exec {
@@ -41,6 +43,7 @@ struct NodeAgentConfig {
     double retry_s = 1.0;             ///< wait between failed requests
     std::shared_ptr<GpuSource> gpu_source;  ///< NVML (null: no utilization samples)
     double utilization_period_s = 10;       ///< how often the GPUs are sampled
+    std::size_t log_chunk_bytes = 256 << 10;  ///< log bytes shipped per request (exec/log_shipper.hpp)
 };
 
 /// One request to the service: POST `path` with a JSON body; (HTTP status, JSON answer), or
@@ -100,6 +103,7 @@ private:
     std::chrono::steady_clock::time_point next_hb_{};
     GpuSampler sampler_;
     std::deque<std::vector<double>> gpu_samples_;  ///< not yet sent (exec/agent_gpu.hpp)
+    LogShipper shipper_;  ///< workers' logs to the service; holds exit events until shipped
 };
 
 }  // namespace astraeus::exec

@@ -201,36 +201,45 @@ Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
         return fail("pipe: " + errno_text(errno));
     }
     const pid_t parent = ::getpid();
-    const pid_t pid = ::fork();
-    if (pid < 0) {
-        const int e = errno;
-        ::close(log_fd), ::close(out[0]), ::close(out[1]), ::close(err[0]), ::close(err[1]);
-        return fail("fork: " + errno_text(e));
-    }
-    if (pid == 0) {  // the child: async-signal-safe calls only
-        auto die = [&](int e) {
-            (void)!::write(err[1], &e, sizeof e);
-            ::_exit(127);
-        };
-        ::setpgid(0, 0);
-        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (::getppid() != parent) ::_exit(127);
-        sigset_t none;
-        sigemptyset(&none);
-        ::sigprocmask(SIG_SETMASK, &none, nullptr);
-        for (int s = 1; s < NSIG; ++s) ::signal(s, SIG_DFL);
-        const int devnull = ::open("/dev/null", O_RDONLY);
-        if (devnull < 0 || ::dup2(devnull, 0) < 0 || ::dup2(out[1], 1) < 0 || ::dup2(out[1], 2) < 0) die(errno);
-        if (drop) {
-            if (::setgroups(groups.size(), groups.data()) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0)
-                die(errno);
+    // Forked from the runner's own thread (fork_thread.hpp): PR_SET_PDEATHSIG follows the
+    // forking thread, and the caller's thread may end long before the worker should.
+    pid_t pid = -1;
+    int fork_errno = 0;
+    fork_thread_.run([&] {
+        pid = ::fork();
+        if (pid < 0) {
+            fork_errno = errno;
+            return;
         }
-        if (workdir && ::chdir(workdir) != 0) die(errno);
-        ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-        ::execve(prog.c_str(), argv.data(), envp.data());
-        die(errno);
+        if (pid == 0) {  // the child: async-signal-safe calls only
+            auto die = [&](int e) {
+                (void)!::write(err[1], &e, sizeof e);
+                ::_exit(127);
+            };
+            ::setpgid(0, 0);
+            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+            if (::getppid() != parent) ::_exit(127);
+            sigset_t none;
+            sigemptyset(&none);
+            ::sigprocmask(SIG_SETMASK, &none, nullptr);
+            for (int s = 1; s < NSIG; ++s) ::signal(s, SIG_DFL);
+            const int devnull = ::open("/dev/null", O_RDONLY);
+            if (devnull < 0 || ::dup2(devnull, 0) < 0 || ::dup2(out[1], 1) < 0 || ::dup2(out[1], 2) < 0) die(errno);
+            if (drop) {
+                if (::setgroups(groups.size(), groups.data()) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0)
+                    die(errno);
+            }
+            if (workdir && ::chdir(workdir) != 0) die(errno);
+            ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+            ::execve(prog.c_str(), argv.data(), envp.data());
+            die(errno);
+        }
+        ::setpgid(pid, pid);  // also here: no race with an early signal to the group
+    });
+    if (pid < 0) {
+        ::close(log_fd), ::close(out[0]), ::close(out[1]), ::close(err[0]), ::close(err[1]);
+        return fail("fork: " + errno_text(fork_errno));
     }
-    ::setpgid(pid, pid);  // also here: no race with an early signal to the group
     ::close(out[1]);
     ::close(err[1]);
     int child_errno = 0;

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "astraeus/base/error.hpp"
+#include "astraeus/exec/fork_thread.hpp"
 
 namespace astraeus::exec {
 
@@ -149,6 +150,7 @@ private:
     RunnerConfig c_;
     std::map<Handle, Worker> workers_;
     Handle next_ = 1;
+    ForkThread fork_thread_;  ///< every worker is forked from it (PR_SET_PDEATHSIG follows it)
 };
 
 }  // namespace astraeus::exec

@@ -109,6 +109,12 @@ public:
     /// "commands_acked", "events", "wait_ms"?}; answers {"commands", "events_acked",
     /// "heartbeat_s"} or {"register": true}.
     ApiResult<nlohmann::json> agent_heartbeat(const Caller& c, std::string_view body);
+    /// POST /v1/agent/logs (service_agent_logs.cpp; docs/agents.md "Logs"): body {"name",
+    /// "chunks": [{"run", "attempt", "worker", "offset", "data" (base64)}]}, at most 512 KiB of
+    /// log bytes; appended to the worker's log under the data dir (agent_log_file.hpp). Answers
+    /// {"chunks": [{"run", "attempt", "worker", "have", "capped"} or {..., "error"}]}: `have` is
+    /// where the agent resumes. 400 bad body, 413 too much data, 409 not an agents service.
+    ApiResult<nlohmann::json> agent_logs(const Caller& c, std::string_view body);
     /// GET /v1/machines (operators and org admins; 403 otherwise): every machine with its
     /// state, pool, GPUs, drain, last heartbeat and the runs it holds.
     ApiResult<nlohmann::json> machines_list(const Caller& c);
@@ -228,6 +234,10 @@ private:
     void refresh_workspaces();
     void touch(RunMem& r);
     Seconds next_timed_event();
+    /// Where the service keeps a worker's log shipped by an agent: the local executor's layout
+    /// under the data dir (service_agent_logs.cpp).
+    std::string agent_log_path(const std::string& workspace, const std::string& run, int attempt,
+                               int worker) const;
     /// Runs (by id) whose gang has a straggler now; only running runs count.
     std::set<store::Id> runs_with_straggler(Seconds now) const;
 
@@ -255,6 +265,7 @@ private:
     bool stopping_ = false;
     bool loop_running_ = false;  ///< loop() is running (readiness)
     bool wake_ = false;
+    std::mutex agent_logs_mu_;  ///< serialises appends to shipped logs (not under mu_)
 
     store::OrgRec org_;
     store::ClusterRec cluster_;

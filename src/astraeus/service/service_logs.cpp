@@ -1,5 +1,5 @@
-// GET /v1/runs/{run}/logs: a worker's log of one attempt, read from the executor's log files,
-// visible only inside the run's workspace. Split from service_api.cpp.
+// GET /v1/runs/{run}/logs: a worker's log of one attempt, read from the executor's log files
+// (with agents: the service's copies of what they shipped), visible only inside the run's workspace. Split from service_api.cpp.
 #include <fstream>
 
 #include "astraeus/service/service.hpp"
@@ -75,6 +75,8 @@ ApiResult<json> Service::run_logs(const Caller& c, const std::string& name, cons
         run_name = r.rec.name;
         ws_name = workspaces_.at(r.rec.workspace_id).name;
         path = exec_->log_path(ws_name, run_name, static_cast<int>(attempt), static_cast<int>(worker));
+        if (path.empty() && agents_)  // shipped by the agents (service_agent_logs.cpp)
+            path = agent_log_path(ws_name, run_name, static_cast<int>(attempt), static_cast<int>(worker));
         done = r.ended() || attempt < r.rec.attempts || !r.holding();
     }
     if (path.empty())

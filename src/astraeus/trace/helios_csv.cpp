@@ -31,9 +31,9 @@ Result<Workload> read_helios(const std::string& path, SkipCounts* skips) {
         if (!id) return std::unexpected(id.error());
         auto gpus = integer(r, "gpu_num", 0);
         if (!gpus) return std::unexpected(gpus.error());
-        if (*gpus > std::int64_t{1} << 20)
-            return fail(table->where(r, "gpu_num") + ": implausible GPU count " +
-                        std::to_string(*gpus));
+        if (*gpus > kMaxGang)
+            return fail(table->where(r, "gpu_num") + ": expected at most " +
+                        std::to_string(kMaxGang) + " GPUs, got " + std::to_string(*gpus));
         const std::string vc(table->field(r, "vc"));
         if (vc.empty()) return fail(table->where(r, "vc") + ": empty virtual cluster name");
         const auto submit_text = table->field(r, "submit_time");
@@ -46,8 +46,9 @@ Result<Workload> read_helios(const std::string& path, SkipCounts* skips) {
         std::int64_t duration = 0;
         if (!duration_text.empty()) {
             const auto d = parse_double(duration_text);
-            if (!d || *d < 0 || *d > 1e15)
-                return fail(table->where(r, "duration") + ": expected seconds >= 0, got '" +
+            if (!d || *d < 0 || *d > static_cast<double>(kMaxTraceTime))
+                return fail(table->where(r, "duration") + ": expected seconds from 0 to " +
+                            std::to_string(kMaxTraceTime) + ", got '" +
                             std::string(duration_text) + "'");
             duration = std::llround(*d);
         }

@@ -99,8 +99,11 @@ Result<Workload> parse_native(std::string_view text, const std::string& source) 
             const auto weight = f.size() == 3 ? parse_double(f[2]) : std::nullopt;
             if (f.size() != 3 || f[1].empty())
                 return fail(at(i) + ": field 'tenant': expected #tenant,NAME,WEIGHT");
-            if (!weight || *weight <= 0)
-                return fail(at(i) + ": field 'tenant': expected a weight > 0, got '" + f[2] + "'");
+            // 0 is legal, as in a tenants file (docs/tenants.md): the tenant only borrows idle
+            // GPUs (a workspace of weight 0 exported by `astraeus trace export`).
+            if (!weight || !(*weight >= 0 && *weight <= kMaxWeight))
+                return fail(at(i) + ": field 'tenant': expected a weight from 0 to 1e15, got '" +
+                            f[2] + "'");
             if (!tenant_index.emplace(f[1], static_cast<int>(w.tenants.size())).second)
                 return fail(at(i) + ": field 'tenant': tenant '" + f[1] + "' declared twice");
             w.tenants.push_back({f[1], *weight});
@@ -153,23 +156,30 @@ Result<Workload> parse_native(std::string_view text, const std::string& source) 
         if (f.size() != header.size())
             return fail(at(i) + ": expected " + std::to_string(header.size()) + " fields, found " +
                         std::to_string(f.size()));
-        auto integer = [&](std::size_t c, std::int64_t min) -> Result<std::int64_t> {
+        // The upper bounds are the simulator's (model/workload.hpp): a value past them is named
+        // here with its line, not later by `simulate` with a job id only. A submit before the
+        // epoch (negative) is a valid workload (the round trip keeps it).
+        auto integer = [&](std::size_t c, std::int64_t min,
+                           std::int64_t max) -> Result<std::int64_t> {
             const auto v = parse_int(f[c]);
-            if (!v || *v < min)
-                return fail(at(i) + ": field '" + header[c] + "': expected an integer" +
-                            (min == INT64_MIN ? "" : " >= " + std::to_string(min)) + ", got '" +
-                            f[c] + "'");
+            if (!v || *v < min || *v > max) {
+                std::string range;
+                if (min != INT64_MIN)
+                    range = " from " + std::to_string(min) + " to " + std::to_string(max);
+                else if (max != INT64_MAX)
+                    range = " up to " + std::to_string(max);
+                return fail(at(i) + ": field '" + header[c] + "': expected an integer" + range +
+                            ", got '" + f[c] + "'");
+            }
             return *v;
         };
         Job j;
-        auto id = integer(0, INT64_MIN);
-        auto gpus = integer(2, 1);
-        auto submit = integer(3, INT64_MIN);
-        auto duration = integer(4, 0);
+        auto id = integer(0, INT64_MIN, INT64_MAX);
+        auto gpus = integer(2, 1, kMaxGang);
+        auto submit = integer(3, INT64_MIN, kMaxTraceTime);
+        auto duration = integer(4, 0, kMaxTraceTime);
         for (auto* v : {&id, &gpus, &submit, &duration})
             if (!*v) return std::unexpected(v->error());
-        if (*gpus > (std::int64_t{1} << 20))
-            return fail(at(i) + ": field 'gpus': implausible GPU count " + f[2]);
         const auto weight = parse_double(f[5]);
         if (!weight || *weight <= 0)
             return fail(at(i) + ": field 'weight': expected a number > 0, got '" + f[5] + "'");

@@ -18,9 +18,9 @@ Result<Workload> read_rfold(const std::string& path, SkipCounts* skips) {
     auto seconds = [&](std::size_t r, const std::string& col) -> Result<std::int64_t> {
         const auto text = table->field(r, col);
         const auto v = parse_double(text);
-        if (!v || *v < 0 || *v > 1e15)
-            return fail(table->where(r, col) + ": expected seconds >= 0, got '" +
-                        std::string(text) + "'");
+        if (!v || *v < 0 || *v > static_cast<double>(kMaxTraceTime))
+            return fail(table->where(r, col) + ": expected seconds from 0 to " +
+                        std::to_string(kMaxTraceTime) + ", got '" + std::string(text) + "'");
         return std::llround(*v);
     };
     Workload w;
@@ -31,8 +31,9 @@ Result<Workload> read_rfold(const std::string& path, SkipCounts* skips) {
             return fail(table->where(r, kId) + ": expected an integer >= 0, got '" +
                         std::string(table->field(r, kId)) + "'");
         const auto size = parse_int(table->field(r, kSize));
-        if (!size || *size < 0 || *size > (std::int64_t{1} << 20))
-            return fail(table->where(r, kSize) + ": expected a GPU count >= 0, got '" +
+        if (!size || *size < 0 || *size > kMaxGang)
+            return fail(table->where(r, kSize) + ": expected a GPU count from 0 to " +
+                        std::to_string(kMaxGang) + ", got '" +
                         std::string(table->field(r, kSize)) + "'");
         auto arrival = seconds(r, kArrival);
         if (!arrival) return std::unexpected(arrival.error());

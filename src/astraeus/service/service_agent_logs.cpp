@@ -1,0 +1,135 @@
+// POST /v1/agent/logs: the node agents ship their workers' log bytes here (docs/agents.md
+// "Logs"); the service appends them to its own copy of each log (service/agent_log_file.hpp),
+// which GET /runs/{run}/logs reads as it reads the local executor's logs. The run's names are
+// looked up under the service's lock; the files are written under agent_logs_mu_ only, so a
+// slow disk never holds the scheduler.
+#include <filesystem>
+
+#include "astraeus/base/base64.hpp"
+#include "astraeus/service/agent_log_file.hpp"
+#include "astraeus/service/log.hpp"
+#include "astraeus/service/service.hpp"
+#include "astraeus/service/service_state.hpp"
+
+namespace astraeus::service {
+
+using nlohmann::json;
+using namespace detail;
+
+namespace {
+
+constexpr std::size_t kMaxLogBytesPerRequest = 512 << 10;  // base64 in a 1 MiB body (http_server)
+constexpr std::size_t kMaxChunksPerRequest = 256;
+
+struct Chunk {
+    std::int64_t run = 0;
+    int attempt = 0;
+    int worker = 0;
+    std::int64_t offset = -1;  ///< -1: a question (where to resume), no data
+    std::string data;
+    std::string path;
+    std::string error;
+};
+
+}  // namespace
+
+std::string Service::agent_log_path(const std::string& workspace, const std::string& run, int attempt,
+                                    int worker) const {
+    return (std::filesystem::path(cfg_.data_dir) / "runs" / workspace / run / ("attempt-" + std::to_string(attempt)) /
+            ("worker-" + std::to_string(worker) + ".log"))
+        .string();
+}
+
+ApiResult<json> Service::agent_logs(const Caller& c, std::string_view body) {
+    if (!agents_)
+        return std::unexpected(
+            ApiError{409, "this service does not run node agents: start it with `astraeus serve --executor agents`"});
+    json b = json::parse(body, nullptr, false);
+    if (b.is_discarded() || !b.is_object()) return std::unexpected(bad("the body must be a JSON object"));
+    const std::string name = b.value("name", "");
+    auto cs = b.find("chunks");
+    if (cs == b.end() || !cs->is_array()) return std::unexpected(bad("'chunks' must be an array"));
+    if (cs->size() > kMaxChunksPerRequest)
+        return std::unexpected(bad("at most " + str(kMaxChunksPerRequest) + " chunks per request"));
+    std::vector<Chunk> chunks;
+    std::size_t total = 0;
+    for (const json& j : *cs) {
+        Chunk k;
+        if (!j.is_object() || !j.value("run", json()).is_number_integer() ||
+            !j.value("attempt", json()).is_number_integer() || !j.value("worker", json()).is_number_integer() ||
+            !j.value("offset", json()).is_number_integer())
+            return std::unexpected(bad("each chunk needs integer 'run', 'attempt', 'worker' and 'offset'"));
+        k.run = j["run"].get<std::int64_t>();
+        k.attempt = j["attempt"].get<int>();
+        k.worker = j["worker"].get<int>();
+        k.offset = j["offset"].get<std::int64_t>();
+        if (k.offset < -1) return std::unexpected(bad("'offset' must be -1 (a question) or a byte offset"));
+        auto data = base64_decode(j.value("data", ""));
+        if (!data) return std::unexpected(bad("'data': " + data.error().message));
+        k.data = std::move(*data);
+        if (k.offset < 0 && !k.data.empty()) return std::unexpected(bad("a chunk with offset -1 carries no data"));
+        total += k.data.size();
+        if (total > kMaxLogBytesPerRequest)
+            return std::unexpected(ApiError{413, "at most " + str(kMaxLogBytesPerRequest) + " bytes of logs per request"});
+        chunks.push_back(std::move(k));
+    }
+    {
+        std::lock_guard lk(mu_);
+        store::Id machine = 0;
+        for (const auto& [mid, n] : machine_names_)
+            if (n == name) machine = mid;
+        if (machine == 0) return std::unexpected(not_found("no machine named '" + name + "' (register first)"));
+        // A token ships the logs of its own machine only (the first use binds it, as a registration).
+        if (auto bound = bind_agent_token(c, name); !bound) return std::unexpected(bound.error());
+        for (Chunk& k : chunks) {
+            auto it = runs_.find(k.run);
+            if (it == runs_.end()) {
+                k.error = "no run with id " + str(k.run);
+                continue;
+            }
+            const RunMem& r = *it->second;
+            if (k.attempt < 1 || k.attempt > r.rec.attempts || k.worker < 0 || k.worker >= r.rec.workers) {
+                k.error = "run '" + r.rec.name + "' has no attempt " + str(k.attempt) + " worker " + str(k.worker);
+                continue;
+            }
+            // The attempt that runs now: only the machine its worker is placed on writes its log
+            // (an older attempt's worker was placed where its agent says; the token is the cluster's).
+            if (k.attempt == r.rec.attempts && r.holding() && static_cast<std::size_t>(k.worker) < r.parts.size()) {
+                bool here = false;
+                for (const auto& p : r.parts[static_cast<std::size_t>(k.worker)]) here = here || p.machine == machine;
+                if (!here) {
+                    k.error = "worker " + str(k.worker) + " of run '" + r.rec.name + "' is not placed on " + name;
+                    continue;
+                }
+            }
+            k.path = agent_log_path(workspaces_.at(r.rec.workspace_id).name, r.rec.name, k.attempt, k.worker);
+        }
+    }
+    json out = json::array();
+    std::lock_guard lk(agent_logs_mu_);
+    for (const Chunk& k : chunks) {
+        json a{{"run", k.run}, {"attempt", k.attempt}, {"worker", k.worker}};
+        if (k.error.empty()) {
+            const std::uint64_t cap = cfg_.local.runner.log_cap_bytes;
+            auto st = k.offset < 0 ? shipped_log_state(k.path, cap)
+                                   : append_shipped_log(k.path, static_cast<std::uint64_t>(k.offset), k.data, cap);
+            if (st) {
+                a["have"] = st->have;
+                a["capped"] = st->capped;
+                if (k.offset >= 0 && static_cast<std::uint64_t>(k.offset) > st->have)
+                    log(LogLevel::Warn, "agent.log_gap",
+                        {{"machine", name}, {"run", str(k.run)}, {"offset", str(k.offset)}, {"have", str(static_cast<std::int64_t>(st->have))}});
+            } else {
+                a["error"] = st.error().message;
+            }
+        } else {
+            a["error"] = k.error;
+        }
+        if (a.contains("error"))
+            log(LogLevel::Warn, "agent.log_refused", {{"machine", name}, {"error", a["error"].get<std::string>()}});
+        out.push_back(std::move(a));
+    }
+    return json{{"chunks", std::move(out)}};
+}
+
+}  // namespace astraeus::service
