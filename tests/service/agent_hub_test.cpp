@@ -98,6 +98,30 @@ TEST_F(Hub, LaunchesCarryTheGangsEnvironmentAndStartWhenAllAreUp) {
     EXPECT_EQ(h.executed_s(7, 110), 6);  // running since 104
 }
 
+TEST_F(Hub, TwoLiveGangsWithRankZeroOnOneMachineNeverShareAMasterPort) {
+    // Run 7 attempt 1 hashes to 29500 + (7*7 + 1) % 2000 = 29550; run 6 attempt 8 to
+    // 29500 + (6*7 + 8) % 2000 = 29550 as well. Both have rank 0 on m1: the second gets 29551.
+    ExecRun a = gang(1);
+    a.placement[0].gpus = {-1};
+    a.placement[1].gpus = {-1};
+    ExecRun b = a;
+    b.run = 6;
+    b.attempt = 8;
+    h.launch(101, a);
+    h.launch(101, b);
+    const json cmds = h.on_heartbeat(102, 1, hb("s1", 0))["commands"];
+    ASSERT_EQ(cmds.size(), 2u);
+    EXPECT_EQ(cmds[0]["run"], 7);
+    EXPECT_EQ(cmds[0]["master_port"], 29550);
+    EXPECT_EQ(cmds[1]["run"], 6);
+    EXPECT_EQ(cmds[1]["master_port"], 29551);
+    // Worker 1 of each gang (on m2) carries its own gang's port.
+    const json on2 = h.on_heartbeat(102, 2, hb("s2", 0))["commands"];
+    ASSERT_EQ(on2.size(), 2u);
+    EXPECT_EQ(on2[0]["master_port"], 29550);
+    EXPECT_EQ(on2[1]["master_port"], 29551);
+}
+
 TEST_F(Hub, AWorkerExitingNonZeroFailsTheGangAndTheOthersAreStopped) {
     h.launch(101, gang());
     h.on_heartbeat(102, 1, hb("s1", 1, json::array({ev(1, "started", 0)})));

@@ -87,32 +87,51 @@ void AgentHub::free_gpus(Run& r, int k) {
 
 void AgentHub::emit(ExecEvent e) { events_.push_back(e); }
 
-void AgentHub::send_launches(Run& r, std::int64_t run) {
-    const ExecRun& s = r.spec;
-    const std::string master =
-        s.placement.empty() ? "127.0.0.1" : machines_[s.placement.front().machine].addr;
-    const int port = c_.master_port_base +
-                     static_cast<int>((run * 7 + s.attempt) % std::max(1, c_.master_port_span));
-    std::map<std::int64_t, int> on_machine;
-    for (std::size_t k = 0; k < s.placement.size(); ++k) {
-        const std::int64_t mid = s.placement[k].machine;
-        json cmd;
-        cmd["op"] = "launch";
-        cmd["run"] = run;
-        cmd["attempt"] = s.attempt;
-        cmd["worker"] = k;
-        cmd["workers"] = s.workers;
-        cmd["run_name"] = s.run_name;
-        cmd["workspace"] = s.workspace;
-        cmd["gpus"] = r.w[k].gpus;
-        cmd["master_addr"] = master.empty() ? "127.0.0.1" : master;
-        cmd["master_port"] = port;
-        cmd["local_rank"] = on_machine[mid]++;
-        cmd["argv"] = s.argv;
-        cmd["env"] = s.env;
-        cmd["workdir"] = s.workdir;
-        command(mid, std::move(cmd));
+int AgentHub::master_port_for(std::int64_t run, const Run& r) const {
+    const int span = std::max(1, c_.master_port_span);
+    const int first = static_cast<int>((run * 7 + r.spec.attempt) % span);
+    if (r.spec.placement.empty()) return c_.master_port_base + first;
+    const std::int64_t rank0 = r.spec.placement.front().machine;
+    std::set<int> held;
+    for (const auto& [id, o] : runs_)
+        if (id != run && !o.ended && o.master_port > 0 && !o.spec.placement.empty() &&
+            o.spec.placement.front().machine == rank0)
+            held.insert(o.master_port);
+    for (int i = 0; i < span; ++i) {
+        const int port = c_.master_port_base + (first + i) % span;
+        if (!held.contains(port)) return port;
     }
+    return c_.master_port_base + first;  // more live gangs on one machine than ports: share
+}
+
+json AgentHub::launch_command(std::int64_t run, Run& r, std::size_t k) {
+    const ExecRun& s = r.spec;
+    if (r.master_port == 0) r.master_port = master_port_for(run, r);
+    const std::string master = s.placement.empty() ? "" : machines_[s.placement.front().machine].addr;
+    int local = 0;  // LOCAL_RANK: the run's workers before k on the same machine
+    for (std::size_t i = 0; i < k && i < s.placement.size(); ++i)
+        if (s.placement[i].machine == s.placement[k].machine) ++local;
+    json cmd;
+    cmd["op"] = "launch";
+    cmd["run"] = run;
+    cmd["attempt"] = s.attempt;
+    cmd["worker"] = k;
+    cmd["workers"] = s.workers;
+    cmd["run_name"] = s.run_name;
+    cmd["workspace"] = s.workspace;
+    cmd["gpus"] = r.w[k].gpus;
+    cmd["master_addr"] = master.empty() ? "127.0.0.1" : master;
+    cmd["master_port"] = r.master_port;
+    cmd["local_rank"] = local;
+    cmd["argv"] = s.argv;
+    cmd["env"] = s.env;
+    cmd["workdir"] = s.workdir;
+    return cmd;
+}
+
+void AgentHub::send_launches(Run& r, std::int64_t run) {
+    for (std::size_t k = 0; k < r.spec.placement.size(); ++k)
+        command(r.spec.placement[k].machine, launch_command(run, r, k));
 }
 
 void AgentHub::launch(Seconds t, const ExecRun& r) {
@@ -198,6 +217,7 @@ void AgentHub::restore(const ExecRun& r, ExecPhase phase, Seconds since_s, Secon
     x.phase = phase;
     x.executed_before = executed_s;
     x.running_since = phase == ExecPhase::Running ? since_s : -1;
+    x.master_port = master_port_for(r.run, x);  // what its launches carried, unless it collided
     x.w.resize(static_cast<std::size_t>(r.workers));
     for (std::size_t k = 0; k < x.w.size(); ++k) {
         x.w[k].st = phase == ExecPhase::Starting ? W::Launching : W::Up;
@@ -437,29 +457,7 @@ json AgentHub::on_register(Seconds t, std::int64_t id, const json& body) {
             if (r.spec.placement[k].machine != id || r.w[k].st == W::Gone || live.contains({run, static_cast<int>(k)}))
                 continue;
             if (r.w[k].st == W::Launching && r.phase == ExecPhase::Starting && !back) {
-                Run& x = r;
-                json cmd;
-                // re-send this worker's launch only
-                int local = 0;
-                for (std::size_t i = 0; i < k; ++i)
-                    if (x.spec.placement[i].machine == id) ++local;
-                const std::string master = machines_[x.spec.placement.front().machine].addr;
-                cmd["op"] = "launch";
-                cmd["run"] = run;
-                cmd["attempt"] = x.spec.attempt;
-                cmd["worker"] = k;
-                cmd["workers"] = x.spec.workers;
-                cmd["run_name"] = x.spec.run_name;
-                cmd["workspace"] = x.spec.workspace;
-                cmd["gpus"] = x.w[k].gpus;
-                cmd["master_addr"] = master.empty() ? "127.0.0.1" : master;
-                cmd["master_port"] = c_.master_port_base +
-                                     static_cast<int>((run * 7 + x.spec.attempt) % std::max(1, c_.master_port_span));
-                cmd["local_rank"] = local;
-                cmd["argv"] = x.spec.argv;
-                cmd["env"] = x.spec.env;
-                cmd["workdir"] = x.spec.workdir;
-                command(id, std::move(cmd));
+                command(id, launch_command(run, r, k));  // re-send this worker's launch only
                 continue;
             }
             r.w[k].exit_code = -1;

@@ -36,7 +36,9 @@ namespace astraeus::exec {
 struct AgentHubConfig {
     Seconds heartbeat_s = 2;     ///< how often agents heartbeat (told at registration)
     Seconds lost_after_s = 30;   ///< an agent silent this long: its machine is lost
-    int master_port_base = 29500;  ///< MASTER_PORT = base + (run * 7 + attempt) % span
+    /// MASTER_PORT of an attempt: base + (run * 7 + attempt) % span, or the next port of the
+    /// span that no other live run with the same rank-0 machine holds (see master_port_for).
+    int master_port_base = 29500;
     int master_port_span = 2000;
     int max_wait_ms = 0;           ///< heartbeat long-poll cap (0: none)
 };
@@ -103,6 +105,7 @@ private:
         Seconds executed_before = 0;
         bool limit_sent = false;
         bool ended = false;  ///< Finished / StopDone / Released reported
+        int master_port = 0;  ///< MASTER_PORT sent to its workers (0: not chosen yet)
     };
     struct Machine {
         std::string name;
@@ -121,6 +124,13 @@ private:
     void emit(ExecEvent e);
     void command(std::int64_t machine, nlohmann::json cmd);
     void send_launches(Run& r, std::int64_t run);
+    /// The launch command of worker k of `run` (its rank, local rank, GPUs, master address and
+    /// port); chooses the run's master port first if it has none.
+    nlohmann::json launch_command(std::int64_t run, Run& r, std::size_t k);
+    /// A MASTER_PORT for `run`: the hashed port of its attempt, or the next one in the span not
+    /// held by another live run whose rank 0 is on the same machine (so two gangs never share a
+    /// rendezvous port on one machine while both run).
+    int master_port_for(std::int64_t run, const Run& r) const;
     void signal_workers(std::int64_t run, Run& r, const char* op);
     void worker_event(Seconds t, std::int64_t machine, const nlohmann::json& ev);
     void worker_gone(Seconds t, std::int64_t run, Run& r, int k);
