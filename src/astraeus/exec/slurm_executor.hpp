@@ -66,6 +66,7 @@ public:
     void set_machines(const std::vector<std::int64_t>& ids, Seconds t) override;
     void attach(std::function<Seconds()> now, std::function<void()> wake) override;
     bool runs_commands() const override { return true; }
+    bool holds_from_start() const override { return true; }
     std::string log_path(const std::string& workspace, const std::string& run, int attempt,
                          int worker) const override;
 
@@ -84,7 +85,12 @@ private:
         bool requeue_sent = false;
         std::uint32_t restarts_at_launch = 0;
         Seconds forgotten_at = -1;     ///< Parked and forgotten: cancel unless relaunched
+        Seconds segment_end_s = -1;    ///< when Slurm ended the current segment (-1: not yet)
     };
+    /// The newest Slurm job of run `r` (its name and its working directory, the run's folder),
+    /// for a run this process has no job of: after a restart of the service. Jobs that ended
+    /// before `since_s` are not its (a run name used again). Nullopt: none, or Slurm unreachable.
+    std::optional<slurm::JobInfo> find_job(const ExecRun& r, Seconds since_s) const;
     void loop();
     void poll_jobs(Seconds now, std::vector<ExecEvent>& out);
     void poll_nodes(Seconds now, std::vector<ExecEvent>& out);
