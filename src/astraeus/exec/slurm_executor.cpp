@@ -407,6 +407,13 @@ void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
                     // Requeued by Slurm (a node failure): its segment ended by this poll. Ended
                     // for good: at Slurm's end time. Failed: the segment ends at our requeue.
                     const bool finished = j.state == slurm::JobState::Complete && j.exit_code == 0 && !requeued_by_slurm;
+                    if (s.phase == Phase::Starting && !requeued_by_slurm && j.start_s > 0 && !j.nodes.empty()) {
+                        // It ran and ended between two looks (a restart of the service): its
+                        // segment started first.
+                        s.running_since = j.start_s;
+                        for (int w = 0; w < s.r.workers; ++w) ev(ExecEvent::Kind::WorkerStarted, w, j.start_s);
+                        ev(ExecEvent::Kind::Started, -1, j.start_s)->level = -1;
+                    }
                     if (requeued_by_slurm) s.segment_end_s = t;
                     const Seconds end = finished && j.end_s > 0 ? j.end_s : t;
                     if (s.running_since >= 0) s.executed_s += std::max<Seconds>(0, end - s.running_since);

@@ -13,6 +13,13 @@
 // COMPLETED with exit 0 -> Finished; any other end (FAILED, NODE_FAIL, TIMEOUT, CANCELLED by
 // someone else, OUT_OF_MEMORY), or a requeue by Slurm itself (node failure), -> Failed, the job
 // requeued held, then Released; nodes DOWN/FAIL or DRAIN -> MachineLost, back -> MachineBack.
+// Times: events carry Slurm's times where it records them (Started at the job's start_time,
+// Finished at its end_time, StopDone/Released at the requeue that ended the segment), so that the
+// service's ledger, which holds a run's GPUs from Started to the end event (holds_from_start()),
+// equals Slurm's accounting of each segment (docs/slurm.md, "Accounting").
+// Restarts: restore() of a run this process has no job of adopts the run's job, found by its name
+// (astraeus-<run>) and working directory (the run's folder), in the phase the service stored;
+// launch() resumes a held job found the same way instead of submitting another one.
 // Machines: the service's machines of `--executor slurm` are the partitions' nodes, in order
 // (slurm_machines()); the executor maps the service's machine ids to node names in that order.
 // Worker environment (set in the job; docs/slurm.md): ASTRAEUS_RUN, ASTRAEUS_WORKSPACE,
