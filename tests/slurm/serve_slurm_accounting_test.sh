@@ -119,8 +119,7 @@ allowed = sum(16 * (60 if a // 60 != s // 60 else abs(a - s)) for a, s in pairs)
 # The run's end: the service ends it at its last segment's End (StopDone), counting the last
 # partial minute in the state it ended from (held); Slurm's records end it when the held job
 # was cancelled, after a wait, so import-slurm counts that partial minute as waiting.
-end_slurm = max(t(r[col["End"]]) for r in rows)
-if rows[-1][col["NodeList"]] == "None assigned" and end_slurm // 60 == segs[-1][1] // 60:
+if rows[-1][col["NodeList"]] == "None assigned":
     allowed += 16 * (segs[-1][1] - max(segs[-1][1] // 60 * 60, pairs[0][0]))  # from the service's submission if later
 print(f"held GPU-seconds: service ledger {ledger}, import-slurm {imported} (Slurm exact: {exact}); "
       f"difference {ledger - imported}, allowed {allowed} (boundaries {pairs})")

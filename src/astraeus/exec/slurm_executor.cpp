@@ -72,6 +72,7 @@ SlurmExecutor::~SlurmExecutor() {
         quit_ = true;
         for (const auto& [run, st] : runs_)  // held jobs kept for a resume that will not come
             if (st.phase == Phase::Parked && st.forgotten_at >= 0 && st.job != 0) (void)client_.cancel(st.job);
+        for (const auto& [job, since] : orphans_) (void)client_.cancel(job);
     }
     cv_.notify_all();
     if (thread_.joinable()) thread_.join();
@@ -86,7 +87,6 @@ void SlurmExecutor::attach(std::function<Seconds()> now, std::function<void()> w
 Seconds SlurmExecutor::now() const { return now_ ? now_() : wall_now(); }
 
 void SlurmExecutor::set_machines(const std::vector<std::int64_t>& ids, Seconds t) {
-    (void)t;
     std::lock_guard lock(mu_);
     std::vector<std::int64_t> sorted = ids;
     std::sort(sorted.begin(), sorted.end());
@@ -96,8 +96,20 @@ void SlurmExecutor::set_machines(const std::vector<std::int64_t>& ids, Seconds t
             if (k >= sorted.size()) break;
             machine_node_[sorted[k]] = n.name;
             node_machine_[n.name] = sorted[k];
+            node_up_[n.name] = true;  // as the service takes them (below: those that are not)
             ++k;
         }
+    // The service takes them all as up: nodes down or drained now (at a restart of the service,
+    // one drained meanwhile) are lost machines before its first round places anything on them.
+    std::vector<ExecEvent> lost;
+    poll_nodes(t, lost);
+    for (auto& e : lost) events_.push_back(e);
+    // Held jobs an earlier process kept for a resume (restore() and launch() claim theirs).
+    if (auto jobs = client_.jobs())
+        for (const auto& j : *jobs)
+            if (j.name.starts_with("astraeus-") && j.work_dir.starts_with(c_.runs_dir + "/") &&
+                j.state == slurm::JobState::Pending && j.held)
+                orphans_[j.id] = wall_now();
 }
 
 std::string SlurmExecutor::node_of(const WorkerPlacement& p) const {
@@ -177,6 +189,7 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
             // A job kept held for a resume by an earlier process of the service (a restart
             // between the requeue and this placement): resumed, not submitted again.
             if (auto j = find_job(r, 0); j && j->state == slurm::JobState::Pending && j->held) {
+                orphans_.erase(j->id);
                 s.job = j->id;
                 s.restarts_at_launch = 0;
             }
@@ -276,6 +289,7 @@ void SlurmExecutor::restore(const ExecRun& r, ExecPhase phase, Seconds since_s, 
         // times). Without a job the attempt ends here, as with the local executor.
         if (auto j = find_job(r, since_s)) {
             RunState& s = runs_[r.run];
+            orphans_.erase(j->id);
             s.r = r;
             s.job = j->id;
             s.executed_s = executed_s;
@@ -364,6 +378,14 @@ std::optional<slurm::JobInfo> SlurmExecutor::find_job(const ExecRun& r, Seconds 
 }
 
 void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
+    for (auto it = orphans_.begin(); it != orphans_.end();) {
+        if (wall_now() - it->second < 60 + c_.grace_s) {
+            ++it;
+            continue;
+        }
+        (void)client_.cancel(it->first);
+        it = orphans_.erase(it);
+    }
     bool any = false;
     for (const auto& [id, s] : runs_) any = any || (s.job != 0 && s.phase != Phase::Done);
     if (!any) return;

@@ -123,6 +123,10 @@ private:
     std::map<std::string, bool> node_up_;
     std::deque<ExecEvent> events_;
     Seconds last_nodes_poll_ = 0;
+    /// Held jobs of this data directory found at start that no run has claimed yet (job id ->
+    /// when found): an earlier process kept them for a resume. Cancelled when still unclaimed
+    /// 60 s + the grace later (the run ended, or its placement is far off), or at shutdown.
+    std::map<std::uint32_t, Seconds> orphans_;
     std::thread thread_;
 };
 
