@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -363,6 +364,11 @@ std::uint32_t SlurmExecutor::job_of(std::int64_t run) const {
     return it == runs_.end() ? 0 : it->second.job;
 }
 
+Seconds SlurmExecutor::slurm_time(Seconds slurm_s, Seconds t) const {
+    // Slurm's clock is the real one; the service's may run faster (time_scale > 1, tests).
+    return slurm_s > 0 && std::abs(t - wall_now()) <= 2 ? slurm_s : t;
+}
+
 std::optional<slurm::JobInfo> SlurmExecutor::find_job(const ExecRun& r, Seconds since_s) const {
     auto jobs = client_.jobs();
     if (!jobs) return std::nullopt;
@@ -420,7 +426,7 @@ void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
             case Phase::Running:
                 if (s.phase == Phase::Starting && j.state == slurm::JobState::Running) {
                     // The segment's start as Slurm records it (sacct's Start), not this poll's.
-                    const Seconds start = j.start_s > 0 ? j.start_s : t;
+                    const Seconds start = slurm_time(j.start_s, t);
                     s.phase = Phase::Running;
                     s.running_since = start;
                     for (int w = 0; w < s.r.workers; ++w) ev(ExecEvent::Kind::WorkerStarted, w, start);
@@ -430,14 +436,15 @@ void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
                     // for good: at Slurm's end time. Failed: the segment ends at our requeue.
                     const bool finished = j.state == slurm::JobState::Complete && j.exit_code == 0 && !requeued_by_slurm;
                     if (s.phase == Phase::Starting && !requeued_by_slurm && j.start_s > 0 && !j.nodes.empty()) {
+                        const Seconds start = slurm_time(j.start_s, t);
                         // It ran and ended between two looks (a restart of the service): its
                         // segment started first.
-                        s.running_since = j.start_s;
-                        for (int w = 0; w < s.r.workers; ++w) ev(ExecEvent::Kind::WorkerStarted, w, j.start_s);
-                        ev(ExecEvent::Kind::Started, -1, j.start_s)->level = -1;
+                        s.running_since = start;
+                        for (int w = 0; w < s.r.workers; ++w) ev(ExecEvent::Kind::WorkerStarted, w, start);
+                        ev(ExecEvent::Kind::Started, -1, start)->level = -1;
                     }
                     if (requeued_by_slurm) s.segment_end_s = t;
-                    const Seconds end = finished && j.end_s > 0 ? j.end_s : t;
+                    const Seconds end = finished ? slurm_time(j.end_s, t) : t;
                     if (s.running_since >= 0) s.executed_s += std::max<Seconds>(0, end - s.running_since);
                     s.running_since = -1;
                     auto* x = ev(ExecEvent::Kind::WorkerExited, 0);
@@ -462,14 +469,14 @@ void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
                     } else {
                         // At the segment's end (sacct's End: our requeue), not this poll's time.
                         ev(s.phase == Phase::Stopping ? ExecEvent::Kind::StopDone : ExecEvent::Kind::Released, -1,
-                           s.segment_end_s);
+                           std::min(s.segment_end_s, t));
                         s.phase = Phase::Parked;
                     }
                 } else if (!s.requeue_sent &&
                            ((final_state(j.state) && !j.completing) ||
                             (j.state == slurm::JobState::Running &&
                              (s.phase == Phase::Failed || wall_now() >= s.stop_deadline)))) {
-                    const Seconds at = wall_now();
+                    const Seconds at = slurm_time(wall_now(), t);
                     if (client_.requeue_hold(s.job)) {
                         s.requeue_sent = true;
                         s.segment_end_s = at;  // Slurm ends the segment at the requeue

@@ -98,6 +98,9 @@ private:
     /// for a run this process has no job of: after a restart of the service. Jobs that ended
     /// before `since_s` are not its (a run name used again). Nullopt: none, or Slurm unreachable.
     std::optional<slurm::JobInfo> find_job(const ExecRun& r, Seconds since_s) const;
+    /// A time Slurm recorded (`slurm_s`, real clock) as the service's, seen at `t`: itself when
+    /// the service's clock is the real one (time_scale 1), else `t` (and `t` when unknown, 0).
+    Seconds slurm_time(Seconds slurm_s, Seconds t) const;
     void loop();
     void poll_jobs(Seconds now, std::vector<ExecEvent>& out);
     void poll_nodes(Seconds now, std::vector<ExecEvent>& out);
