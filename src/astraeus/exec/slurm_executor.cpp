@@ -73,7 +73,7 @@ SlurmExecutor::~SlurmExecutor() {
         quit_ = true;
         for (const auto& [run, st] : runs_)  // held jobs kept for a resume that will not come
             if (st.phase == Phase::Parked && st.forgotten_at >= 0 && st.job != 0) (void)client_.cancel(st.job);
-        for (const auto& [job, since] : orphans_) (void)client_.cancel(job);
+        for (const auto& [job, o] : orphans_) (void)client_.cancel(job);
     }
     cv_.notify_all();
     if (thread_.joinable()) thread_.join();
@@ -110,7 +110,7 @@ void SlurmExecutor::set_machines(const std::vector<std::int64_t>& ids, Seconds t
         for (const auto& j : *jobs)
             if (j.name.starts_with("astraeus-") && j.work_dir.starts_with(c_.runs_dir + "/") &&
                 j.state == slurm::JobState::Pending && j.held)
-                orphans_[j.id] = wall_now();
+                orphans_[j.id] = {wall_now(), j.name, j.work_dir};
 }
 
 std::string SlurmExecutor::node_of(const WorkerPlacement& p) const {
@@ -189,9 +189,12 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
         if (s.job == 0) {
             // A job kept held for a resume by an earlier process of the service (a restart
             // between the requeue and this placement): resumed, not submitted again.
-            if (auto j = find_job(r, 0); j && j->state == slurm::JobState::Pending && j->held) {
-                orphans_.erase(j->id);
-                s.job = j->id;
+            std::uint32_t newest = 0;
+            for (const auto& [job, o] : orphans_)
+                if (o.name == "astraeus-" + r.run_name && o.work_dir == run_dir(r)) newest = std::max(newest, job);
+            if (newest != 0) {
+                orphans_.erase(newest);
+                s.job = newest;
                 s.restarts_at_launch = 0;
             }
         }
@@ -385,7 +388,7 @@ std::optional<slurm::JobInfo> SlurmExecutor::find_job(const ExecRun& r, Seconds 
 
 void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
     for (auto it = orphans_.begin(); it != orphans_.end();) {
-        if (wall_now() - it->second < 60 + c_.grace_s) {
+        if (wall_now() - it->second.found_s < 60 + c_.grace_s) {
             ++it;
             continue;
         }

@@ -19,7 +19,8 @@
 // equals Slurm's accounting of each segment (docs/slurm.md, "Accounting").
 // Restarts: restore() of a run this process has no job of adopts the run's job, found by its name
 // (astraeus-<run>) and working directory (the run's folder), in the phase the service stored;
-// launch() resumes a held job found the same way instead of submitting another one.
+// launch() resumes a held job left by an earlier process (found the same way at start) instead of
+// submitting another one.
 // Machines: the service's machines of `--executor slurm` are the partitions' nodes, in order
 // (slurm_machines()); the executor maps the service's machine ids to node names in that order.
 // Worker environment (set in the job; docs/slurm.md): ASTRAEUS_RUN, ASTRAEUS_WORKSPACE,
@@ -129,7 +130,11 @@ private:
     /// Held jobs of this data directory found at start that no run has claimed yet (job id ->
     /// when found): an earlier process kept them for a resume. Cancelled when still unclaimed
     /// 60 s + the grace later (the run ended, or its placement is far off), or at shutdown.
-    std::map<std::uint32_t, Seconds> orphans_;
+    struct Orphan {
+        Seconds found_s = 0;
+        std::string name, work_dir;
+    };
+    std::map<std::uint32_t, Orphan> orphans_;
     std::thread thread_;
 };
 
