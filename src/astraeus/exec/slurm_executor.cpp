@@ -446,7 +446,7 @@ void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
                         for (int w = 0; w < s.r.workers; ++w) ev(ExecEvent::Kind::WorkerStarted, w, start);
                         ev(ExecEvent::Kind::Started, -1, start)->level = -1;
                     }
-                    if (requeued_by_slurm) s.segment_end_s = t;
+                    if (requeued_by_slurm) s.segment_end_s = wall_now();
                     const Seconds end = finished ? slurm_time(j.end_s, t) : t;
                     if (s.running_since >= 0) s.executed_s += std::max<Seconds>(0, end - s.running_since);
                     s.running_since = -1;
@@ -466,20 +466,20 @@ void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
             case Phase::Stopping:
             case Phase::Failed:
                 if (j.state == slurm::JobState::Pending) {
-                    if (s.segment_end_s < 0) s.segment_end_s = t;  // requeued by someone else
+                    if (s.segment_end_s < 0) s.segment_end_s = wall_now();  // requeued by someone else
                     if (!j.held) {
                         (void)client_.hold(s.job);
                     } else {
                         // At the segment's end (sacct's End: our requeue), not this poll's time.
                         ev(s.phase == Phase::Stopping ? ExecEvent::Kind::StopDone : ExecEvent::Kind::Released, -1,
-                           std::min(s.segment_end_s, t));
+                           slurm_time(s.segment_end_s, t));
                         s.phase = Phase::Parked;
                     }
                 } else if (!s.requeue_sent &&
                            ((final_state(j.state) && !j.completing) ||
                             (j.state == slurm::JobState::Running &&
                              (s.phase == Phase::Failed || wall_now() >= s.stop_deadline)))) {
-                    const Seconds at = slurm_time(wall_now(), t);
+                    const Seconds at = wall_now();
                     if (client_.requeue_hold(s.job)) {
                         s.requeue_sent = true;
                         s.segment_end_s = at;  // Slurm ends the segment at the requeue

@@ -93,7 +93,8 @@ private:
         bool requeue_sent = false;
         std::uint32_t restarts_at_launch = 0;
         Seconds forgotten_at = -1;     ///< Parked and forgotten: cancel unless relaunched
-        Seconds segment_end_s = -1;    ///< when Slurm ended the current segment (-1: not yet)
+        Seconds segment_end_s = -1;    ///< when Slurm ended the current segment, real clock
+                                       ///< (-1: not yet)
     };
     /// The newest Slurm job of run `r` (its name and its working directory, the run's folder),
     /// for a run this process has no job of: after a restart of the service. Jobs that ended
