@@ -1,18 +1,25 @@
 #!/bin/bash
 # Accounting cross-check of `astraeus serve --executor slurm` (real clock, time_scale 1): a 2-node
 # gang runs, one of its nodes is drained (a lost machine: attempt 1 fails, Slurm's segment is
-# requeued), it is placed again (attempt 2) and stopped by its owner. Each attempt Astraeus records
-# (the store's attempts: placed at .. ended at) is compared with Slurm's record of the same
-# segment (`sacct -D`: Start .. End, AllocTRES gres/gpu=16; the last record, cancelled while held,
-# has no nodes and is not a segment): the same number of segments, each
-# end within TOL seconds (default 3; measured +0..+2 s: Astraeus places before Slurm starts the job
-# (0.7 s p50, and a resume waits for StartTime = now + 1), at 1-s resolution,
-# and ends the attempt when it decides, before Slurm has ended the segment), and the GPU-seconds
-# within 16 x 2 x TOL. The measured differences are printed. Skipped (77) without the cluster.
+# requeued), it is placed again (attempt 2) and stopped by its owner. Checked against Slurm's own
+# record of the same job (`sacct -D`: every segment's Start .. End, AllocTRES gres/gpu=16):
+#  1. each attempt Astraeus records (the store's attempts: started at .. ended at, which for the
+#     Slurm executor are the times its ledger holds the GPUs) against the same segment: the same
+#     number, each start and end within TOL seconds (default 1);
+#  2. the run's held GPU-seconds: to the second (the attempts x 16 GPUs against import-slurm's
+#     slurm_allocated_gpu_seconds, within 16 x the boundary differences of 1.), and as minute
+#     counts: the service's ledger (GET /runs/acct/goodput) against `astraeus goodput
+#     import-slurm` of the same sacct records (--by run --json), the same up to
+#     the tolerance that the per-boundary differences imply for the minute count, computed here:
+#     a boundary (submission, each start, each end) whose two times fall in different UTC
+#     minutes can move a whole minute (60 s x 16 GPUs), one in the same minute only its seconds
+#     (|difference| x 16); and the run's end: the service ends it at its last segment's End, the
+#     records when its held job was cancelled, so their last partial minute may differ (held vs
+#     waiting). The measured differences are printed. Skipped (77) without the cluster.
 # usage: serve_slurm_accounting_test.sh ASTRAEUS_BINARY
 set -uo pipefail
 BIN=$1
-TOL=${TOL:-3}
+TOL=${TOL:-1}
 . "$(dirname "$0")/slurm_test_env.sh"
 slurm_cluster_or_skip sacct
 export TZ=UTC
@@ -60,19 +67,29 @@ scontrol update NodeName="$node" State=RESUME
 sleep 3
 curl -sS -X POST -H "Authorization: Bearer $ML" -H "Content-Type: application/json" --data "" "$API/runs/acct/stop" > /dev/null
 waitfor 300 is 'stopped 2' || fail "not stopped"
-waitfor 100 bash -c "[ \$(sacct -a -X -D -n -P -j $job --format=Start | grep -vc Unknown) -ge 2 ]"
-sleep 1
-sacct -a -X -D -P -j "$job" --format=JobID,State,Start,End,NodeList,AllocTRES > "$T/sacct.txt"
+curl -sS -H "Authorization: Bearer $ML" "$API/runs/acct/goodput" > "$T/ledger.json"
+# The service cancels the job it kept held for a resume when it shuts down: the job's records
+# are then complete (its last record: the held wait after the last segment, cancelled).
+kill -TERM "$SERVER_PID"; wait "$SERVER_PID"; SERVER_PID=""
+waitfor 100 bash -c "sacct -a -X -D -n -P -j $job --format=State | grep -q CANCELLED"
+sacct -a -X -D -P -j "$job" \
+  --format=JobID,JobName,Account,Partition,State,Submit,Start,End,NodeList,AllocTRES,ReqTRES > "$T/sacct.txt"
 cat "$T/sacct.txt"
 sqlite3 "$DATA/astraeus.db" "SELECT a.number, a.started_s, a.ended_s, a.outcome FROM attempts a JOIN runs r ON r.id = a.run_id WHERE r.name = 'acct' ORDER BY a.number" > "$T/attempts.txt"
+sqlite3 "$DATA/astraeus.db" "SELECT submitted_s FROM runs WHERE name = 'acct'" > "$T/submitted.txt"
 cat "$T/attempts.txt"
-python3 - "$T/sacct.txt" "$T/attempts.txt" "$TOL" <<'PY'
-import re, sys
+"$BIN" goodput import-slurm "$T/sacct.txt" --by run --json > "$T/import.json" 2> "$T/import.err" ||
+  { cat "$T/import.err"; fail "import-slurm of the sacct records"; }
+python3 - "$T/sacct.txt" "$T/attempts.txt" "$TOL" "$T/ledger.json" "$T/import.json" "$job" "$(cat "$T/submitted.txt")" <<'PY'
+import json, re, sys
 from datetime import datetime, timezone
 tol = float(sys.argv[3])
 def t(s): return int(datetime.strptime(s, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp())
-rows = [l.rstrip("\n").split("|") for l in open(sys.argv[1])][1:]
-segs = [(t(r[2]), t(r[3]), int(re.search(r"gres/gpu=(\d+)", r[5]).group(1))) for r in rows if r[2] not in ("Unknown", "None") and r[4] != "None assigned"]
+lines = [l.rstrip("\n").split("|") for l in open(sys.argv[1])]
+col = {h: i for i, h in enumerate(lines[0])}
+rows = lines[1:]
+segs = [(t(r[col["Start"]]), t(r[col["End"]]), int(re.search(r"gres/gpu=(\d+)", r[col["AllocTRES"]]).group(1)))
+        for r in rows if r[col["Start"]] not in ("Unknown", "None") and r[col["NodeList"]] != "None assigned"]
 atts = [tuple(int(x) for x in l.split("|")[1:3]) for l in open(sys.argv[2]) if l.strip()]
 print("slurm segments:", segs); print("astraeus attempts:", atts)
 assert len(segs) == len(atts) == 2, (segs, atts)
@@ -83,5 +100,29 @@ for (s0, s1, g), (a0, a1) in zip(segs, atts):
     print(f"segment {s0}..{s1} ({g} GPUs, {g*(s1-s0)} GPU-s) vs attempt {a0}..{a1} ({16*(a1-a0)} GPU-s): start {d0:+d} s, end {d1:+d} s")
     assert g == 16, g
     assert abs(d0) <= tol and abs(d1) <= tol, (d0, d1)
-print(f"PASS: every segment within {worst} s of Astraeus' attempt (tolerance {tol} s)")
+print(f"per segment: every start and end within {worst} s of Slurm's (tolerance {tol:g} s)")
+# 2. The service's ledger against import-slurm of the same records, per run (held GPU-seconds).
+ledger = round(json.load(open(sys.argv[4]))["allocated_gpu_hours"] * 3600)
+imp = {r["run"]: r for r in json.load(open(sys.argv[5]))["rows"]}[sys.argv[6]]
+imported = round(imp["allocated_gpu_hours"] * 3600)
+exact = imp["slurm_allocated_gpu_seconds"]
+assert exact == sum(g * (s1 - s0) for s0, s1, g in segs), (exact, segs)
+# To the second: the service's held GPU-seconds (its attempts, 16 GPUs each) against import-slurm's
+# exact figure, within 16 x the start and end differences (at most 2 x 16 x TOL per segment).
+held_s = sum(16 * (a1 - a0) for a0, a1 in atts)
+exact_allowed = sum(16 * (abs(s0 - a0) + abs(s1 - a1)) for (s0, s1, _), (a0, a1) in zip(segs, atts))
+print(f"held GPU-seconds to the second: service {held_s}, import-slurm {exact} (allowed difference {exact_allowed})")
+assert abs(held_s - exact) <= exact_allowed, (held_s, exact, exact_allowed)
+submit_slurm = min(t(r[col["Submit"]]) for r in rows)
+pairs = [(int(sys.argv[7]), submit_slurm)] + [(a, s) for (s0, s1, _), (a0, a1) in zip(segs, atts) for a, s in ((a0, s0), (a1, s1))]
+allowed = sum(16 * (60 if a // 60 != s // 60 else abs(a - s)) for a, s in pairs)
+# The run's end: the service ends it at its last segment's End (StopDone), counting the last
+# partial minute in the state it ended from (held); Slurm's records end it when the held job
+# was cancelled, after a wait, so import-slurm counts that partial minute as waiting.
+if rows[-1][col["NodeList"]] == "None assigned":
+    allowed += 16 * (segs[-1][1] - max(segs[-1][1] // 60 * 60, pairs[0][0]))  # from the service's submission if later
+print(f"held GPU-seconds: service ledger {ledger}, import-slurm {imported} (Slurm exact: {exact}); "
+      f"difference {ledger - imported}, allowed {allowed} (boundaries {pairs})")
+assert abs(ledger - imported) <= allowed, (ledger, imported, allowed)
+print("PASS")
 PY

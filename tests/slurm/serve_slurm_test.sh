@@ -106,7 +106,7 @@ post "$VI" /runs '{"name": "other", "workers": 2, "gpus_per_worker": 8, "command
 check "vision's run starts after a lease end" waitfor 300 is_state "$VI" other running
 victim=""
 for r in gang fill; do [ "$(state "$ML" $r)" = pending ] && victim=$r; done
-check "one ml run was preempted (${victim:-none})" test -n "$victim"
+check "one ml run was preempted (${victim:-none}; gang $(state "$ML" gang), fill $(state "$ML" fill))" test -n "$victim"
 victim=${victim:-gang}
 check "it checkpointed on the signal" waitfor 100 grep -q 'checkpoint saved at step' "$DATA/runs/ml/$victim/attempt-1/worker-0.log"
 # (ASTRAEA may already have placed it again: then Slurm shows the requeue in its restart count)

@@ -125,6 +125,13 @@ public:
     }
     /// Whether the executor runs `argv` commands (false: the simulated one ignores them).
     virtual bool runs_commands() const { return false; }
+    /// Whether a run holds its GPUs only from its Started event to its attempt's end event
+    /// (StopDone, Released, Finished), as with Slurm, which allocates at the job's start and
+    /// frees at the segment's end: the service's count then places the workers at Started (the
+    /// time between the decision and Started waits, not held) and the attempt record takes the
+    /// Started and end events' times as its bounds. The executor stamps those events with the
+    /// times its resource manager records (docs/slurm.md, "Accounting").
+    virtual bool holds_from_start() const { return false; }
     /// Latest GPU utilization of (machine, gpu index) in percent, -1 when not sampled.
     virtual double gpu_utilization(std::int64_t machine, int gpu) const {
         (void)machine, (void)gpu;

@@ -171,6 +171,7 @@ Result<std::vector<JobInfo>> SlurmClient::jobs() const {
         JobInfo o;
         o.id = j.job_id;
         o.name = str(j.name);
+        o.work_dir = str(j.work_dir);
         const std::uint32_t base = j.job_state & JOB_STATE_BASE;
         o.state = base < static_cast<std::uint32_t>(JobState::Unknown) ? static_cast<JobState>(base)
                                                                        : JobState::Unknown;

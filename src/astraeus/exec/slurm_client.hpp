@@ -40,6 +40,7 @@ const char* to_string(JobState s);
 struct JobInfo {
     std::uint32_t id = 0;
     std::string name;
+    std::string work_dir;        ///< the job's working directory (Astraeus: the run's folder)
     JobState state = JobState::Unknown;
     bool completing = false;     ///< JOB_COMPLETING: processes still being cleaned up
     bool held = false;           ///< priority 0 (held by admin/user or requeued held)

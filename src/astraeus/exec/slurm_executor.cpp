@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
@@ -56,6 +57,9 @@ Result<std::vector<SlurmPool>> slurm_machines(const slurm::SlurmClient& c) {
 SlurmExecutor::SlurmExecutor(SlurmExecutorConfig c, slurm::SlurmClient client,
                              std::vector<SlurmPool> pools)
     : c_(std::move(c)), client_(std::move(client)), pools_(std::move(pools)) {
+    // Absolute: it is the jobs' working directory, by which a restarted service finds them.
+    std::error_code ec;
+    if (auto abs = std::filesystem::absolute(c_.runs_dir, ec); !ec) c_.runs_dir = abs.lexically_normal().string();
     for (const auto& p : pools_)
         for (const auto& n : p.nodes) {
             node_addr_[n.name] = n.addr.empty() ? n.name : n.addr;
@@ -69,6 +73,7 @@ SlurmExecutor::~SlurmExecutor() {
         quit_ = true;
         for (const auto& [run, st] : runs_)  // held jobs kept for a resume that will not come
             if (st.phase == Phase::Parked && st.forgotten_at >= 0 && st.job != 0) (void)client_.cancel(st.job);
+        for (const auto& [job, o] : orphans_) (void)client_.cancel(job);
     }
     cv_.notify_all();
     if (thread_.joinable()) thread_.join();
@@ -83,7 +88,6 @@ void SlurmExecutor::attach(std::function<Seconds()> now, std::function<void()> w
 Seconds SlurmExecutor::now() const { return now_ ? now_() : wall_now(); }
 
 void SlurmExecutor::set_machines(const std::vector<std::int64_t>& ids, Seconds t) {
-    (void)t;
     std::lock_guard lock(mu_);
     std::vector<std::int64_t> sorted = ids;
     std::sort(sorted.begin(), sorted.end());
@@ -93,8 +97,20 @@ void SlurmExecutor::set_machines(const std::vector<std::int64_t>& ids, Seconds t
             if (k >= sorted.size()) break;
             machine_node_[sorted[k]] = n.name;
             node_machine_[n.name] = sorted[k];
+            node_up_[n.name] = true;  // as the service takes them (below: those that are not)
             ++k;
         }
+    // The service takes them all as up: nodes down or drained now (at a restart of the service,
+    // one drained meanwhile) are lost machines before its first round places anything on them.
+    std::vector<ExecEvent> lost;
+    poll_nodes(t, lost);
+    for (auto& e : lost) events_.push_back(e);
+    // Held jobs an earlier process kept for a resume (restore() and launch() claim theirs).
+    if (auto jobs = client_.jobs())
+        for (const auto& j : *jobs)
+            if (j.name.starts_with("astraeus-") && j.work_dir.starts_with(c_.runs_dir + "/") &&
+                j.state == slurm::JobState::Pending && j.held)
+                orphans_[j.id] = {wall_now(), j.name, j.work_dir};
 }
 
 std::string SlurmExecutor::node_of(const WorkerPlacement& p) const {
@@ -156,6 +172,7 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
         s.running_since = -1;
         s.requeue_sent = false;
         s.forgotten_at = -1;
+        s.segment_end_s = -1;
         s.executed_s = r.executed_s;
         std::string nodes;
         for (const auto& p : r.placement) nodes += (nodes.empty() ? "" : ",") + node_of(p);
@@ -169,6 +186,18 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
             evs.back().attempt = r.attempt;
             s.phase = Phase::Parked;
         };
+        if (s.job == 0) {
+            // A job kept held for a resume by an earlier process of the service (a restart
+            // between the requeue and this placement): resumed, not submitted again.
+            std::uint32_t newest = 0;
+            for (const auto& [job, o] : orphans_)
+                if (o.name == "astraeus-" + r.run_name && o.work_dir == run_dir(r)) newest = std::max(newest, job);
+            if (newest != 0) {
+                orphans_.erase(newest);
+                s.job = newest;
+                s.restarts_at_launch = 0;
+            }
+        }
         if (s.job == 0) {
             const std::string dir = run_dir(r);
             std::error_code ec;
@@ -258,10 +287,37 @@ void SlurmExecutor::restore(const ExecRun& r, ExecPhase phase, Seconds since_s, 
             }
             return;
         }
-        // After a restart of the service: the job of that attempt is not adopted (its id is not
-        // stored); the attempt ends here, as with the local executor.
+        // After a restart of the service: the attempt's Slurm job is adopted (found by its name
+        // and its working directory), in the phase the service stored; the polls go on from
+        // there (a job that started, ended or was requeued meanwhile is reported with Slurm's
+        // times). Without a job the attempt ends here, as with the local executor.
+        if (auto j = find_job(r, since_s)) {
+            RunState& s = runs_[r.run];
+            orphans_.erase(j->id);
+            s.r = r;
+            s.job = j->id;
+            s.executed_s = executed_s;
+            s.restarts_at_launch = j->restarts;
+            if (phase == ExecPhase::Starting) {
+                s.phase = Phase::Starting;
+                if (j->state == slurm::JobState::Pending && j->held) {  // died before the release
+                    std::string nodes;
+                    for (const auto& p : r.placement) nodes += (nodes.empty() ? "" : ",") + node_of(p);
+                    (void)client_.release_on(s.job, nodes, 1, wall_now());
+                }
+            } else if (phase == ExecPhase::Running) {
+                s.phase = Phase::Running;
+                s.running_since = since_s;
+                // Requeued by Slurm while the service was down: seen as such at the next poll.
+                if (j->state == slurm::JobState::Pending && j->restarts > 0) s.restarts_at_launch = j->restarts - 1;
+            } else {
+                s.phase = phase == ExecPhase::Stopping ? Phase::Stopping : Phase::Failed;
+                s.stop_deadline = since_s + c_.grace_s;
+            }
+            cv_.notify_all();
+            return;
+        }
         const Seconds t = std::max(since_s, now());
-        (void)executed_s;
         if (phase == ExecPhase::Stopping) {
             evs.push_back({ExecEvent::Kind::StopDone, t, r.run});
         } else {
@@ -311,7 +367,34 @@ std::uint32_t SlurmExecutor::job_of(std::int64_t run) const {
     return it == runs_.end() ? 0 : it->second.job;
 }
 
+Seconds SlurmExecutor::slurm_time(Seconds slurm_s, Seconds t) const {
+    // Slurm's clock is the real one; the service's may run faster (time_scale > 1, tests).
+    return slurm_s > 0 && std::abs(t - wall_now()) <= 2 ? slurm_s : t;
+}
+
+std::optional<slurm::JobInfo> SlurmExecutor::find_job(const ExecRun& r, Seconds since_s) const {
+    auto jobs = client_.jobs();
+    if (!jobs) return std::nullopt;
+    const std::string name = "astraeus-" + r.run_name;
+    const std::string dir = run_dir(r);
+    std::optional<slurm::JobInfo> best;
+    for (auto& j : *jobs) {
+        if (j.name != name || j.work_dir != dir) continue;
+        if (final_state(j.state) && !j.completing && j.end_s > 0 && j.end_s < since_s) continue;
+        if (!best || j.id > best->id) best = std::move(j);
+    }
+    return best;
+}
+
 void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
+    for (auto it = orphans_.begin(); it != orphans_.end();) {
+        if (wall_now() - it->second.found_s < 60 + c_.grace_s) {
+            ++it;
+            continue;
+        }
+        (void)client_.cancel(it->first);
+        it = orphans_.erase(it);
+    }
     bool any = false;
     for (const auto& [id, s] : runs_) any = any || (s.job != 0 && s.phase != Phase::Done);
     if (!any) return;
@@ -323,8 +406,8 @@ void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
     for (auto& [run, s] : runs_) {
         if (s.job == 0) continue;
         auto it = by_id.find(s.job);
-        auto ev = [&](ExecEvent::Kind k, int worker = -1) {
-            ExecEvent e{k, t, run};
+        auto ev = [&](ExecEvent::Kind k, int worker = -1, Seconds at = -1) {
+            ExecEvent e{k, at >= 0 ? at : t, run};
             e.worker = worker;
             e.attempt = s.r.attempt;
             out.push_back(e);
@@ -345,18 +428,33 @@ void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
             case Phase::Starting:
             case Phase::Running:
                 if (s.phase == Phase::Starting && j.state == slurm::JobState::Running) {
+                    // The segment's start as Slurm records it (sacct's Start), not this poll's.
+                    const Seconds start = slurm_time(j.start_s, t);
                     s.phase = Phase::Running;
-                    s.running_since = t;
-                    for (int w = 0; w < s.r.workers; ++w) ev(ExecEvent::Kind::WorkerStarted, w);
-                    ev(ExecEvent::Kind::Started)->level = -1;
+                    s.running_since = start;
+                    for (int w = 0; w < s.r.workers; ++w) ev(ExecEvent::Kind::WorkerStarted, w, start);
+                    ev(ExecEvent::Kind::Started, -1, start)->level = -1;
                 } else if ((final_state(j.state) && !j.completing) || requeued_by_slurm) {
-                    if (s.running_since >= 0) s.executed_s += t - s.running_since;
+                    // Requeued by Slurm (a node failure): its segment ended by this poll. Ended
+                    // for good: at Slurm's end time. Failed: the segment ends at our requeue.
+                    const bool finished = j.state == slurm::JobState::Complete && j.exit_code == 0 && !requeued_by_slurm;
+                    if (s.phase == Phase::Starting && !requeued_by_slurm && j.start_s > 0 && !j.nodes.empty()) {
+                        const Seconds start = slurm_time(j.start_s, t);
+                        // It ran and ended between two looks (a restart of the service): its
+                        // segment started first.
+                        s.running_since = start;
+                        for (int w = 0; w < s.r.workers; ++w) ev(ExecEvent::Kind::WorkerStarted, w, start);
+                        ev(ExecEvent::Kind::Started, -1, start)->level = -1;
+                    }
+                    if (requeued_by_slurm) s.segment_end_s = wall_now();
+                    const Seconds end = finished ? slurm_time(j.end_s, t) : t;
+                    if (s.running_since >= 0) s.executed_s += std::max<Seconds>(0, end - s.running_since);
                     s.running_since = -1;
                     auto* x = ev(ExecEvent::Kind::WorkerExited, 0);
                     x->exit_code = j.exit_signal ? -1 : j.exit_code;
                     x->signal = j.exit_signal;
-                    if (j.state == slurm::JobState::Complete && j.exit_code == 0 && !requeued_by_slurm) {
-                        ev(ExecEvent::Kind::Finished);
+                    if (finished) {
+                        ev(ExecEvent::Kind::Finished, -1, end);
                         s.phase = Phase::Done;
                     } else {
                         ev(ExecEvent::Kind::Failed, 0);
@@ -368,17 +466,24 @@ void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
             case Phase::Stopping:
             case Phase::Failed:
                 if (j.state == slurm::JobState::Pending) {
+                    if (s.segment_end_s < 0) s.segment_end_s = wall_now();  // requeued by someone else
                     if (!j.held) {
                         (void)client_.hold(s.job);
                     } else {
-                        ev(s.phase == Phase::Stopping ? ExecEvent::Kind::StopDone : ExecEvent::Kind::Released);
+                        // At the segment's end (sacct's End: our requeue), not this poll's time.
+                        ev(s.phase == Phase::Stopping ? ExecEvent::Kind::StopDone : ExecEvent::Kind::Released, -1,
+                           slurm_time(s.segment_end_s, t));
                         s.phase = Phase::Parked;
                     }
                 } else if (!s.requeue_sent &&
                            ((final_state(j.state) && !j.completing) ||
                             (j.state == slurm::JobState::Running &&
                              (s.phase == Phase::Failed || wall_now() >= s.stop_deadline)))) {
-                    if (client_.requeue_hold(s.job)) s.requeue_sent = true;
+                    const Seconds at = wall_now();
+                    if (client_.requeue_hold(s.job)) {
+                        s.requeue_sent = true;
+                        s.segment_end_s = at;  // Slurm ends the segment at the requeue
+                    }
                 }
                 break;
             case Phase::Parked:

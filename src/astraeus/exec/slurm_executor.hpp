@@ -13,6 +13,14 @@
 // COMPLETED with exit 0 -> Finished; any other end (FAILED, NODE_FAIL, TIMEOUT, CANCELLED by
 // someone else, OUT_OF_MEMORY), or a requeue by Slurm itself (node failure), -> Failed, the job
 // requeued held, then Released; nodes DOWN/FAIL or DRAIN -> MachineLost, back -> MachineBack.
+// Times: events carry Slurm's times where it records them (Started at the job's start_time,
+// Finished at its end_time, StopDone/Released at the requeue that ended the segment), so that the
+// service's ledger, which holds a run's GPUs from Started to the end event (holds_from_start()),
+// equals Slurm's accounting of each segment (docs/slurm.md, "Accounting").
+// Restarts: restore() of a run this process has no job of adopts the run's job, found by its name
+// (astraeus-<run>) and working directory (the run's folder), in the phase the service stored;
+// launch() resumes a held job left by an earlier process (found the same way at start) instead of
+// submitting another one.
 // Machines: the service's machines of `--executor slurm` are the partitions' nodes, in order
 // (slurm_machines()); the executor maps the service's machine ids to node names in that order.
 // Worker environment (set in the job; docs/slurm.md): ASTRAEUS_RUN, ASTRAEUS_WORKSPACE,
@@ -66,6 +74,7 @@ public:
     void set_machines(const std::vector<std::int64_t>& ids, Seconds t) override;
     void attach(std::function<Seconds()> now, std::function<void()> wake) override;
     bool runs_commands() const override { return true; }
+    bool holds_from_start() const override { return true; }
     std::string log_path(const std::string& workspace, const std::string& run, int attempt,
                          int worker) const override;
 
@@ -84,7 +93,16 @@ private:
         bool requeue_sent = false;
         std::uint32_t restarts_at_launch = 0;
         Seconds forgotten_at = -1;     ///< Parked and forgotten: cancel unless relaunched
+        Seconds segment_end_s = -1;    ///< when Slurm ended the current segment, real clock
+                                       ///< (-1: not yet)
     };
+    /// The newest Slurm job of run `r` (its name and its working directory, the run's folder),
+    /// for a run this process has no job of: after a restart of the service. Jobs that ended
+    /// before `since_s` are not its (a run name used again). Nullopt: none, or Slurm unreachable.
+    std::optional<slurm::JobInfo> find_job(const ExecRun& r, Seconds since_s) const;
+    /// A time Slurm recorded (`slurm_s`, real clock) as the service's, seen at `t`: itself when
+    /// the service's clock is the real one (time_scale 1), else `t` (and `t` when unknown, 0).
+    Seconds slurm_time(Seconds slurm_s, Seconds t) const;
     void loop();
     void poll_jobs(Seconds now, std::vector<ExecEvent>& out);
     void poll_nodes(Seconds now, std::vector<ExecEvent>& out);
@@ -110,6 +128,14 @@ private:
     std::map<std::string, bool> node_up_;
     std::deque<ExecEvent> events_;
     Seconds last_nodes_poll_ = 0;
+    /// Held jobs of this data directory found at start that no run has claimed yet (job id ->
+    /// when found): an earlier process kept them for a resume. Cancelled when still unclaimed
+    /// 60 s + the grace later (the run ended, or its placement is far off), or at shutdown.
+    struct Orphan {
+        Seconds found_s = 0;
+        std::string name, work_dir;
+    };
+    std::map<std::uint32_t, Orphan> orphans_;
     std::thread thread_;
 };
 

@@ -84,7 +84,16 @@ bool valid_pool_name(const std::string& s) {
 // --- clock -----------------------------------------------------------------------------------
 
 Clock::Clock(Seconds base_s, double scale)
-    : base_s_(base_s), real_base_(std::chrono::steady_clock::now()), scale_(scale) {}
+    : base_s_(base_s), real_base_(std::chrono::steady_clock::now()), scale_(scale) {
+    // At time_scale 1 from the real clock's current second, the service's seconds turn over with
+    // the real clock's: otherwise every time it records (a placement, a start) lags the real
+    // clock by the sub-second part at start-up, up to 1 s behind what another system records
+    // for the same instant (Slurm's accounting; docs/slurm.md, "Accounting").
+    const auto wall = std::chrono::system_clock::now().time_since_epoch();
+    const auto into = wall - std::chrono::duration_cast<std::chrono::system_clock::duration>(std::chrono::seconds(base_s));
+    if (scale == 1.0 && into >= std::chrono::system_clock::duration::zero() && into < std::chrono::seconds(1))
+        real_base_ -= std::chrono::duration_cast<std::chrono::steady_clock::duration>(into);
+}
 
 Seconds Clock::now() const {
     const double real = std::chrono::duration<double>(std::chrono::steady_clock::now() - real_base_).count();
@@ -512,7 +521,9 @@ void Service::commit() {
             const gp::WorkerStatus& s = counter_->status(r.w[k]);
             r.rec.worker_list.push_back({static_cast<int>(k), static_cast<int>(s.phase),
                                          static_cast<int>(s.cause), s.attempt,
-                                         gp::holds_gpus(s) ? parts_text(r.parts[k]) + gpu_index_text(r.gpu_index, k) : "",
+                                         gp::holds_gpus(s) || (r.holding() && exec_->holds_from_start() && !r.parts[k].empty())
+                                             ? parts_text(r.parts[k]) + gpu_index_text(r.gpu_index, k)
+                                             : "",
                                          s.phase == gp::Phase::Running ? r.level : -1});
         }
         batch_.runs.push_back(r.rec);
@@ -659,6 +670,7 @@ void Service::apply_start(RunMem& r, const Decision& d, Seconds t) {
             if (left[cur].second == 0) ++cur;
         }
         r.parts[k] = mine;
+        if (exec_->holds_from_start()) continue;  // placed in the count at Started
         if (auto ok = counter_->place(t, r.w[k], mine); !ok)
             log(LogLevel::Error, "count.bug", {{"run", r.rec.name}, {"error", ok.error().message}});
     }
@@ -779,6 +791,12 @@ void Service::on_exec(const ExecEvent& e) {
         }
         return;
     }
+    // An executor that holds GPUs from Started to the end event: the attempt ends there (the
+    // segment's end as its resource manager recorded it), not at the decision that ended it.
+    if (exec_->holds_from_start() && (e.kind == K::StopDone || e.kind == K::Released || e.kind == K::Finished) &&
+        !r.rec.attempt_list.empty() && r.rec.attempt_list.back().ended_s >= 0 &&
+        r.rec.attempt_list.back().number == r.rec.attempts)
+        r.rec.attempt_list.back().ended_s = std::max(t, r.rec.attempt_list.back().started_s);
     switch (e.kind) {
         case K::WorkerStarted:
         case K::WorkerExited:
@@ -786,7 +804,10 @@ void Service::on_exec(const ExecEvent& e) {
         case K::Utilization: return on_worker_event(r, e);
         case K::Started:
             if (r.rec.state != "starting") break;
-            for (int w : r.w) {
+            for (std::size_t k = 0; k < r.w.size(); ++k) {
+                const int w = r.w[k];
+                if (exec_->holds_from_start() && counter_->status(w).phase == gp::Phase::Waiting)
+                    (void)counter_->place(t, w, r.parts[k]);  // held from the allocation on
                 (void)counter_->start(t, w);
                 if (e.level >= 0) (void)counter_->utilization_level(t, w, e.level);
             }
@@ -794,6 +815,8 @@ void Service::on_exec(const ExecEvent& e) {
             r.rec.state = "running";
             r.rec.phase_since_s = t;
             if (r.rec.started_s < 0) r.rec.started_s = t;
+            if (exec_->holds_from_start() && !r.rec.attempt_list.empty())
+                r.rec.attempt_list.back().started_s = t;
             break;
         case K::Finished:
             r.rec.executed_s += t - r.rec.phase_since_s;

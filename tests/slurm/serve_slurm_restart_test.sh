@@ -1,0 +1,166 @@
+#!/bin/bash
+# Restarts of `astraeus serve --executor slurm` (kill -9): the runs' Slurm jobs are adopted (found
+# by their name and working directory), not submitted again nor lost.
+#  1. mid-run: a 2-node gang runs; the service is killed with SIGKILL, the job keeps running in
+#     Slurm meanwhile, the service is started again on the same data directory: the run is still
+#     attempt 1, running, on the same job (one job of that name, Restarts=0, its workers not
+#     started again); then its owner stops it.
+#  2. while a run waits to be resumed: a 4-node gang loses a node (DRAIN: attempt 1 fails, its job
+#     is requeued held and kept for the resume; the gang cannot be placed on 3 nodes); the service
+#     is killed and started again; the node comes back: attempt 2 runs on the same job
+#     (Restarts=1), no second job.
+# No GPU-second lost or counted twice: Slurm's segments (sacct -D) against the attempts the
+# service recorded (within 1 s at each end), the held GPU-seconds to the second, and the ledger's
+# minute count against `astraeus goodput import-slurm` of the same records (the allowance of
+# serve_slurm_accounting_test.sh, computed). Skipped (77) without the cluster or sacct.
+# usage: serve_slurm_restart_test.sh ASTRAEUS_BINARY
+set -uo pipefail
+BIN=$1
+. "$(dirname "$0")/slurm_test_env.sh"
+slurm_cluster_or_skip sacct
+export TZ=UTC
+T=$(mktemp -d /tmp/astraeus-slurm-restart.XXXXXX)
+chmod 755 "$T"
+SERVER_PID=""
+cleanup() {
+  [ -n "$SERVER_PID" ] && kill -TERM "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
+  for j in $(squeue -h -o '%i %j' 2>/dev/null | awk '$2 == "astraeus-rst" || $2 == "astraeus-park" {print $1}'); do scancel "$j"; done
+  scontrol update NodeName=gpu4 State=RESUME >/dev/null 2>&1 || true
+  [ -n "${KEEP:-}" ] || rm -rf "$T"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; [ -f "$T/server.log" ] && tail -20 "$T/server.log"; exit 1; }
+waitfor() { local n=$1; shift; for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.1; done; return 1; }
+cat > "$T/worker.sh" <<'EOF2'
+#!/bin/bash
+# Writes its pid once, then works until the checkpoint signal.
+echo $$ >> "$ASTRAEUS_RUN_DIR/pids-$SLURM_PROCID"
+trap 'exit 0' TERM
+while :; do sleep 0.2 & wait $!; done
+EOF2
+cat > "$T/config.json" <<'EOF2'
+{"organization": "acme", "cluster": "c1",
+ "pools": [{"name": "gpu", "machines": [{"count": 4, "gpus": 8}]}], "lease_s": 3600}
+EOF2
+DATA="$T/data"
+"$BIN" admin init --org acme --cluster c1 --config "$T/config.json" --data-dir "$DATA" >/dev/null
+"$BIN" admin workspace add ml --weight 1 --data-dir "$DATA" >/dev/null
+ML=$("$BIN" admin token create --workspace ml --data-dir "$DATA" 2>/dev/null)
+serve() {
+  rm -f "$T/port"
+  "$BIN" serve --executor slurm --slurm-grace 5 --config "$T/config.json" --data-dir "$DATA" \
+    --listen 127.0.0.1:0 --port-file "$T/port" 2>> "$T/server.log" &
+  SERVER_PID=$!
+  waitfor 100 test -s "$T/port" || fail "server did not start"
+  API="http://127.0.0.1:$(cat "$T/port")/v1"
+}
+serve
+state() { curl -sS -H "Authorization: Bearer $ML" "$API/runs/$1" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["state"], d["attempts"])' 2>/dev/null; }
+is() { [ "$(state rst)" = "$1" ]; }
+curl -sS -X POST -H "Authorization: Bearer $ML" -H 'Content-Type: application/json' \
+  --data '{"name": "rst", "workers": 2, "gpus_per_worker": 8, "command": "/bin/bash '"$T"'/worker.sh"}' "$API/runs" > /dev/null
+waitfor 300 is 'running 1' || { state rst; fail "attempt 1 not running"; }
+job=$(squeue -h -n astraeus-rst -o %i | head -1)
+run_dir="$DATA/runs/ml/rst"
+waitfor 100 test -s "$run_dir/pids-1" || fail "worker 1 did not start"
+sleep 2
+kill -9 "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+echo "killed the service (SIGKILL) with job $job running"
+sleep 2
+[ "$(squeue -h -j "$job" -o %T)" = RUNNING ] || fail "job $job is not running while the service is down"
+serve
+echo "service restarted"
+sleep 2   # a few polls
+is 'running 1' || { state rst; fail "after the restart the run is not attempt 1 running: $(state rst)"; }
+jobs=$(squeue -h -n astraeus-rst -o '%i %T' | tr '\n' ' ')
+[ "$jobs" = "$job RUNNING " ] || fail "after the restart: jobs named astraeus-rst: '$jobs' (want only $job RUNNING)"
+restarts=$(scontrol show job "$job" | grep -o 'Restarts=[0-9]*')
+[ "$restarts" = Restarts=0 ] || fail "job $job was requeued ($restarts)"
+[ "$(wc -l < "$run_dir/pids-0")" = 1 ] && [ "$(wc -l < "$run_dir/pids-1")" = 1 ] || fail "a worker was started again"
+echo "after the restart: job $job adopted ($restarts), workers not restarted"
+sleep 1
+curl -sS -X POST -H "Authorization: Bearer $ML" -H "Content-Type: application/json" --data "" "$API/runs/rst/stop" > /dev/null
+waitfor 300 is 'stopped 1' || fail "not stopped: $(state rst)"
+curl -sS -H "Authorization: Bearer $ML" "$API/runs/rst/goodput" > "$T/ledger-rst.json"
+
+# 2. A restart while a run waits to be resumed on its held job.
+curl -sS -X POST -H "Authorization: Bearer $ML" -H 'Content-Type: application/json' \
+  --data '{"name": "park", "workers": 4, "gpus_per_worker": 8, "command": "/bin/bash '"$T"'/worker.sh"}' "$API/runs" > /dev/null
+ispark() { [ "$(state park)" = "$1" ]; }
+waitfor 300 ispark 'running 1' || fail "park: attempt 1 not running: $(state park)"
+job2=$(squeue -h -n astraeus-park -o %i | head -1)
+sleep 1
+scontrol update NodeName=gpu4 State=DRAIN Reason=astraeus-restart-test
+held() { [ "$(squeue -h -j "$job2" -o '%T %Q')" = "PENDING 0" ]; }
+waitfor 300 ispark 'pending 1' || fail "park: not pending after the lost machine: $(state park)"
+waitfor 100 held || fail "park: job $job2 not held: $(squeue -h -j "$job2" -o '%T %Q')"
+kill -9 "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""
+echo "killed the service (SIGKILL) with job $job2 held for a resume"
+serve
+echo "service restarted"
+sleep 1
+ispark 'pending 1' || fail "park: after the restart: $(state park)"
+scontrol update NodeName=gpu4 State=RESUME
+waitfor 300 ispark 'running 2' || fail "park: attempt 2 not running: $(state park)"
+jobs=$(squeue -h -n astraeus-park -o '%i %T' | tr '\n' ' ')
+[ "$jobs" = "$job2 RUNNING " ] || fail "park: jobs named astraeus-park: '$jobs' (want only $job2 RUNNING)"
+restarts=$(scontrol show job "$job2" | grep -o 'Restarts=[0-9]*')
+[ "$restarts" = Restarts=1 ] || fail "park: job $job2 $restarts (want Restarts=1: resumed once)"
+echo "after the restart: run park resumed on its job $job2 ($restarts)"
+sleep 1
+curl -sS -X POST -H "Authorization: Bearer $ML" -H "Content-Type: application/json" --data "" "$API/runs/park/stop" > /dev/null
+waitfor 300 ispark 'stopped 2' || fail "park: not stopped: $(state park)"
+curl -sS -H "Authorization: Bearer $ML" "$API/runs/park/goodput" > "$T/ledger-park.json"
+kill -TERM "$SERVER_PID"; wait "$SERVER_PID"; SERVER_PID=""
+
+# The records of both jobs against the service's.
+check() {  # RUN JOB SEGMENTS GPUS
+  local run=$1 job=$2
+  waitfor 100 bash -c "sacct -a -X -D -n -P -j $job --format=State | grep -q CANCELLED" || fail "job $job not cancelled at shutdown"
+  sacct -a -X -D -P -j "$job" \
+    --format=JobID,JobName,Account,Partition,State,Submit,Start,End,NodeList,AllocTRES,ReqTRES > "$T/sacct-$run.txt"
+  cat "$T/sacct-$run.txt"
+  sqlite3 "$DATA/astraeus.db" "SELECT a.number, a.started_s, a.ended_s, a.outcome FROM attempts a JOIN runs r ON r.id = a.run_id WHERE r.name = '$run' ORDER BY a.number" > "$T/attempts-$run.txt"
+  cat "$T/attempts-$run.txt"
+  "$BIN" goodput import-slurm "$T/sacct-$run.txt" --by run --json > "$T/import-$run.json" 2> "$T/import.err" ||
+    { cat "$T/import.err"; fail "import-slurm of the sacct records"; }
+  python3 - "$T/sacct-$run.txt" "$T/attempts-$run.txt" "$T/ledger-$run.json" "$T/import-$run.json" "$job" \
+    "$(sqlite3 "$DATA/astraeus.db" "SELECT submitted_s FROM runs WHERE name = '$run'")" "$3" "$4" <<'PY' || fail "$run: accounting"
+import json, re, sys
+from datetime import datetime, timezone
+def t(s): return int(datetime.strptime(s, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp())
+lines = [l.rstrip("\n").split("|") for l in open(sys.argv[1])]
+col = {h: i for i, h in enumerate(lines[0])}
+rows = lines[1:]
+want, G = int(sys.argv[7]), int(sys.argv[8])
+segs = [(t(r[col["Start"]]), t(r[col["End"]]), int(re.search(r"gres/gpu=(\d+)", r[col["AllocTRES"]]).group(1)))
+        for r in rows if r[col["Start"]] not in ("Unknown", "None") and r[col["NodeList"]] != "None assigned"]
+atts = [tuple(int(x) for x in l.split("|")[1:3]) for l in open(sys.argv[2]) if l.strip()]
+print("slurm segments:", segs, "astraeus attempts:", atts)
+assert len(segs) == want and len(atts) == want, f"{want} segments and attempts: not resubmitted, not lost"
+for (s0, s1, g), (a0, a1) in zip(segs, atts):
+    print(f"segment {s0}..{s1} vs attempt {a0}..{a1}: start {s0 - a0:+d} s, end {s1 - a1:+d} s")
+    assert g == G and abs(s0 - a0) <= 1 and abs(s1 - a1) <= 1, (segs, atts)
+imp = {r["run"]: r for r in json.load(open(sys.argv[4]))["rows"]}.get(sys.argv[5])
+exact = imp["slurm_allocated_gpu_seconds"] if imp else sum(g * (s1 - s0) for s0, s1, g in segs)
+assert exact == sum(g * (s1 - s0) for s0, s1, g in segs), exact
+held_s = sum(G * (a1 - a0) for a0, a1 in atts)
+assert abs(held_s - exact) <= sum(G * (abs(s0 - a0) + abs(s1 - a1)) for (s0, s1, _), (a0, a1) in zip(segs, atts)), (held_s, exact)
+ledger = round(json.load(open(sys.argv[3]))["allocated_gpu_hours"] * 3600)
+imported = round(imp["allocated_gpu_hours"] * 3600) if imp else 0
+pairs = [(int(sys.argv[6]), min(t(r[col["Submit"]]) for r in rows))] + \
+        [(a, s) for (s0, s1, _), (a0, a1) in zip(segs, atts) for a, s in ((a0, s0), (a1, s1))]
+allowed = sum(G * (60 if a // 60 != s // 60 else abs(a - s)) for a, s in pairs)
+s1 = segs[-1][1]
+if rows[-1][col["NodeList"]] == "None assigned":
+    allowed += G * (s1 - max(s1 // 60 * 60, pairs[0][0]))  # from the service's submission if later
+print(f"held GPU-seconds: exact service {held_s} / Slurm {exact}; minute counts: service ledger {ledger}, "
+      f"import-slurm {imported}, allowed difference {allowed}")
+assert abs(ledger - imported) <= allowed, (ledger, imported, allowed)
+# Not counted twice: the ledger never holds more than the minutes from submission to the end.
+assert ledger <= G * ((s1 // 60 + 1) * 60 - pairs[0][0] // 60 * 60), ledger
+PY
+}
+check rst "$job" 1 16
+check park "$job2" 2 32
+echo PASS
