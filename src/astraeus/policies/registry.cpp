@@ -86,6 +86,7 @@ void as_published(AstraeaOptions& o) {
     o.improve.exact_entitlement = false;
     o.improve.index_tolerance = 0;
     o.improve.overserved_victims = false;
+    o.improve.reserve_own = false;
 }
 
 /// The default astraea: its changes in default mode (compat reproduces the reference).

@@ -65,6 +65,11 @@ struct AstraeaImprovements {
     /// A new job preempts a delay job of its tenant only if that job is over-served (F_j > 1);
     /// the published rule preempts the most over-served whatever its F_j.
     bool overserved_victims = true;
+    /// Reservation (with `reserve`) also for the first starving gang of a tenant over its share,
+    /// when its own running jobs hold at least that gang: held after every other reservation,
+    /// and tenants under their share (index < 1) may still start on those GPUs. Without it such
+    /// a gang waits until its gang happens to be free at once, past T_starve.
+    bool reserve_own = true;
 };
 
 struct AstraeaOptions {
