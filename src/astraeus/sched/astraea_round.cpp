@@ -39,7 +39,7 @@ struct Fill {
 
 /// The changes of the default astraea in effect (none in compat mode).
 AstraeaImprovements improvements(const AstraeaOptions& opt) {
-    if (opt.mode == Mode::Compat) return {false, false, 0, false, 0, false, false};
+    if (opt.mode == Mode::Compat) return {false, false, 0, false, 0, false, false, 0};
     return opt.improve;
 }
 
@@ -70,8 +70,10 @@ TenantQueue& queue(RoundInput& in, std::size_t u, const AstraeaOptions& opt, Rng
     TenantQueue& t = in.tenants[u];
     if (!t.prepared) {
         in.prepare(u, t);
-        rank_pending(opt.job_order, in.jobs, in.runs, t.pending, t.ranked, in.themis_rho, rng);
-        order_victims(opt.job_order, in.jobs, in.runs, t.delay, in.themis_rho);
+        const double gamma = improvements(opt).gang_weight;
+        rank_pending(opt.job_order, in.jobs, in.runs, t.pending, t.ranked, in.themis_rho, rng,
+                     gamma);
+        order_victims(opt.job_order, in.jobs, in.runs, t.delay, in.themis_rho, gamma);
         t.prepared = true;
     }
     return t;

@@ -70,6 +70,10 @@ struct AstraeaImprovements {
     /// and tenants under their share (index < 1) may still start on those GPUs. Without it such
     /// a gang waits until its gang happens to be free at once, past T_starve.
     bool reserve_own = true;
+    /// Fairness job order: rank by F_j * g_j^gang_weight, not F_j: among equally served jobs
+    /// the smaller gang first (victims by the same, highest first). Non-clairvoyant (GPU counts
+    /// only); 0: F_j as published. docs/evaluation.md has the measurements.
+    double gang_weight = 0.5;
 };
 
 struct AstraeaOptions {
