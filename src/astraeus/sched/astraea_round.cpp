@@ -260,10 +260,11 @@ void reserve(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
             if (q.index < 1.0 || q.used + claimed[u] + g <= q.quota) {
                 claimed[u] += g;
                 wanted.push_back({in.wait_begin_s[j], j});
-            } else if (own_gpus && claimed[u] == 0 && g <= q.used) {
+            } else if (own_gpus && claimed[u] == 0 && g > 1 && g <= q.used) {
                 // Over its share: its first starving gang still gets GPUs held, as many as its
                 // own running jobs hold (its queue blocks there, so their lease ends free them),
-                // after every reservation above and never before a tenant under its share.
+                // after every reservation above and never before a tenant under its share. A
+                // 1-GPU job needs no GPUs free together: phase 1 serves it as published.
                 claimed[u] += g;
                 own.push_back({in.wait_begin_s[j], j});
             }
