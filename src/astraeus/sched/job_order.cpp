@@ -35,7 +35,9 @@ double reward(std::span<const Job> jobs, int j) { return -1.0 / jobs[j].gpus; }
 double weighted_fairness(std::span<const Job> jobs, std::span<const RunState> runs, int j,
                          double gamma) {
     const double f = runs[j].fairness;
-    return gamma == 0 || f == 0 ? f : f * std::pow(static_cast<double>(jobs[j].gpus), gamma);
+    if (gamma == 0 || f == 0) return f;
+    const double g = static_cast<double>(jobs[j].gpus);
+    return gamma == 1 ? f * g : f * std::pow(g, gamma);
 }
 
 }  // namespace
