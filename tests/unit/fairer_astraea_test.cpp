@@ -7,10 +7,13 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "astraeus/config/cluster_config.hpp"
 #include "astraeus/config/tenant_config.hpp"
 #include "astraeus/policies/registry.hpp"
+#include "astraeus/sched/job_order.hpp"
 #include "astraeus/placement/registry.hpp"
 #include "astraeus/sim/engine.hpp"
 #include "astraeus/sim/event_engine.hpp"
@@ -209,13 +212,44 @@ TEST(FairerAstraea, PaperEqualsAstraeaWithEveryChangeOff) {
     const Workload w = load("gang-starved-by-small-stream");
     const SimResult paper = run(w, "2x8", "astraea-paper");
     const SimResult off = run(w, "2x8", "astraea", false, [](AstraeaOptions& o) {
-        o.improve = {false, false, 0, false, 0, false};
+        o.improve = {false, false, 0, false, 0, false, false, 0};
         o.job_order = JobOrder::Fairness;
     });
     ASSERT_EQ(paper.runs.size(), off.runs.size());
     for (std::size_t j = 0; j < paper.runs.size(); ++j) {
         EXPECT_EQ(paper.runs[j].first_start_s, off.runs[j].first_start_s) << j;
         EXPECT_EQ(paper.runs[j].end_s, off.runs[j].end_s) << j;
+    }
+}
+
+// Gang-weighted fairness order: jobs rank by F_j * g_j^gamma. Job 0: 16 GPUs, F_j 0.5 -> key
+// 0.5 * 16^0.5 = 2.0; job 1: 1 GPU, F_j 0.8 -> 0.8; job 2: new (F_j 0) -> 0 whatever its gang.
+// gamma 0.5: 2, 1, 0 -> order 2, 1, 0; gamma 0 (as published): 0, 0.5, 0.8 -> 2, 0, 1.
+// Victims are the reverse (highest key first): gamma 0.5 -> 0 then 1; gamma 0 -> 1 then 0.
+TEST(FairerAstraea, GangWeightedOrderPutsTheSmallerGangFirst) {
+    std::vector<Job> jobs(3);
+    jobs[0].gpus = 16;
+    jobs[1].gpus = 1;
+    jobs[2].gpus = 8;
+    for (int j = 0; j < 3; ++j) jobs[static_cast<std::size_t>(j)].submit_s = j;
+    std::vector<RunState> runs(3);
+    runs[0].fairness = 0.5;
+    runs[1].fairness = 0.8;
+    runs[2].fairness = 0;
+    std::vector<double> rho(3, 1.0);
+    Rng rng(1);
+    const std::vector<int> pending{0, 1, 2};
+    for (const auto& [gamma, first, second, third] :
+         {std::tuple{0.5, 2, 1, 0}, std::tuple{0.0, 2, 0, 1}}) {
+        LazyRanking ranked;
+        rank_pending(JobOrder::Fairness, jobs, runs, pending, ranked, rho, rng, gamma);
+        ASSERT_EQ(ranked.size(), 3u);
+        EXPECT_EQ(ranked[0], first) << gamma;
+        EXPECT_EQ(ranked[1], second) << gamma;
+        EXPECT_EQ(ranked[2], third) << gamma;
+        std::vector<int> delay{1, 0};
+        order_victims(JobOrder::Fairness, jobs, runs, delay, rho, gamma);
+        EXPECT_EQ(delay, (gamma > 0 ? std::vector<int>{0, 1} : std::vector<int>{1, 0})) << gamma;
     }
 }
 

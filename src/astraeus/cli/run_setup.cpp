@@ -99,6 +99,16 @@ void add_run_options(CLI::App* sub, RunArgs& a, SweepLists* sweeps) {
         ->capture_default_str()
         ->check(CLI::Range(0.0, 1.0))
         ->group(better);
+    sub->add_option("--gang-weight", a.gang_weight,
+                    "fairness job order: rank by F_j * g_j^W (smaller gangs first among equally "
+                    "served jobs); 0: F_j (as published)")
+        ->capture_default_str()
+        ->check(CLI::Range(0.0, 4.0))
+        ->group(better);
+    sub->add_flag("--no-own-hold", a.no_own_hold,
+                  "astraea: hold no GPUs for the starving gang of a tenant over its share (its "
+                  "own running jobs' GPUs)")
+        ->group(better);
     sub->add_flag("--any-delay-victim", a.any_victim,
                   "astraea: a new job may preempt any delay job of its tenant (as published), "
                   "not only over-served ones (F_j > 1)")
@@ -222,6 +232,8 @@ Result<PreparedRun> prepare_run(const RunArgs& a) {
     o.improve.exact_entitlement = !a.rounded_entitlement;
     o.improve.index_tolerance = a.index_tolerance;
     o.improve.overserved_victims = !a.any_victim;
+    o.improve.reserve_own = !a.no_own_hold;
+    o.improve.gang_weight = a.gang_weight;
     o.quota_mode = *quota;
     o.lease_s = a.lease_s;
     o.starvation_s = a.starvation_s;

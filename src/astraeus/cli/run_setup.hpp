@@ -27,6 +27,8 @@ struct RunArgs {
     Seconds index_half_life_s = 8 * 3600;
     double index_tolerance = 0.05;
     bool any_victim = false;
+    bool no_own_hold = false;
+    double gang_weight = 1;
     // Baseline policies' parameters (docs/policies.md).
     std::string tiresias_thresholds = "3250";
     double tiresias_promote = 0, themis_f = 0.2, yarn_max_share = 1.0;

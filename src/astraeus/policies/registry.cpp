@@ -86,6 +86,8 @@ void as_published(AstraeaOptions& o) {
     o.improve.exact_entitlement = false;
     o.improve.index_tolerance = 0;
     o.improve.overserved_victims = false;
+    o.improve.reserve_own = false;
+    o.improve.gang_weight = 0;
 }
 
 /// The default astraea: its changes in default mode (compat reproduces the reference).

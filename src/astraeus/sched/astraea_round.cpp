@@ -4,6 +4,7 @@
 #include <cassert>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "astraeus/sched/gang_placement.hpp"
 #include "astraeus/sched/job_order.hpp"
@@ -38,7 +39,7 @@ struct Fill {
 
 /// The changes of the default astraea in effect (none in compat mode).
 AstraeaImprovements improvements(const AstraeaOptions& opt) {
-    if (opt.mode == Mode::Compat) return {false, false, 0, false, 0, false};
+    if (opt.mode == Mode::Compat) return {false, false, 0, false, 0, false, false, 0};
     return opt.improve;
 }
 
@@ -69,8 +70,10 @@ TenantQueue& queue(RoundInput& in, std::size_t u, const AstraeaOptions& opt, Rng
     TenantQueue& t = in.tenants[u];
     if (!t.prepared) {
         in.prepare(u, t);
-        rank_pending(opt.job_order, in.jobs, in.runs, t.pending, t.ranked, in.themis_rho, rng);
-        order_victims(opt.job_order, in.jobs, in.runs, t.delay, in.themis_rho);
+        const double gamma = improvements(opt).gang_weight;
+        rank_pending(opt.job_order, in.jobs, in.runs, t.pending, t.ranked, in.themis_rho, rng,
+                     gamma);
+        order_victims(opt.job_order, in.jobs, in.runs, t.delay, in.themis_rho, gamma);
         t.prepared = true;
     }
     return t;
@@ -224,19 +227,25 @@ struct Hold {
     Seconds start = 0;
     int spare = 0;
     Seconds min_lease = 0;  ///< the shortest lease worth starting on held GPUs
+    /// GPUs of `gpus` held for over-served tenants' starving gangs (reserve_own): a job of a
+    /// tenant under its share (index < 1) may still take them.
+    int own = 0;
 };
 
 /// Reservations: starving jobs of tenants under their share (longest waiting first), then the
 /// head of the tenant phase 1 serves first (when its index is below 1 and its gang does not fit
-/// the free GPUs), as many as
+/// the free GPUs), then (reserve_own) the first starving gang of each tenant over its share
+/// that its own running jobs could free (longest waiting first), as many as
 /// the cluster holds. Those that fit now start at once (in that order, stopping at the first
 /// that does not: it must not be overtaken); GPUs are held for the rest until `hold.start`.
 void reserve(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
              const Placer& placer, Rng& rng, std::vector<int>& early, Hold& hold,
              std::vector<Action>& actions) {
     hold = Hold{};
-    thread_local std::vector<std::pair<Seconds, int>> wanted;
+    thread_local std::vector<std::pair<Seconds, int>> wanted, own;
     wanted.clear();
+    own.clear();
+    const bool own_gpus = improvements(opt).reserve_own;
     const std::size_t n = in.tenants.size();
     // A tenant's starving jobs qualify while it is under-served over the long term (index < 1)
     // or within its quota now: a tenant that asks for more than its share for good cannot
@@ -248,12 +257,21 @@ void reserve(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
         TenantQueue& q = queue(in, u, opt, rng);
         for (int j : q.starving) {
             const int g = in.jobs[j].gpus;
-            if (!(q.index < 1.0) && q.used + claimed[u] + g > q.quota) continue;
-            claimed[u] += g;
-            wanted.push_back({in.wait_begin_s[j], j});
+            if (q.index < 1.0 || q.used + claimed[u] + g <= q.quota) {
+                claimed[u] += g;
+                wanted.push_back({in.wait_begin_s[j], j});
+            } else if (own_gpus && claimed[u] == 0 && g > 1 && g <= q.used) {
+                // Over its share: its first starving gang still gets GPUs held, as many as its
+                // own running jobs hold (its queue blocks there, so their lease ends free them),
+                // after every reservation above and never before a tenant under its share. A
+                // 1-GPU job needs no GPUs free together: phase 1 serves it as published.
+                claimed[u] += g;
+                own.push_back({in.wait_begin_s[j], j});
+            }
         }
     }
     std::sort(wanted.begin(), wanted.end());
+    std::sort(own.begin(), own.end());
     // The tenant phase 1 would serve first (history ties), if under-served.
     const std::vector<int>& rank = name_ranks(in);
     std::size_t best = n;
@@ -287,12 +305,15 @@ void reserve(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
                 wanted.push_back({in.wait_begin_s[head], head});
         }
     }
+    const std::size_t due_count = wanted.size();
+    wanted.insert(wanted.end(), own.begin(), own.end());
     if (wanted.empty()) return;
     // As many as the cluster holds, in order; those that fit now start now.
     const int total = cluster.total_gpus();
-    int need = 0;
+    int need = 0, need_own = 0;
     bool blocked = false;
-    for (const auto& [since, j] : wanted) {
+    for (std::size_t k = 0; k < wanted.size(); ++k) {
+        const int j = wanted[k].second;
         const int g = in.jobs[j].gpus;
         if (need + g > total) break;
         if (!blocked) {
@@ -307,6 +328,7 @@ void reserve(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
             blocked = true;
         }
         need += g;
+        if (k >= due_count) need_own += g;
     }
     if (need == 0) return;
     // The reserved start: the free GPUs, then the running jobs' lease ends in the order they
@@ -328,6 +350,7 @@ void reserve(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
     hold.start = start;
     hold.spare = std::max(0, available - need);
     hold.min_lease = std::max<Seconds>(60, 4 * (opt.checkpoint_s + opt.restore_s));
+    hold.own = need_own;
 }
 
 /// Whether job j (g GPUs, not reserved) may start now under `hold`: within the spare GPUs, or
@@ -337,6 +360,14 @@ bool may_start(RoundInput& in, Hold& hold, const AstraeaOptions& opt, int j, int
     if (in.now + opt.lease_s <= hold.start) return true;  // its whole lease ends in time
     if (g <= hold.spare) {
         if (commit) hold.spare -= g;
+        return true;
+    }
+    // GPUs held for over-served tenants' gangs stay open to the tenants under their share.
+    if (hold.own > 0 && in.tenants[in.jobs[j].tenant].index < 1.0 && g <= hold.spare + hold.own) {
+        if (commit) {
+            hold.own -= g - hold.spare;
+            hold.spare = 0;
+        }
         return true;
     }
     if (hold.start - in.now >= hold.min_lease) {

@@ -1,6 +1,7 @@
 #include "astraeus/sched/job_order.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <utility>
 
 #include "astraeus/accounting/job_fairness.hpp"
@@ -30,17 +31,26 @@ double fclass(std::span<const RunState> runs, int j) {
 // job_reward: reward = -p_j / g_j with p_j = chance to finish within the next lease; the
 // reference ships an empty duration histogram, so p_j = 1.
 double reward(std::span<const Job> jobs, int j) { return -1.0 / jobs[j].gpus; }
+// fairness order with a gang weight gamma: F_j * g_j^gamma (gamma = 0: F_j).
+double weighted_fairness(std::span<const Job> jobs, std::span<const RunState> runs, int j,
+                         double gamma) {
+    const double f = runs[j].fairness;
+    if (gamma == 0 || f == 0) return f;
+    const double g = static_cast<double>(jobs[j].gpus);
+    return gamma == 1 ? f * g : f * std::pow(g, gamma);
+}
 
 }  // namespace
 
 void rank_pending(JobOrder order, std::span<const Job> jobs, std::span<const RunState> runs,
                   const std::vector<int>& pending, LazyRanking& out, std::span<double> themis_rho,
-                  Rng& rng) {
+                  Rng& rng, double gang_weight) {
     out.clear();
     auto key = [&](int j) -> RankKey {
         const RunState& r = runs[j];
         switch (order) {
-            case JobOrder::Fairness: return {r.fairness, submit(jobs, j)};
+            case JobOrder::Fairness:
+                return {weighted_fairness(jobs, runs, j, gang_weight), submit(jobs, j)};
             case JobOrder::DiscFairness: return {fclass(runs, j), submit(jobs, j)};
             case JobOrder::JobReward: return {fclass(runs, j), reward(jobs, j), submit(jobs, j)};
             case JobOrder::Themis:
@@ -73,11 +83,13 @@ void rank_pending(JobOrder order, std::span<const Job> jobs, std::span<const Run
 }
 
 void order_victims(JobOrder order, std::span<const Job> jobs, std::span<const RunState> runs,
-                   std::vector<int>& delay, std::span<const double> themis_rho) {
+                   std::vector<int>& delay, std::span<const double> themis_rho,
+                   double gang_weight) {
     if (delay.empty()) return;
     auto key = [&](int j) -> RankKey {
         switch (order) {
-            case JobOrder::Fairness: return {-runs[j].fairness, -submit(jobs, j)};
+            case JobOrder::Fairness:
+                return {-weighted_fairness(jobs, runs, j, gang_weight), -submit(jobs, j)};
             case JobOrder::DiscFairness: return {-fclass(runs, j), -submit(jobs, j)};
             case JobOrder::JobReward:
                 return {-fclass(runs, j), -reward(jobs, j), -submit(jobs, j)};

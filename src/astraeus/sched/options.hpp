@@ -65,6 +65,16 @@ struct AstraeaImprovements {
     /// A new job preempts a delay job of its tenant only if that job is over-served (F_j > 1);
     /// the published rule preempts the most over-served whatever its F_j.
     bool overserved_victims = true;
+    /// Reservation (with `reserve`) also for the first starving gang (2+ GPUs) of a tenant
+    /// over its share, when its own running jobs hold at least that gang: held after every other
+    /// reservation, and tenants under their share (index < 1) may still start on those GPUs.
+    /// Without it such a gang waits until its GPUs happen to be free at once, past T_starve.
+    bool reserve_own = true;
+    /// Fairness job order: rank by F_j * g_j^gang_weight, not F_j: among equally served jobs
+    /// the smaller gang first (victims by the same, highest first). Non-clairvoyant (GPU counts
+    /// only); 0: F_j as published; 1 (default): g_j * F_j. docs/evaluation.md has the
+    /// measurements.
+    double gang_weight = 1;
 };
 
 struct AstraeaOptions {

@@ -394,7 +394,7 @@ private:
             if (t_pending_[u].empty()) continue;
             for (int j : t_pending_[u]) set_fairness(j, run(j).executed_s);
             rank_pending(opt_.job_order, w_.jobs, res_.runs, t_pending_[u], renewals_, themis_rho_,
-                         rng_);
+                         rng_, opt_.mode == Mode::Compat ? 0.0 : opt_.improve.gang_weight);
             for (std::size_t k = 0; k < renewals_.size(); ++k) {
                 const int j = renewals_[k];
                 launch(j, run(j).last_placement, t);
