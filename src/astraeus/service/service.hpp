@@ -177,6 +177,11 @@ public:
     void loop();
     /// Asks loop() to return (from a signal-handling thread).
     void stop();
+    /// After loop() has returned on a clean stop: when the executor's workers do not outlive
+    /// the service (Executor::shutdown), they get the checkpoint signal and their grace, and
+    /// their runs' attempts are ended as preemptions (counted preemption, not failure, not
+    /// against max_failures) and stored: the runs wait again after the restart. Call once.
+    void shutdown();
     /// Runs the due work now (tests; the loop does it by itself).
     void tick();
     Seconds now() const { return clock_.now(); }
