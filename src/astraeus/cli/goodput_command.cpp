@@ -133,7 +133,7 @@ int run_replay(const ReplayArgs& a) {
         }
     } else {
         const Seconds from = start->value_or(replayer.first_s());
-        auto period = table_period(from, end_s, start->has_value());
+        auto period = table_period(from, end_s, start->has_value(), *end ? "" : "the last event");
         if (!period) return usage(period.error().message);
         const auto rows = named(replayer, *by, replayer.ledger().query(*by, *period));
         if (a.json) j = rows_json(to_string(*by), from, end_s, rows);
