@@ -73,7 +73,7 @@ check "Unix seconds for --start/--end" "cmp -s '$tmp/e2.txt' '$fx/two_runs.by_ru
 # 6. stdin, notes on stderr only.
 "$bin" goodput replay - --by run < "$fx/samples.jsonl" > "$tmp/s.txt" 2> "$tmp/s.err"
 check "stdin" '[ $? -eq 0 ] && grep -q "^r  *0.2      0.1     20%" "$tmp/s.txt"'
-check "invalid samples on stderr" "grep -q '^invalid utilization samples (rejected): 3$' '$tmp/s.err' && grep -q '^running minutes without a utilization sample (counted idle): 4$' '$tmp/s.err'"
+check "invalid samples on stderr" "grep -q '^invalid utilization samples (rejected): 3, at <stdin>:4, <stdin>:5$' '$tmp/s.err' && grep -q '^running minutes without a utilization sample (counted idle): 4$' '$tmp/s.err'"
 check "notes not on stdout" "! grep -q 'invalid' '$tmp/s.txt'"
 "$bin" goodput replay "$fx/straggler.jsonl" > /dev/null 2> "$tmp/st.err"
 check "stragglers on stderr" "grep -q '^runs with a straggler at 2026-11-02T10:12:00Z: llm (workers 2)$' '$tmp/st.err'"
