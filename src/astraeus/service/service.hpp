@@ -179,8 +179,9 @@ public:
     void stop();
     /// After loop() has returned on a clean stop: when the executor's workers do not outlive
     /// the service (Executor::shutdown), they get the checkpoint signal and their grace, and
-    /// their runs' attempts are ended as preemptions (counted preemption, not failure, not
-    /// against max_failures) and stored: the runs wait again after the restart. Call once.
+    /// their runs' attempts are ended as preemptions (the wind-down counted preemption while
+    /// it holds the GPUs; not failure, not against max_failures) and stored: the runs wait
+    /// again after the restart. Other executors: nothing is stored. Call once.
     void shutdown();
     /// Runs the due work now (tests; the loop does it by itself).
     void tick();
