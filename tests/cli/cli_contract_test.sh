@@ -50,6 +50,17 @@ printf 'machineId, number of GPUs\nm0,8\nm1,8\nm0,4\n' > "$tmp/dup.csv"
 rc=$?
 check "a machine listed twice exits 2 (got $rc)" '[ "$rc" -eq 2 ]'
 check "a machine listed twice names both lines" "grep -q \"dup.csv:4: machine 'm0' is listed twice (first on line 2)\" '$tmp/err6'"
+# A native trace keeps a submit before its epoch (negative submit_s); simulate and compare refuse
+# it naming the file, the job's line (6) and the field, and write nothing.
+printf '#astraeus-trace,1\n#epoch_unix_s,0\n#tenant,a,1\njob_id,tenant,gpus,submit_s,duration_s,weight\n1,a,1,0,60,1\n2,a,1,-7,60,1\n' > "$tmp/neg.csv"
+"$bin" simulate --trace "$tmp/neg.csv" --out "$tmp/out8" --quiet > /dev/null 2> "$tmp/err8"
+rc=$?
+check "a negative submit_s exits 2 (got $rc)" '[ "$rc" -eq 2 ] && [ ! -e "$tmp/out8" ]'
+check "a negative submit_s names file, line and field: $(cat "$tmp/err8")" \
+  "grep -qF \"$tmp/neg.csv:6: field 'submit_s': simulate needs 0 <= submit_s <= 10000000000 s (seconds after the trace's epoch), got -7 (job 2)\" '$tmp/err8'"
+"$bin" compare --trace "$tmp/neg.csv" --policies astraea,fifo --out "$tmp/out9" --quiet > /dev/null 2> "$tmp/err9"
+rc=$?
+check "compare too (got $rc): $(cat "$tmp/err9")" "[ \$rc -eq 2 ] && grep -qF 'neg.csv:6: field' '$tmp/err9'"
 "$bin" compare --trace "$d/fake_job.csv" --policies astraea,,fifo --out "$tmp/out7" > /dev/null 2> "$tmp/err7"
 rc=$?
 check "an empty --policies entry exits 2 (got $rc)" '[ "$rc" -eq 2 ]'

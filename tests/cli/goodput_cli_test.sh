@@ -73,7 +73,7 @@ check "Unix seconds for --start/--end" "cmp -s '$tmp/e2.txt' '$fx/two_runs.by_ru
 # 6. stdin, notes on stderr only.
 "$bin" goodput replay - --by run < "$fx/samples.jsonl" > "$tmp/s.txt" 2> "$tmp/s.err"
 check "stdin" '[ $? -eq 0 ] && grep -q "^r  *0.2      0.1     20%" "$tmp/s.txt"'
-check "invalid samples on stderr" "grep -q '^invalid utilization samples (rejected): 3$' '$tmp/s.err' && grep -q '^running minutes without a utilization sample (counted idle): 4$' '$tmp/s.err'"
+check "invalid samples on stderr" "grep -q '^invalid utilization samples (rejected): 3, at <stdin>:4, <stdin>:5$' '$tmp/s.err' && grep -q '^running minutes without a utilization sample (counted idle): 4$' '$tmp/s.err'"
 check "notes not on stdout" "! grep -q 'invalid' '$tmp/s.txt'"
 "$bin" goodput replay "$fx/straggler.jsonl" > /dev/null 2> "$tmp/st.err"
 check "stragglers on stderr" "grep -q '^runs with a straggler at 2026-11-02T10:12:00Z: llm (workers 2)$' '$tmp/st.err'"
@@ -126,6 +126,9 @@ check "missing file exits 2" "[ \$? -eq 2 ] && grep -q 'no-such.jsonl: cannot op
 check "401-day period exits 2" "[ \$? -eq 2 ] && grep -q 'a period is at most 400 days' '$tmp/b4.err' && [ ! -s '$tmp/b4.out' ]"
 "$bin" goodput replay "$fx/two_runs.jsonl" --start 2025-09-28T10:50:00Z > /dev/null 2>&1
 check "400-day period is fine" '[ $? -eq 0 ]'
+"$bin" goodput replay "$fx/two_runs.jsonl" --start 2030-01-01T00:00:00Z > "$tmp/b6.out" 2> "$tmp/b6.err"
+check "a start after the defaulted end exits 2 and says the end defaulted to the last event" \
+  "[ \$? -eq 2 ] && grep -qF \"period 2030-01-01T00:00:00Z .. 2026-11-02T10:50:00Z: the period's start is after its end (--end was not given: it defaults to the last event, 2026-11-02T10:50:00Z; give --end)\" '$tmp/b6.err' && [ ! -s '$tmp/b6.out' ]"
 "$bin" goodput replay "$fx/two_runs.jsonl" --by rack > "$tmp/b5.out" 2> "$tmp/b5.err"
 check "bad --by exits 2" "[ \$? -eq 2 ] && grep -q 'expected workspace, run, machine or pool' '$tmp/b5.err' && [ ! -s '$tmp/b5.out' ]"
 "$bin" goodput replay "$fx/two_runs.jsonl" --run nope > "$tmp/b6.out" 2> "$tmp/b6.err"

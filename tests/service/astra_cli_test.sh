@@ -133,6 +133,17 @@ ASTRALYX_TOKEN=$ADM "$ASTRA" runs stop llm --workspace cv > /dev/null
 check "with --workspace: the run is found (stopped)" '[ $? = 0 ]'
 env -u ASTRALYX_API "$ASTRA" runs list > /dev/null 2> "$WORK/noapi.err"
 check "ASTRALYX_API unset: exit 2" "[ \$? = 2 ] && grep -q 'ASTRALYX_API is not set' '$WORK/noapi.err'"
+# Logs of a run stopped before it ever started: it ended without starting (not "not started
+# yet"), and --follow does not wait for it (sweep-7 holds the small pool's 4 GPUs meanwhile).
+"$ASTRA" runs submit never --pool small --workers 1 --gpus-per-worker 4 > /dev/null
+check "never waits behind sweep-7" '[ "$("$ASTRA" runs show never --json | jq -r ".state + \" \" + (.attempts|tostring)")" = "pending 0" ]'
+"$ASTRA" runs stop never > /dev/null
+"$ASTRA" runs logs never > /dev/null 2> "$WORK/never.err"
+check "logs of a run stopped before it started: exit 2, it ended without starting" \
+  "[ \$? = 2 ] && grep -qF \"astra: HTTP 404: run 'never' ended (stopped) without starting: no logs\" '$WORK/never.err'"
+timeout 10 "$ASTRA" runs logs never --follow > /dev/null 2> "$WORK/never_follow.err"
+check "logs --follow on it ends at once (exit 2, not the timeout's 124)" \
+  "[ \$? = 2 ] && grep -qF 'ended (stopped) without starting' '$WORK/never_follow.err'"
 stop_all; SERVER_PID=""
 "$ASTRA" runs list > /dev/null 2> "$WORK/down.err"
 check "server down: exit 1, cannot reach" "[ \$? = 1 ] && grep -q '^astra: cannot reach the API at ' '$WORK/down.err'"

@@ -120,6 +120,20 @@ TEST(RequestParse, GoodputWindow) {
     EXPECT_EQ(bad_by.error().status, 400);
 }
 
+TEST(RequestParse, GoodputWindowStartAfterDefaultEndSaysTheEndIsNow) {
+    const Seconds now = 1'790'812'800;  // 2026-10-01T00:00:00Z
+    auto w = parse_goodput_window({{"start", "2030-01-01T00:00:00Z"}}, now);
+    ASSERT_FALSE(w);
+    EXPECT_EQ(w.error().status, 400);
+    EXPECT_EQ(w.error().message,
+              "the period's start 2030-01-01T00:00:00Z is after its end 2026-10-01T00:00:00Z "
+              "(now: 'end' defaults to now; give 'end')");
+    auto given = parse_goodput_window({{"start", "2030-01-01T00:00:00Z"}, {"end", "2026-10-01T00:00:00Z"}}, now);
+    ASSERT_FALSE(given);
+    EXPECT_EQ(given.error().message,
+              "the period's start 2030-01-01T00:00:00Z is after its end 2026-10-01T00:00:00Z (the given 'end')");
+}
+
 TEST(RequestParse, WeeklyAndRunsQueries) {
     auto w = parse_weekly_query({});
     ASSERT_TRUE(w);

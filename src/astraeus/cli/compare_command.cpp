@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "astraeus/trace/simulable.hpp"
 #include "astraeus/cli/commands.hpp"
 #include "astraeus/cli/run_setup.hpp"
 #include "astraeus/config/cluster_config.hpp"
@@ -136,6 +137,8 @@ int run_compare(const CompareArgs& a) {
     }
     auto prepared = prepare_run(run);
     if (!prepared) return usage_error("compare", prepared.error());
+    if (auto ok = check_simulable(prepared->workload, run.trace, run.format); !ok)
+        return usage_error("compare", ok.error());
     const PreparedRun& p = *prepared;
     for (const auto& [opt, values] : axes)
         if (p.config.options.mode == Mode::Compat &&

@@ -57,12 +57,16 @@ std::string week_heading(Seconds week_start_s) {
            goodput::format_rfc3339(week_start_s).substr(0, 10) + ")\n";
 }
 
-Result<goodput::Period> table_period(Seconds from, Seconds end_s, bool start_given) {
+Result<goodput::Period> table_period(Seconds from, Seconds end_s, bool start_given,
+                                     std::string_view end_default) {
     auto period = goodput::make_period(from, end_s);
     if (period) return *period;
     std::string m = "period " + goodput::format_rfc3339(from) + " .. " +
                     goodput::format_rfc3339(end_s) + ": " + period.error().message;
-    if (!start_given) m += " (give --start)";
+    if (from > end_s && !end_default.empty())
+        m += " (--end was not given: it defaults to " + std::string(end_default) + ", " +
+             goodput::format_rfc3339(end_s) + "; give --end)";
+    else if (!start_given) m += " (give --start)";
     return fail(m);
 }
 

@@ -39,9 +39,11 @@ std::vector<goodput::NamedCounts> named(const goodput::Replayer& r, goodput::By 
 std::string week_heading(Seconds week_start_s);
 
 /// The period [from, end_s] of a table; error "period FROM .. END: WHY", with " (give --start)"
-/// when --start was not given (`start_given` false).
-Result<goodput::Period> table_period(Seconds from, Seconds end_s,
-                                     bool start_given);
+/// when --start was not given (`start_given` false); a start after an end that defaulted
+/// (`end_default`: what it defaulted to, e.g. "the last event"; empty when --end was given)
+/// says so and "give --end".
+Result<goodput::Period> table_period(Seconds from, Seconds end_s, bool start_given,
+                                     std::string_view end_default = {});
 
 /// Writes `notes` to stderr and `out` to stdout; 0, or 1 (with "astraeus goodput COMMAND:
 /// writing the output failed" on stderr) when stdout fails.

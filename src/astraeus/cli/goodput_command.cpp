@@ -133,7 +133,7 @@ int run_replay(const ReplayArgs& a) {
         }
     } else {
         const Seconds from = start->value_or(replayer.first_s());
-        auto period = table_period(from, end_s, start->has_value());
+        auto period = table_period(from, end_s, start->has_value(), *end ? "" : "the last event");
         if (!period) return usage(period.error().message);
         const auto rows = named(replayer, *by, replayer.ledger().query(*by, *period));
         if (a.json) j = rows_json(to_string(*by), from, end_s, rows);
@@ -159,9 +159,14 @@ int run_replay(const ReplayArgs& a) {
     }
     if (!straggler_text.empty())
         notes += "runs with a straggler at " + format_rfc3339(end_s) + ": " + straggler_text + "\n";
-    if (replayer.invalid_samples() > 0)
-        notes += fmt::format("invalid utilization samples (rejected): {}\n",
-                             replayer.invalid_samples());
+    if (replayer.invalid_samples() > 0) {
+        // Where they are: the first lines with one (FILE:LINE), "..." when there are more.
+        std::string at;
+        for (const std::string& w : replayer.rejected_sample_where()) at += (at.empty() ? "" : ", ") + w;
+        if (replayer.rejected_sample_where().size() == Replayer::kRejectedWhereMax) at += ", ...";
+        notes += fmt::format("invalid utilization samples (rejected): {}{}\n", replayer.invalid_samples(),
+                             at.empty() ? "" : ", at " + terminal_safe(at));
+    }
     if (replayer.no_sample_minutes() > 0)
         notes += fmt::format("running minutes without a utilization sample (counted idle): {}\n",
                              replayer.no_sample_minutes());

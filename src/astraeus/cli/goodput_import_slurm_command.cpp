@@ -125,7 +125,7 @@ int run_import(const ImportArgs& a) {
         j["not_recorded_by_slurm"] = slurm::not_recorded_by_slurm();
     } else {
         const Seconds from = start->value_or(replayer.first_s());
-        auto period = table_period(from, end_s, start->has_value());
+        auto period = table_period(from, end_s, start->has_value(), *end ? "" : "the latest time in the records");
         if (!period) return usage(period.error().message);
         const auto rows = named(replayer, *by, replayer.ledger().query(*by, *period));
         if (a.json) {

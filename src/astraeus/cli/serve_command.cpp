@@ -187,6 +187,7 @@ int run_serve(const ServeOptions& o) {
     web.join();
     (*svc)->stop();
     sched.join();
+    (*svc)->shutdown();  // local workers: checkpoint signal, grace, attempts recorded as preempted
     log(LogLevel::Info, "stopped");
     return 0;
 }

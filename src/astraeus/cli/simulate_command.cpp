@@ -2,6 +2,7 @@
 
 #include <iostream>
 
+#include "astraeus/trace/simulable.hpp"
 #include "astraeus/cli/commands.hpp"
 #include "astraeus/cli/run_setup.hpp"
 #include "astraeus/config/cluster_config.hpp"
@@ -57,6 +58,8 @@ Result<LifecycleConfig> lifecycle_of(const SimulateArgs& a) {
 int run_simulate(const SimulateArgs& a) {
     auto prepared = prepare_run(a.run);
     if (!prepared) return usage_error("simulate", prepared.error());
+    if (auto ok = check_simulable(prepared->workload, a.run.trace, a.run.format); !ok)
+        return usage_error("simulate", ok.error());
     PreparedRun& p = *prepared;
     auto options = policy_options(a.policy, p.config.options);
     if (!options) return usage_error("simulate", options.error());

@@ -113,6 +113,12 @@ public:
     virtual bool pop_due(Seconds now, ExecEvent& out) = 0;
     /// Work done by run `run` by time t (seconds running), for its record.
     virtual Seconds executed_s(std::int64_t run, Seconds t) const = 0;
+    /// The service is stopping cleanly (SIGTERM/SIGINT), its loop is over: an executor whose
+    /// workers do not outlive the service (the local executor) gives them the checkpoint signal
+    /// and their grace now, and returns true; the service then records their attempts as
+    /// preempted (the runs wait again after the restart). Others return false (their workers go
+    /// on; a restart re-adopts them). Called once, without the service's lock; no event after it.
+    virtual bool shutdown() { return false; }
     /// The machines it runs on (ids), all up at t. Machine losses and recoveries come back as
     /// MachineLost / MachineBack events; the service fails the runs on a lost machine.
     virtual void set_machines(const std::vector<std::int64_t>& ids, Seconds t) {

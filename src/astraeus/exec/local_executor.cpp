@@ -58,7 +58,10 @@ LocalExecutor::LocalExecutor(LocalExecutorConfig c, std::shared_ptr<GpuSource> g
     thread_ = std::thread([this] { loop(); });
 }
 
-LocalExecutor::~LocalExecutor() {
+LocalExecutor::~LocalExecutor() { (void)shutdown(); }
+
+bool LocalExecutor::shutdown() {
+    if (!thread_.joinable()) return true;  // done already
     {
         std::lock_guard lk(mu_);
         quit_ = true;
@@ -74,6 +77,7 @@ LocalExecutor::~LocalExecutor() {
     const auto end = std::chrono::steady_clock::now() +
                      std::chrono::milliseconds(static_cast<std::int64_t>(c_.runner.grace_s * 1000.0));
     while (runner_.live() > 0 && std::chrono::steady_clock::now() < end) (void)runner_.poll(20);
+    return true;
 }
 
 void LocalExecutor::attach(std::function<Seconds()> now, std::function<void()> wake) {

@@ -10,8 +10,8 @@
 // A thread of its own polls the workers every `poll_ms` (exits, progress files, the grace's
 // SIGKILL) and the GPUs every `utilization_period_s` (Utilization events, the mean of each
 // running worker's GPUs), queues the events (gang semantics: exec/gang.hpp) and wakes the
-// service. When the service stops, its workers get the checkpoint signal and their grace, then
-// SIGKILL. A restart of the service does not adopt local workers: their leaders die with the
+// service. When the service stops (shutdown()), its workers get the checkpoint signal and their
+// grace, then SIGKILL; the service records their attempts as preempted (not failed). A restart of the service does not adopt local workers: their leaders die with the
 // service (PR_SET_PDEATHSIG), the restarted service kills what is left of their groups and
 // reports the attempt failed (Failed, then Released); stopping ones are done (StopDone).
 // Thread safety: the Executor calls are serialised by the service; the internal thread shares
@@ -53,6 +53,9 @@ public:
     bool pop_due(Seconds now, ExecEvent& out) override;
     Seconds executed_s(std::int64_t run, Seconds t) const override;
     void attach(std::function<Seconds()> now, std::function<void()> wake) override;
+    /// Stops its thread, then every worker gets the checkpoint signal and its grace (grace_s);
+    /// what is left is killed by the runner's destructor. Returns true (idempotent).
+    bool shutdown() override;
     bool runs_commands() const override { return true; }
     std::string log_path(const std::string& workspace, const std::string& run, int attempt,
                          int worker) const override;

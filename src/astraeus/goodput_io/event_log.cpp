@@ -751,7 +751,10 @@ Result<void> replay_stream(std::istream& in, std::string_view file, Replayer& re
         auto e = parse_event(line);
         if (!e) return fail(where() + e.error().message);
         if (e->kind != EventKind::Config && events++ == 0) first_t = e->t;
+        const std::int64_t rejected = replayer.invalid_samples();
         if (auto r = replayer.apply(*e); !r) return fail(where() + r.error().message);
+        if (replayer.invalid_samples() > rejected)
+            replayer.note_rejected_sample(std::string(file) + ':' + std::to_string(n));
     }
     if (in.bad()) return fail(std::string(file) + ": read error");
     auto whole = [&](std::string_view message) {

@@ -147,6 +147,14 @@ public:
     /// Their straggling workers (index in the gang), for runs_with_straggler()'s runs.
     std::vector<int> stragglers_of(int run) const;
     std::int64_t invalid_samples() const { return counter_ ? counter_->invalid_samples() : 0; }
+    /// Where the first rejected samples were ("FILE:LINE", at most kRejectedWhereMax, in order),
+    /// as noted by replay_stream (empty when the events came another way).
+    static constexpr std::size_t kRejectedWhereMax = 5;
+    const std::vector<std::string>& rejected_sample_where() const { return rejected_where_; }
+    /// Notes that the event at `where` ("FILE:LINE") had a rejected sample (replay_stream).
+    void note_rejected_sample(std::string where) {
+        if (rejected_where_.size() < kRejectedWhereMax) rejected_where_.push_back(std::move(where));
+    }
     std::int64_t no_sample_minutes() const { return counter_ ? counter_->no_sample_minutes() : 0; }
 
 private:
@@ -172,6 +180,7 @@ private:
     std::unique_ptr<AlertEngine> alerts_;
     std::vector<std::string> runs_, workspaces_, pools_, machines_;
     std::vector<RunInfo> info_;
+    std::vector<std::string> rejected_where_;  ///< see rejected_sample_where()
     std::vector<int> held_gpus_;  ///< by counter worker id: GPUs of its last placement (0: none)
     std::optional<Seconds> first_s_;
     Seconds last_t_ = 0;

@@ -195,6 +195,11 @@ ApiResult<GoodputWindow> parse_goodput_window(const Params& q, Seconds now_s) {
         w.start = w.end - n * gp::kDay;
     }
     auto p = gp::make_period(w.start, w.end);
+    if (!p && w.start > w.end)  // name both times, and where the end came from
+        return std::unexpected(bad("the period's start " + gp::format_rfc3339(w.start) + " is after its end " +
+                                   gp::format_rfc3339(w.end) +
+                                   (q.contains("end") ? std::string(" (the given 'end')")
+                                                      : std::string(" (now: 'end' defaults to now; give 'end')"))));
     if (!p) return std::unexpected(bad(p.error().message));
     return w;
 }

@@ -277,6 +277,12 @@ Result<void> Service::load() {
         store::Batch up;
         for (const auto& m : *machines)
             if (!m.up) up.machine_up.push_back({m.id, true});
+        // The local executor runs one machine with the GPUs found now (not the configuration's
+        // list): recorded, so that what reads the store (trace export) sees the machine that
+        // ran (0: the store's machines are the ones that run).
+        const bool local = cfg_.local_gpus > 0 && !pools_.front()->machines.empty();
+        up.meta.push_back({"local_machine_id", local ? pools_.front()->machines.front().id : 0});
+        up.meta.push_back({"local_machine_gpus", local ? cfg_.local_gpus : 0});
         if (auto ok = store_->apply(up); !ok) return ok;
     }
     exec_->set_machines(ids, clock_.now());

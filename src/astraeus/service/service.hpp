@@ -177,6 +177,12 @@ public:
     void loop();
     /// Asks loop() to return (from a signal-handling thread).
     void stop();
+    /// After loop() has returned on a clean stop: when the executor's workers do not outlive
+    /// the service (Executor::shutdown), they get the checkpoint signal and their grace, and
+    /// their runs' attempts are ended as preemptions (the wind-down counted preemption while
+    /// it holds the GPUs; not failure, not against max_failures) and stored: the runs wait
+    /// again after the restart. Other executors: nothing is stored. Call once.
+    void shutdown();
     /// Runs the due work now (tests; the loop does it by itself).
     void tick();
     Seconds now() const { return clock_.now(); }
@@ -246,6 +252,10 @@ private:
     goodput::RunFilter filter_for(const Caller& c) const;
     nlohmann::json run_json(const RunMem& r) const;
     std::string by_name(goodput::By by, int id) const;
+    /// Under mu_: adds a zero row (sorted by run id) for each run visible through `f` that held
+    /// GPUs in [start_s, end_s) but has no ledger row yet (held less than a minute so far).
+    void add_held_runs(std::vector<goodput::Row>& rows, Seconds start_s, Seconds end_s,
+                       const goodput::RunFilter& f) const;
     /// by=run answers: each row gets its run's "workspace".
     void add_run_workspaces(nlohmann::json& doc, const std::vector<goodput::Row>& rows) const;
     ApiResult<nlohmann::json> goodput_for(const Caller& c, const Params& q,

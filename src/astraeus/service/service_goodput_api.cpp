@@ -29,12 +29,32 @@ ApiResult<json> Service::goodput_for(const Caller& c, const Params& q, const gp:
     auto w = parse_goodput_window(q, clock_.now());
     if (!w) return std::unexpected(w.error());
     std::lock_guard lk(mu_);
-    const auto rows = ledger_.query(w->by, gp::Period{w->start, w->end}, f);
+    auto rows = ledger_.query(w->by, gp::Period{w->start, w->end}, f);
+    if (w->by == gp::By::Run) add_held_runs(rows, w->start, w->end, f);
     std::vector<gp::NamedCounts> named;
     for (const auto& r : rows) named.push_back({by_name(w->by, r.id), r.counts});
     json out = gp::rows_json(gp::to_string(w->by), w->start, w->end, named);
     if (w->by == gp::By::Run) add_run_workspaces(out, rows);
     return out;
+}
+
+void Service::add_held_runs(std::vector<gp::Row>& rows, Seconds start_s, Seconds end_s,
+                            const gp::RunFilter& f) const {
+    // A run counts at minute ends: one that has held GPUs in the period for less than a minute
+    // so far has no ledger row yet. It gets one (zeros until its first count), as `--run NAME`
+    // shows it: a run with any held time in the period has a row.
+    const Seconds from = gp::hour_start(start_s);
+    for (const auto& [id, r] : runs_) {
+        const int run = static_cast<int>(id);
+        if (f && !f(run)) continue;
+        bool held = false;
+        for (const store::AttemptRec& a : r->rec.attempt_list)
+            held = held || (a.started_s <= end_s && (a.ended_s < 0 || a.ended_s >= from));
+        if (!held) continue;
+        auto at = std::lower_bound(rows.begin(), rows.end(), run,
+                                   [](const gp::Row& x, int v) { return x.id < v; });
+        if (at == rows.end() || at->id != run) rows.insert(at, gp::Row{run, gp::Counts{}});
+    }
 }
 
 void Service::add_run_workspaces(json& doc, const std::vector<gp::Row>& rows) const {

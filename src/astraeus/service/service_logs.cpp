@@ -65,6 +65,9 @@ ApiResult<json> Service::run_logs(const Caller& c, const std::string& name, cons
         auto found = find_run(c, name, q);
         if (!found) return std::unexpected(found.error());
         const RunMem& r = **found;
+        if (r.rec.attempts == 0 && r.ended())  // it never will: say so (a follower stops on it)
+            return std::unexpected(not_found("run '" + name + "' ended (" + r.rec.state +
+                                             ") without starting: no logs"));
         if (r.rec.attempts == 0) return std::unexpected(not_found("run '" + name + "' has not started yet: no logs"));
         auto w = num("worker", 0, 0, r.rec.workers - 1);
         if (!w) return std::unexpected(w.error());

@@ -135,6 +135,16 @@ Result<RunExport> export_data_dir(const std::string& data_dir, std::optional<Sec
     auto machines = s.machines(cluster.id);
     if (!machines) return std::unexpected(machines.error());
     h.machines = std::move(*machines);
+    // A service with the local executor ran one machine with its own GPU count (recorded at
+    // its start, Service::load): the cluster is that machine, not the configuration's list.
+    auto local_id = s.meta("local_machine_id");
+    if (!local_id) return std::unexpected(local_id.error());
+    auto local_gpus = s.meta("local_machine_gpus");
+    if (!local_gpus) return std::unexpected(local_gpus.error());
+    if (local_id->value_or(0) > 0 && local_gpus->value_or(0) > 0) {
+        std::erase_if(h.machines, [&](const store::MachineRec& m) { return m.id != **local_id; });
+        for (auto& m : h.machines) m.gpus = static_cast<int>(**local_gpus);
+    }
     auto last = s.meta("last_event_s");
     if (!last) return std::unexpected(last.error());
     h.now_s = last->value_or(0);
