@@ -66,5 +66,19 @@ rc=$?
 check "an empty --policies entry exits 2 (got $rc)" '[ "$rc" -eq 2 ]'
 check "an empty --policies entry is named" "grep -q 'an empty entry' '$tmp/err7'"
 
+
+# 9. Numeric options name their range and the text given (CLI11's own checks printed a 300-digit
+#    range, and an overflowing --lease was clamped to 9223372036854775807).
+num_err() { "$bin" simulate --trace "$d/fake_job.csv" "$@" --out "$tmp/out10" --quiet 2>&1 > /dev/null | head -1; }
+check "--index-half-life -1" \
+  "[ \"\$(num_err --index-half-life -1)\" = \"--index-half-life: expected a whole number from 0 to 10000000000, got '-1'\" ]"
+check "--lease 99999999999999999999" \
+  "[ \"\$(num_err --lease 99999999999999999999)\" = \"--lease: expected a whole number from 0 to 10000000000, got '99999999999999999999'\" ]"
+check "--gang-weight 5" \
+  "[ \"\$(num_err --gang-weight 5)\" = \"--gang-weight: expected a number from 0 to 4, got '5'\" ]"
+check "--index-tolerance nan" \
+  "[ \"\$(num_err --index-tolerance nan)\" = \"--index-tolerance: expected a number from 0 to 1, got 'nan'\" ]"
+check "no output directory after a bad number" '[ ! -e "$tmp/out10" ]'
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

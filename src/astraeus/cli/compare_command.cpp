@@ -10,6 +10,7 @@
 
 #include "astraeus/trace/simulable.hpp"
 #include "astraeus/cli/commands.hpp"
+#include "astraeus/cli/number_checks.hpp"
 #include "astraeus/cli/run_setup.hpp"
 #include "astraeus/config/cluster_config.hpp"
 #include "astraeus/sched/policies.hpp"
@@ -301,15 +302,7 @@ std::function<int()> add_compare(CLI::App& app) {
     sub->add_option("--threads", args->threads,
                     "simulations run at once (0: one per core); results do not depend on it")
         ->capture_default_str()
-        ->check(CLI::Validator(  // CLI11's NonNegativeNumber prints a 300-digit range
-            [](std::string& v) {
-                return !v.empty() && v.size() <= 9 &&
-                               v.find_first_not_of("0123456789") == std::string::npos
-                           ? std::string()
-                           : "expected a whole number from 0 to 999999999 (0: one per core), "
-                             "got '" + v + "'";
-            },
-            "UINT"));
+        ->check(whole_number(0, 999999999, "UINT"));
     sub->add_flag("--json", args->json, "print JSON instead of the table");
     return [args] { return run_compare(*args); };
 }

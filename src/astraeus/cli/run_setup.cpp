@@ -7,11 +7,14 @@
 #include <chrono>
 #include <iostream>
 
+#include "astraeus/cli/number_checks.hpp"
 #include "astraeus/config/cluster_config.hpp"
 #include "astraeus/config/tenant_config.hpp"
+#include "astraeus/model/workload.hpp"
 #include "astraeus/trace/read_trace.hpp"
 
 namespace astraeus::cli {
+
 
 void add_run_options(CLI::App* sub, RunArgs& a, SweepLists* sweeps) {
     sub->add_option("--trace", a.trace, "job trace (may be .gz); see docs/formats/")->required();
@@ -56,7 +59,8 @@ void add_run_options(CLI::App* sub, RunArgs& a, SweepLists* sweeps) {
                                ? std::string()
                                : "takes one value here; a list (a sweep) is for `astraeus compare`";
                 },
-                "", "single value"));
+                "", "single value"))
+            ->check(whole_number(0, kMaxTraceTime, "SECONDS"));
     };
     seconds("--lease", a.lease_s, "lease term L, seconds");
     seconds("--starvation", a.starvation_s,
@@ -90,20 +94,20 @@ void add_run_options(CLI::App* sub, RunArgs& a, SweepLists* sweeps) {
                     "astraea: half-life of the usage behind the scheduling index, seconds; 0: the "
                     "hard-edged window (as published)")
         ->capture_default_str()
-        ->check(CLI::NonNegativeNumber)
+        ->check(whole_number(0, kMaxTraceTime, "SECONDS"))
         ->group(better);
     sub->add_option("--index-tolerance", a.index_tolerance,
                     "astraea: indexes closer than this are a tie settled by the instantaneous "
                     "share (GPUs held / quota); 0: the lower index takes every free GPU (as "
                     "published)")
         ->capture_default_str()
-        ->check(CLI::Range(0.0, 1.0))
+        ->check(real_number(0.0, 1.0, ""))
         ->group(better);
     sub->add_option("--gang-weight", a.gang_weight,
                     "fairness job order: rank by F_j * g_j^W (smaller gangs first among equally "
                     "served jobs); 0: F_j (as published)")
         ->capture_default_str()
-        ->check(CLI::Range(0.0, 4.0))
+        ->check(real_number(0.0, 4.0, ""))
         ->group(better);
     sub->add_flag("--no-own-hold", a.no_own_hold,
                   "astraea: hold no GPUs for the starving gang of a tenant over its share (its "

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "astraeus/cli/number_checks.hpp"
 #include "astraeus/client/api_client.hpp"
 #include "astraeus/client/astra_machines.hpp"
 #include "astraeus/client/render.hpp"
@@ -51,22 +52,7 @@ struct RunArgs {
     bool as_json = false;
 };
 
-// A whole number from `min` to `max` (CLI11 2.1's PositiveNumber and NonNegativeNumber answer
-// 0 with "Value 0 not in range 0.000000 to 1797...(300 digits).000000": wrong and unreadable).
-// The message names the range and the value: "--workers: expected a whole number from 1 to
-// 2147483647, got '0'". `desc` is what --help shows after the type.
-CLI::Validator whole_number(std::int64_t min, std::int64_t max, const std::string& desc) {
-    return CLI::Validator(
-        [min, max](std::string& text) -> std::string {
-            std::int64_t v = 0;
-            const char* end = text.data() + text.size();
-            const auto [p, ec] = std::from_chars(text.data(), end, v);
-            if (ec == std::errc() && p == end && v >= min && v <= max) return {};
-            return "expected a whole number from " + std::to_string(min) + " to " +
-                   std::to_string(max) + ", got '" + terminal_safe(text) + "'";
-        },
-        desc);
-}
+using cli::whole_number;  // named ranges, not CLI11's 300-digit ones (cli/number_checks.hpp)
 const CLI::Validator kPositiveInt = whole_number(1, std::numeric_limits<int>::max(), "POSITIVE");
 const CLI::Validator kPositiveInt64 =
     whole_number(1, std::numeric_limits<std::int64_t>::max(), "POSITIVE");
