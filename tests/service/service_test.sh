@@ -195,6 +195,8 @@ wait_all_ended() {
 check "every run ends (succeeded or stopped)" wait_all_ended
 check "sweep-7 was stopped, llm succeeded" bash -c "curl -sS -H 'Authorization: Bearer $AD' $API/runs | jq -e '([.runs[] | select(.name == \"sweep-7\")][0].state == \"stopped\") and ([.runs[] | select(.name == \"llm\")][0].state == \"succeeded\")' >/dev/null"
 check "every second counted once (ledger = W x G x (end - submit))" exact_all "$AD"
+check "the log says run.submitted before the round's run.placed" \
+    awk '/run.submitted run=llm /{s=NR} /run.placed run=llm /{if(!p)p=NR} END{exit !(s && p && s < p)}' "$T/server.log"
 
 # --- clean shutdown on SIGTERM -----------------------------------------------------------------
 kill -TERM "$SERVER_PID"

@@ -253,10 +253,11 @@ ApiResult<json> Service::submit(const Caller& c, std::string_view body) {
     runs_[id] = std::move(r);
     touch(*runs_[id]);
     pool.dirty = true;
-    schedule(pi, now);
-    commit();
+    // Logged before the round, so that its run.placed / run.launched lines follow it.
     log(LogLevel::Info, "run.submitted", {{"run", name}, {"workspace", workspaces_.at(ws_id).name},
                                           {"gpus", std::to_string(gpus)}});
+    schedule(pi, now);
+    commit();
     json out = run_json(*runs_[id]);
     wake_ = true;
     lk.unlock();
