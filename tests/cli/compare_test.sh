@@ -65,6 +65,11 @@ check "simulate says lists are for compare" "grep -q 'a list (a sweep) is for .a
 "$bin" simulate --trace "$d/fake_job.csv" --tenants "$d/share.csv" --lease 900 --quiet \
   --out "$tmp/o5" > /dev/null
 check "simulate takes one value" '[ "$?" -eq 0 ] && grep -q "\"lease_s\": 900" "$tmp/o5/manifest.json"'
+# The manifest records astraea's changes as each run used them (all off for astraea-paper).
+"$bin" compare --trace "$d/fake_job.csv" --tenants "$d/share.csv" --policies astraea,astraea-paper \
+  --gang-weight 0.5 --no-own-hold --out "$tmp/o7" --quiet > /dev/null 2>&1
+check "manifest: astraea's improvements as used (gang_weight 0.5, reserve_own off; paper all off)" \
+  "jq -e '(.astraea.manifest.options.astraea_improvements | .gang_weight == 0.5 and .reserve_own == false and .reserve == true and .index_half_life_s == 28800) and (.\"astraea-paper\".manifest.options.astraea_improvements | .gang_weight == 0 and .reserve == false and .reserve_own == false and .history_ties == false)' '$tmp/o7/compare.json' > /dev/null"
 
 # --threads -1: the range and the value (CLI11's own check printed a 300-digit range).
 run --threads -1 --out "$tmp/o6" 2> "$tmp/e6" > /dev/null; rc=$?
