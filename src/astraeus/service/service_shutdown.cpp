@@ -1,6 +1,6 @@
 // Service::shutdown (service.hpp): a clean stop (SIGTERM/SIGINT) of a service whose executor's
 // workers do not outlive it (the local executor): their attempts are ended as preemptions, not
-// failures, and recorded before the process exits (docs/service.md "Restarts").
+// failures, and recorded before the process exits (docs/operations.md, "Storage"; docs/agents.md).
 #include <algorithm>
 #include <vector>
 
