@@ -644,15 +644,9 @@ void Service::apply_start(RunMem& r, const Decision& d, Seconds t) {
         return;
     }
     if (r.rec.state == "running") r.rec.executed_s += t - r.rec.phase_since_s;
-    for (int w : r.w) {
-        const gp::Phase ph = counter_->status(w).phase;
-        if (ph == gp::Phase::Placed || ph == gp::Phase::Running) (void)counter_->stop(t, w, gp::Cause::Preemption);
+    preempt_attempt(r, t);
+    for (int w : r.w)
         if (counter_->status(w).phase != gp::Phase::Waiting) (void)counter_->release(t, w);
-    }
-    if (!r.rec.attempt_list.empty() && r.rec.attempt_list.back().ended_s < 0) {
-        r.rec.attempt_list.back().ended_s = t;
-        r.rec.attempt_list.back().outcome = "preempted";
-    }
     // A real executor's previous attempt still winding down keeps its processes (and its
     // checkpoint) until they are gone: the new attempt's launch waits for that (try_launch).
     if (exec_->runs_commands() && (r.rec.state == "starting" || r.rec.state == "running") && !r.launch_pending) {
@@ -694,6 +688,14 @@ void Service::apply_start(RunMem& r, const Decision& d, Seconds t) {
     log(LogLevel::Info, "run.placed", {{"run", r.rec.name}, {"attempt", std::to_string(r.rec.attempts)}});
 }
 
+void Service::preempt_attempt(RunMem& r, Seconds t) {
+    for (int w : r.w) {
+        const gp::Phase ph = counter_->status(w).phase;
+        if (ph == gp::Phase::Placed || ph == gp::Phase::Running) (void)counter_->stop(t, w, gp::Cause::Preemption);
+    }
+    end_open_attempt(r.rec, t, "preempted");
+}
+
 void Service::preempt(RunMem& r, Seconds t) {
     if (r.rec.state == "stopping" && r.rec.stop_cause != "preemption") {
         // Never reached while the rounds see stopping runs as leaving (wind_down): logged if so.
@@ -710,14 +712,7 @@ void Service::preempt(RunMem& r, Seconds t) {
         r.rec.phase_since_s = t;
         return;
     }
-    for (int w : r.w) {
-        const gp::Phase ph = counter_->status(w).phase;
-        if (ph == gp::Phase::Placed || ph == gp::Phase::Running) (void)counter_->stop(t, w, gp::Cause::Preemption);
-    }
-    if (!r.rec.attempt_list.empty() && r.rec.attempt_list.back().ended_s < 0) {
-        r.rec.attempt_list.back().ended_s = t;
-        r.rec.attempt_list.back().outcome = "preempted";
-    }
+    preempt_attempt(r, t);
     exec_->stop(t, r.rec.id);
     r.rec.state = "stopping";
     r.rec.stop_cause = "preemption";
@@ -733,10 +728,7 @@ void Service::end_run(RunMem& r, Seconds t, const std::string& state, const std:
     pool.sched->remove(r.job, t);
     pool.dirty = true;
     exec_->forget(r.rec.id);
-    if (!r.rec.attempt_list.empty() && r.rec.attempt_list.back().ended_s < 0) {
-        r.rec.attempt_list.back().ended_s = t;
-        r.rec.attempt_list.back().outcome = outcome.empty() ? state : outcome;
-    }
+    end_open_attempt(r.rec, t, outcome.empty() ? state : outcome);
     r.rec.state = state;
     r.rec.reason.clear();
     r.rec.ended_s = t;
@@ -853,10 +845,7 @@ void Service::on_exec(const ExecEvent& e) {
         case K::Failed:
             if (r.rec.state == "running") r.rec.executed_s += t - r.rec.phase_since_s;
             for (int w : r.w) (void)counter_->fail(t, w);
-            if (!r.rec.attempt_list.empty() && r.rec.attempt_list.back().ended_s < 0) {
-                r.rec.attempt_list.back().ended_s = t;
-                r.rec.attempt_list.back().outcome = "failed";
-            }
+            end_open_attempt(r.rec, t, "failed");
             r.rec.state = "stopping";
             r.rec.stop_cause = "failure";
             r.rec.phase_since_s = t;

@@ -218,6 +218,9 @@ private:
     void advance_count(Seconds t);
     void schedule(std::size_t pool, Seconds t);
     void apply_start(RunMem& r, const Decision& d, Seconds t);
+    /// The run's placed or running workers stop for a preemption at t (counted preemption while
+    /// they wind down) and its open attempt ends "preempted"; the run's state is the caller's.
+    void preempt_attempt(RunMem& r, Seconds t);
     void preempt(RunMem& r, Seconds t);
     void on_exec(const ExecEvent& e);
     void machine_event(const ExecEvent& e);

@@ -12,6 +12,12 @@ namespace astraeus::service {
 
 namespace detail {
 
+void end_open_attempt(store::RunRec& rec, Seconds t, const std::string& outcome) {
+    if (rec.attempt_list.empty() || rec.attempt_list.back().ended_s >= 0) return;
+    rec.attempt_list.back().ended_s = t;
+    rec.attempt_list.back().outcome = outcome;
+}
+
 std::string gpu_index_text(const std::vector<std::vector<int>>& idx, std::size_t worker) {
     if (worker >= idx.size() || idx[worker].empty()) return "";
     std::string s = "@";

@@ -28,10 +28,7 @@ Result<void> Service::reconcile_run(store::RunRec& rec, Seconds t) {
                     gone = "machine " + machine_names_[part.machine] + " was removed from the configuration";
         if (gone.empty()) return {};
     }
-    if (!rec.attempt_list.empty() && rec.attempt_list.back().ended_s < 0) {
-        rec.attempt_list.back().ended_s = t;
-        rec.attempt_list.back().outcome = "failed";
-    }
+    end_open_attempt(rec, t, "failed");
     const bool winding_down = rec.state == "stopping" && (rec.stop_cause == "owner" || rec.stop_cause == "limit");
     const auto failed = std::count_if(rec.attempt_list.begin(), rec.attempt_list.end(),
                                       [](const auto& a) { return a.outcome == "failed"; });

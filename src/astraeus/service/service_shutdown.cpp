@@ -31,15 +31,7 @@ void Service::shutdown() {
             if (!live && !preempting) continue;  // pending, or leaving (owner, limit, failure): as is
             if (r.rec.state == "running") r.rec.executed_s += t - r.rec.phase_since_s;
             if (live) {
-                for (int w : r.w) {
-                    const gp::Phase ph = counter_->status(w).phase;
-                    if (ph == gp::Phase::Placed || ph == gp::Phase::Running)
-                        (void)counter_->stop(t, w, gp::Cause::Preemption);
-                }
-                if (!r.rec.attempt_list.empty() && r.rec.attempt_list.back().ended_s < 0) {
-                    r.rec.attempt_list.back().ended_s = t;
-                    r.rec.attempt_list.back().outcome = "preempted";
-                }
+                preempt_attempt(r, t);
                 r.rec.state = "stopping";
                 r.rec.stop_cause = "preemption";
                 r.rec.phase_since_s = t;

@@ -41,6 +41,9 @@ void add_command_json(nlohmann::json& j, const std::string& stored);
 /// A worker's GPU indices as a suffix of its stored parts ("@0.1"; "" when none) and back.
 std::string gpu_index_text(const std::vector<std::vector<int>>& idx, std::size_t worker);
 std::vector<int> parse_gpu_index(const std::string& parts);
+/// Ends the run's open attempt (the last one, if it has no end yet) at `t` with `outcome`
+/// ("preempted", "failed", ...); an attempt already ended is left as it is.
+void end_open_attempt(store::RunRec& rec, Seconds t, const std::string& outcome);
 
 }  // namespace astraeus::service::detail
 
