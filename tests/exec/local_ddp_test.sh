@@ -10,15 +10,9 @@
 set -u
 ASTRAEUS=$1; ASTRA=$2; SRC=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
-for tool in curl jq; do
-  command -v "$tool" > /dev/null || { echo "SKIP: $tool not installed"; exit 77; }
-done
 /usr/bin/python3 -c 'import torch' 2> /dev/null || { echo "SKIP: /usr/bin/python3 has no torch (apt-get install python3-torch)"; exit 77; }
-WORK=$(mktemp -d)
 . "$HERE/../service/live_server_lib.sh"
-trap 'stop_all; [ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
-fails=0; passes=0
-check() { if eval "$2"; then passes=$((passes+1)); else echo "FAIL: $1"; fails=$((fails+1)); fi; }
+live_test_begin curl jq
 
 cat > "$WORK/astraeus.json" <<JSON
 {"pools": [{"name": "default", "machines": [{"count": 1, "gpus": 2}]}],

@@ -15,14 +15,8 @@
 set -u
 ASTRAEUS=$1; ASTRA=$2
 HERE=$(cd "$(dirname "$0")" && pwd)
-for tool in curl jq python3; do
-  command -v "$tool" > /dev/null || { echo "SKIP: $tool not installed"; exit 77; }
-done
-WORK=$(mktemp -d)
 . "$HERE/../service/live_server_lib.sh"
-trap 'stop_all; [ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
-fails=0; passes=0
-check() { if eval "$2"; then passes=$((passes+1)); else echo "FAIL: $1"; fails=$((fails+1)); fi; }
+live_test_begin curl jq python3
 W="$HERE/ckpt_workload.sh"
 
 cat > "$WORK/astraeus.json" <<JSON

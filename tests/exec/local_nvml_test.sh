@@ -8,14 +8,8 @@
 set -u
 ASTRAEUS=$1; ASTRA=$2; FAKE=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
-for tool in curl jq; do
-  command -v "$tool" > /dev/null || { echo "SKIP: $tool not installed"; exit 77; }
-done
-WORK=$(mktemp -d)
 . "$HERE/../service/live_server_lib.sh"
-trap 'stop_all; [ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
-fails=0; passes=0
-check() { if eval "$2"; then passes=$((passes+1)); else echo "FAIL: $1"; fails=$((fails+1)); fi; }
+live_test_begin curl jq
 
 ASTRAEUS_NVML_LIBRARY=/nonexistent/libnvidia-ml.so.1 "$ASTRAEUS" serve --data-dir "$WORK/none" \
   --listen 127.0.0.1:0 > "$WORK/none.out" 2> "$WORK/none.err"

@@ -1,11 +1,27 @@
-# Sourced by the end-to-end tests of tests/service/ (prometheus_scrape_test.sh, astra_cli_test.sh):
+# Sourced by the end-to-end tests of tests/service/ and tests/exec/ (live_test_begin, check):
 # starts `astraeus serve` on 127.0.0.1 (any free port) with a temp data directory, and makes
 # tokens with `astraeus admin`. Everything it starts is stopped by its own PID on exit.
-# Needs: $ASTRAEUS (the binary), $WORK (a temp dir); optional $SERVE_ARGS (the executor flags,
+# Needs: $ASTRAEUS (the binary), $WORK (a temp dir: live_test_begin makes it); optional $SERVE_ARGS (the executor flags,
 # default --executor sim). Sets: $API, $SERVER_PID, $SERVER_PORT.
 
 SERVER_PID=""
 EXTRA_PIDS=()
+
+# live_test_begin TOOL...: the tests' common start. Skips the test (exit 77, saying which) when a
+# TOOL is not installed; makes $WORK, removed on exit unless KEEP is set (everything started is
+# stopped by PID first); zeroes the counts of `check`.
+live_test_begin() {
+  local tool
+  for tool in "$@"; do
+    command -v "$tool" > /dev/null || { echo "SKIP: $tool not installed"; exit 77; }
+  done
+  WORK=$(mktemp -d)
+  trap 'stop_all; [ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
+  fails=0; passes=0
+}
+
+# check WHAT CONDITION: evaluates the shell CONDITION; counts a pass, or prints "FAIL: WHAT".
+check() { if eval "$2"; then passes=$((passes+1)); else echo "FAIL: $1"; fails=$((fails+1)); fi; }
 
 stop_all() {
   local p

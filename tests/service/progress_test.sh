@@ -6,12 +6,8 @@
 # usage: progress_test.sh ASTRAEUS_BINARY
 set -u
 ASTRAEUS=$1
-WORK=$(mktemp -d)
 . "$(dirname "$0")/live_server_lib.sh"
-trap 'stop_all; rm -rf "$WORK"' EXIT
-command -v curl > /dev/null && command -v jq > /dev/null || { echo "curl/jq missing"; exit 77; }
-fails=0; passes=0
-check() { if eval "$2"; then passes=$((passes+1)); else echo "FAIL: $1"; fails=$((fails+1)); fi; }
+live_test_begin curl jq
 
 cat > "$WORK/cfg.json" <<'CFG'
 {"pools": [{"name": "default", "machines": [{"count": 1, "gpus": 8}]}],

@@ -8,14 +8,8 @@
 # Bounded: about 15 s; every wait has a limit.
 set -u
 ASTRAEUS=$1
-for tool in prometheus promtool curl jq; do
-  command -v "$tool" > /dev/null || { echo "SKIP: $tool not installed"; exit 77; }
-done
-WORK=$(mktemp -d)
 . "$(dirname "$0")/live_server_lib.sh"
-trap 'stop_all; rm -rf "$WORK"' EXIT
-fails=0; passes=0
-check() { if eval "$2"; then passes=$((passes+1)); else echo "FAIL: $1"; fails=$((fails+1)); fi; }
+live_test_begin prometheus promtool curl jq
 
 # A 16-GPU cluster whose clock runs 60x (a minute count every real second), one threshold alert
 # so that the operator's astraeus_threshold_alerts_firing family exists.

@@ -6,12 +6,8 @@
 # usage: serve_guards_test.sh ASTRAEUS_BINARY ASTRA_BINARY
 set -u
 ASTRAEUS=$1; ASTRA=$2
-WORK=$(mktemp -d)
 . "$(dirname "$0")/live_server_lib.sh"
-trap 'stop_all; rm -rf "$WORK"' EXIT
-command -v curl > /dev/null && command -v jq > /dev/null || { echo "curl/jq missing"; exit 77; }
-fails=0; passes=0
-check() { if eval "$2"; then passes=$((passes+1)); else echo "FAIL: $1"; fails=$((fails+1)); fi; }
+live_test_begin curl jq
 
 echo '{"time_scale": 60}' > "$WORK/cfg.json"
 start_server "$WORK/cfg.json" || exit 1

@@ -14,14 +14,8 @@
 # Skipped (77) without curl or jq. Bounded: about 10 s.
 set -u
 ASTRAEUS=$1
-for tool in curl jq; do
-  command -v "$tool" > /dev/null || { echo "SKIP: $tool not installed"; exit 77; }
-done
-WORK=$(mktemp -d)
 . "$(dirname "$0")/live_server_lib.sh"
-trap 'stop_all; [ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
-fails=0; passes=0
-check() { if eval "$2"; then passes=$((passes+1)); else echo "FAIL: $1"; fails=$((fails+1)); fi; }
+live_test_begin curl jq
 
 cat > "$WORK/cfg.json" <<'CFG'
 {"pools": [{"name": "s", "machines": [{"count": 1, "gpus": 2}]},

@@ -9,17 +9,11 @@
 # Skipped (exit 77) without openssl, curl or jq (and prometheus for the second). Bounded: 40 s.
 set -u
 ASTRAEUS=$1; ASTRA=$2; MODE=$3
-for tool in openssl curl jq; do
-  command -v "$tool" > /dev/null || { echo "SKIP: $tool not installed"; exit 77; }
-done
 if [ "$MODE" = prometheus ]; then
   command -v prometheus > /dev/null || { echo "SKIP: prometheus not installed (scripts/bootstrap.sh installs it)"; exit 77; }
 fi
-WORK=$(mktemp -d)
 . "$(dirname "$0")/live_server_lib.sh"
-trap 'stop_all; [ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
-fails=0; passes=0
-check() { if eval "$2"; then passes=$((passes+1)); else echo "FAIL: $1"; fails=$((fails+1)); fi; }
+live_test_begin openssl curl jq
 
 # A CA, a server certificate it signs, and a second CA that signs nothing of ours.
 cd "$WORK" || exit 1

@@ -12,14 +12,8 @@
 # workspaces. Skipped (exit 77) when curl, jq or sqlite3 is missing. Bounded: about 15 s.
 set -u
 ASTRAEUS=$1
-for tool in curl jq sqlite3; do
-  command -v "$tool" > /dev/null || { echo "SKIP: $tool not installed"; exit 77; }
-done
-WORK=$(mktemp -d)
 . "$(dirname "$0")/live_server_lib.sh"
-trap 'stop_all; rm -rf "$WORK"' EXIT
-fails=0; passes=0
-check() { if eval "$2"; then passes=$((passes+1)); else echo "FAIL: $1"; fails=$((fails+1)); fi; }
+live_test_begin curl jq sqlite3
 
 cat > "$WORK/astraeus.json" <<JSON
 {"pools": [{"name": "default", "machines": [{"count": 2, "gpus": 8}]}], "time_scale": 60}
