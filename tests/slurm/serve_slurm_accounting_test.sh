@@ -67,62 +67,9 @@ scontrol update NodeName="$node" State=RESUME
 sleep 3
 curl -sS -X POST -H "Authorization: Bearer $ML" -H "Content-Type: application/json" --data "" "$API/runs/acct/stop" > /dev/null
 waitfor 300 is 'stopped 2' || fail "not stopped"
-curl -sS -H "Authorization: Bearer $ML" "$API/runs/acct/goodput" > "$T/ledger.json"
+curl -sS -H "Authorization: Bearer $ML" "$API/runs/acct/goodput" > "$T/ledger-acct.json"
 # The service cancels the job it kept held for a resume when it shuts down: the job's records
 # are then complete (its last record: the held wait after the last segment, cancelled).
 kill -TERM "$SERVER_PID"; wait "$SERVER_PID"; SERVER_PID=""
-waitfor 100 bash -c "sacct -a -X -D -n -P -j $job --format=State | grep -q CANCELLED"
-sacct -a -X -D -P -j "$job" \
-  --format=JobID,JobName,Account,Partition,State,Submit,Start,End,NodeList,AllocTRES,ReqTRES > "$T/sacct.txt"
-cat "$T/sacct.txt"
-sqlite3 "$DATA/astraeus.db" "SELECT a.number, a.started_s, a.ended_s, a.outcome FROM attempts a JOIN runs r ON r.id = a.run_id WHERE r.name = 'acct' ORDER BY a.number" > "$T/attempts.txt"
-sqlite3 "$DATA/astraeus.db" "SELECT submitted_s FROM runs WHERE name = 'acct'" > "$T/submitted.txt"
-cat "$T/attempts.txt"
-"$BIN" goodput import-slurm "$T/sacct.txt" --by run --json > "$T/import.json" 2> "$T/import.err" ||
-  { cat "$T/import.err"; fail "import-slurm of the sacct records"; }
-python3 - "$T/sacct.txt" "$T/attempts.txt" "$TOL" "$T/ledger.json" "$T/import.json" "$job" "$(cat "$T/submitted.txt")" <<'PY'
-import json, re, sys
-from datetime import datetime, timezone
-tol = float(sys.argv[3])
-def t(s): return int(datetime.strptime(s, "%Y-%m-%dT%H:%M:%S").replace(tzinfo=timezone.utc).timestamp())
-lines = [l.rstrip("\n").split("|") for l in open(sys.argv[1])]
-col = {h: i for i, h in enumerate(lines[0])}
-rows = lines[1:]
-segs = [(t(r[col["Start"]]), t(r[col["End"]]), int(re.search(r"gres/gpu=(\d+)", r[col["AllocTRES"]]).group(1)))
-        for r in rows if r[col["Start"]] not in ("Unknown", "None") and r[col["NodeList"]] != "None assigned"]
-atts = [tuple(int(x) for x in l.split("|")[1:3]) for l in open(sys.argv[2]) if l.strip()]
-print("slurm segments:", segs); print("astraeus attempts:", atts)
-assert len(segs) == len(atts) == 2, (segs, atts)
-worst = 0
-for (s0, s1, g), (a0, a1) in zip(segs, atts):
-    d0, d1 = s0 - a0, s1 - a1
-    worst = max(worst, abs(d0), abs(d1))
-    print(f"segment {s0}..{s1} ({g} GPUs, {g*(s1-s0)} GPU-s) vs attempt {a0}..{a1} ({16*(a1-a0)} GPU-s): start {d0:+d} s, end {d1:+d} s")
-    assert g == 16, g
-    assert abs(d0) <= tol and abs(d1) <= tol, (d0, d1)
-print(f"per segment: every start and end within {worst} s of Slurm's (tolerance {tol:g} s)")
-# 2. The service's ledger against import-slurm of the same records, per run (held GPU-seconds).
-ledger = round(json.load(open(sys.argv[4]))["allocated_gpu_hours"] * 3600)
-imp = {r["run"]: r for r in json.load(open(sys.argv[5]))["rows"]}[sys.argv[6]]
-imported = round(imp["allocated_gpu_hours"] * 3600)
-exact = imp["slurm_allocated_gpu_seconds"]
-assert exact == sum(g * (s1 - s0) for s0, s1, g in segs), (exact, segs)
-# To the second: the service's held GPU-seconds (its attempts, 16 GPUs each) against import-slurm's
-# exact figure, within 16 x the start and end differences (at most 2 x 16 x TOL per segment).
-held_s = sum(16 * (a1 - a0) for a0, a1 in atts)
-exact_allowed = sum(16 * (abs(s0 - a0) + abs(s1 - a1)) for (s0, s1, _), (a0, a1) in zip(segs, atts))
-print(f"held GPU-seconds to the second: service {held_s}, import-slurm {exact} (allowed difference {exact_allowed})")
-assert abs(held_s - exact) <= exact_allowed, (held_s, exact, exact_allowed)
-submit_slurm = min(t(r[col["Submit"]]) for r in rows)
-pairs = [(int(sys.argv[7]), submit_slurm)] + [(a, s) for (s0, s1, _), (a0, a1) in zip(segs, atts) for a, s in ((a0, s0), (a1, s1))]
-allowed = sum(16 * (60 if a // 60 != s // 60 else abs(a - s)) for a, s in pairs)
-# The run's end: the service ends it at its last segment's End (StopDone), counting the last
-# partial minute in the state it ended from (held); Slurm's records end it when the held job
-# was cancelled, after a wait, so import-slurm counts that partial minute as waiting.
-if rows[-1][col["NodeList"]] == "None assigned":
-    allowed += 16 * (segs[-1][1] - max(segs[-1][1] // 60 * 60, pairs[0][0]))  # from the service's submission if later
-print(f"held GPU-seconds: service ledger {ledger}, import-slurm {imported} (Slurm exact: {exact}); "
-      f"difference {ledger - imported}, allowed {allowed} (boundaries {pairs})")
-assert abs(ledger - imported) <= allowed, (ledger, imported, allowed)
-print("PASS")
-PY
+slurm_accounting_check acct "$job" 2 16 "$TOL"
+echo PASS

@@ -31,3 +31,23 @@ slurm_wait_state() {
   echo "job $1 did not reach $2 (now: $(squeue -h -j "$1" -o %T 2>/dev/null))" >&2
   return 1
 }
+# slurm_accounting_check RUN JOB SEGMENTS GPUS TOL: after the service has stopped (it cancels the
+# jobs it kept held), Slurm's records of JOB (sacct) against the store's attempts of RUN, its
+# ledger ($T/ledger-RUN.json, saved by the caller) and `import-slurm` of the same records
+# (tests/slurm/accounting_check.py says what is asserted). Needs $T, $BIN, $DATA; fails the test.
+slurm_accounting_check() {
+  local run=$1 job=$2
+  waitfor 100 bash -c "sacct -a -X -D -n -P -j $job --format=State | grep -q CANCELLED" ||
+    fail "$run: job $job not cancelled at shutdown"
+  sacct -a -X -D -P -j "$job" \
+    --format=JobID,JobName,Account,Partition,State,Submit,Start,End,NodeList,AllocTRES,ReqTRES > "$T/sacct-$run.txt"
+  cat "$T/sacct-$run.txt"
+  sqlite3 "$DATA/astraeus.db" "SELECT a.number, a.started_s, a.ended_s, a.outcome FROM attempts a JOIN runs r ON r.id = a.run_id WHERE r.name = '$run' ORDER BY a.number" > "$T/attempts-$run.txt"
+  cat "$T/attempts-$run.txt"
+  "$BIN" goodput import-slurm "$T/sacct-$run.txt" --by run --json > "$T/import-$run.json" 2> "$T/import.err" ||
+    { cat "$T/import.err"; fail "$run: import-slurm of the sacct records"; }
+  python3 "$(dirname "${BASH_SOURCE[0]}")/accounting_check.py" "$T/sacct-$run.txt" "$T/attempts-$run.txt" \
+    "$T/ledger-$run.json" "$T/import-$run.json" "$job" \
+    "$(sqlite3 "$DATA/astraeus.db" "SELECT submitted_s FROM runs WHERE name = '$run'")" "$3" "$4" "$5" ||
+    fail "$run: accounting"
+}
