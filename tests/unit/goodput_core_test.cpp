@@ -100,6 +100,13 @@ TEST(GoodputCalendar, WeeksAndRfc3339) {
     EXPECT_EQ(*g::parse_rfc3339("2026-10-01T02:00:00+02:00"), *g::parse_rfc3339("2026-10-01T00:00:00Z"));
     EXPECT_EQ(*g::parse_rfc3339("1970-01-01T00:01:00Z"), 60);
     EXPECT_FALSE(g::parse_rfc3339("2026-02-30T00:00:00Z"));
+    // An offset that carries the instant out of the four-digit years (found by fuzz_rfc3339):
+    // refused, since it could not be written back; the edges themselves are accepted.
+    EXPECT_FALSE(g::parse_rfc3339("9999-12-31T23:59:59-07:30"));
+    EXPECT_FALSE(g::parse_rfc3339("0000-01-01T00:00:00+00:01"));
+    EXPECT_EQ(g::format_rfc3339(*g::parse_rfc3339("9999-12-31T23:59:59Z")), "9999-12-31T23:59:59Z");
+    EXPECT_EQ(g::format_rfc3339(*g::parse_rfc3339("0000-01-01T00:00:00Z")), "0000-01-01T00:00:00Z");
+    EXPECT_EQ(g::format_rfc3339(*g::parse_rfc3339("9999-12-31T16:29:59-07:30")), "9999-12-31T23:59:59Z");
     EXPECT_FALSE(g::parse_rfc3339("2026-10-01"));
     EXPECT_FALSE(g::parse_rfc3339("2026-10-01T00:00:00"));
 }

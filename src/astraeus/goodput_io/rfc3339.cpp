@@ -56,7 +56,15 @@ Result<Seconds> parse_rfc3339(std::string_view s) {
     }
     if (i != s.size()) return bad();
     const Seconds days = sys_days{ymd}.time_since_epoch().count();
-    return days * 86400 + h * 3600 + mi * 60 + std::min(se, 59) - offset;
+    const Seconds t = days * 86400 + h * 3600 + mi * 60 + std::min(se, 59) - offset;
+    // The offset may carry the instant out of the years 0000..9999 that the format writes in
+    // four digits (9999-12-31T23:59:59-07:30 is 10000-01-01 in UTC): such a time could not be
+    // written back, so it is refused like any other time out of range.
+    const Seconds first = sys_days{year{0} / January / 1}.time_since_epoch().count() * 86400;
+    const Seconds last = sys_days{year{9999} / December / 31}.time_since_epoch().count() * 86400 + 86399;
+    if (t < first || t > last)
+        return fail("time '" + std::string(s) + "' is out of range: in UTC it must fall within the years 0000 to 9999");
+    return t;
 }
 
 std::string format_rfc3339(Seconds t) {
