@@ -5,7 +5,8 @@
 # `promtool check metrics` on the live exposition finds no parse error and no lint finding but
 # the documented base-unit one on the `_gpu_hours` names; a workspace token's scrape holds only
 # its own workspace. Skipped (exit 77) when prometheus, promtool, curl or jq is missing.
-# Bounded: about 15 s; every wait has a limit.
+# Bounded: about 15 s (Prometheus may take up to 60 s to start on a loaded machine); every wait
+# has a limit.
 set -u
 ASTRAEUS=$1
 . "$(dirname "$0")/live_server_lib.sh"
@@ -90,12 +91,12 @@ count() {
 # value PROMQL: the value of the first series ("none" when there is none).
 value() { query "$1" | jq -r '.data.result[0].value[1] // "none"' 2>/dev/null; }
 scraped=0
-for _ in $(seq 60); do
+for _ in $(seq 120); do
   if [ "$(count 'up{job="astraeus-goodput"} == 1')" = 1 ] && \
      [ "$(count 'astraeus_run_goodput_gpu_hours')" -gt 0 ] 2>/dev/null; then scraped=1; break; fi
   sleep 0.5
 done
-check "Prometheus scraped the server (up == 1) within 30 s" '[ $scraped = 1 ]'
+check "Prometheus scraped the server (up == 1) within 60 s" '[ $scraped = 1 ]'
 [ $scraped = 1 ] || { echo "--- prometheus.log"; tail -20 "$WORK/prometheus.log"; }
 lasterr=$(curl -sS "http://127.0.0.1:$PPORT/api/v1/targets" | jq -r '.data.activeTargets[0].lastError // "no target"')
 check "the target has no scrape error ('$lasterr')" '[ -z "$lasterr" ]'
