@@ -28,7 +28,7 @@ cat > "$WORK/astraeus.json" <<JSON
 {"pools": [{"name": "default", "machines": [{"count": 2, "gpus": 8}]},
            {"name": "$XSS", "machines": [{"count": 1, "gpus": 4}]}],
  "threshold_alerts": [{"metric": "workers_stalled", "scope": "", "op": ">", "value": 0, "for_s": 0}],
- "time_scale": 60, "stall_timeout_s": 120}
+ "time_scale": 60, "stall_timeout_s": 120, "executor": {"stop_s": 180}}
 JSON
 admin init --org acme --cluster "$XSS" --config "$WORK/astraeus.json" > "$WORK/init.txt" || exit 1
 # The simulated executor (named explicitly where the binary has several: it runs nothing).

@@ -53,7 +53,9 @@ async function route(ev) {
     if (on) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
   }
   const view = $('view');
-  view.replaceChildren(h('p.note', { text: 'Loading…' }));
+  // A refresh of the view on screen keeps it until the new one is ready (no flicker).
+  const refresh = ev && ev.type === 'astraeus:refresh' && view.hasAttribute('data-ready');
+  if (!refresh) view.replaceChildren(h('p.note', { text: 'Loading…' }));
   view.removeAttribute('data-ready');
   let node;
   try {

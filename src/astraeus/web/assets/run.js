@@ -17,6 +17,11 @@ export async function runView(me, ws, name) {
   const canStop = !['succeeded', 'failed', 'stopped'].includes(run.state) &&
     (me.scope === 'org-admin' || (me.scope === 'workspace' && me.workspace === run.workspace));
   if (canStop) root.append(stopButton(path, at));
+  // A stop takes the workers' grace: the page shows "stopping" and looks again every second
+  // until the run has stopped (while it is still the page on screen).
+  if (run.state === 'stopping') {
+    setTimeout(() => { if (root.isConnected) window.dispatchEvent(new Event('astraeus:refresh')); }, 1000);
+  }
 
   const dl = h('dl.facts');
   const fact = (k, v) => dl.append(h('dt', { text: k }), h('dd', { text: v }));
