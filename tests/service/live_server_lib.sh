@@ -57,6 +57,31 @@ start_server() {
 # new_token SCOPE-ARGS...: prints a new token (e.g. new_token --workspace ml).
 new_token() { admin token create "$@" 2>/dev/null; }
 
+# start_prometheus CONFIG: starts Debian's prometheus with CONFIG (TSDB in $WORK/prom, log in
+# $WORK/prometheus.log) on a free port of 127.0.0.1 and waits (up to 60 s) until it answers
+# /-/ready; sets PPORT. A port taken between free_port and prometheus' bind (another test) is
+# retried on another port, up to 5 times. Returns 1, with the log's tail, when it never got ready.
+start_prometheus() {
+  local pid
+  for _ in 1 2 3 4 5; do
+    PPORT=$(free_port) || return 1
+    prometheus --config.file="$1" --storage.tsdb.path="$WORK/prom" \
+      --web.listen-address="127.0.0.1:$PPORT" --log.level=warn > "$WORK/prometheus.log" 2>&1 &
+    pid=$!
+    for _ in $(seq 120); do
+      kill -0 "$pid" 2> /dev/null || break
+      if [ "$(curl -sS -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PPORT/-/ready" 2> /dev/null)" = 200 ]; then
+        EXTRA_PIDS+=("$pid"); return 0
+      fi
+      sleep 0.5
+    done
+    kill "$pid" 2> /dev/null; wait "$pid" 2> /dev/null
+    grep -q 'address already in use' "$WORK/prometheus.log" || break
+  done
+  echo "--- prometheus.log"; tail -20 "$WORK/prometheus.log"
+  return 1
+}
+
 # free_port: a TCP port on 127.0.0.1 nobody listens on now.
 free_port() {
   local p

@@ -5,8 +5,7 @@
 # `promtool check metrics` on the live exposition finds no parse error and no lint finding but
 # the documented base-unit one on the `_gpu_hours` names; a workspace token's scrape holds only
 # its own workspace. Skipped (exit 77) when prometheus, promtool, curl or jq is missing.
-# Bounded: about 15 s (Prometheus may take up to 60 s to start on a loaded machine); every wait
-# has a limit.
+# Bounded: about 15 s; every wait has a limit.
 set -u
 ASTRAEUS=$1
 . "$(dirname "$0")/live_server_lib.sh"
@@ -56,7 +55,6 @@ check "cv's scrape has no threshold alerts" "! grep -q astraeus_threshold_alerts
 check "cv's scrape has its own stalled gauge" "grep -q '^astraeus_workers_stalled{namespace=\"cv\"} 0\$' '$WORK/cv.txt'"
 
 # A real Prometheus on loopback, scraping every second with the operator token from a file.
-PPORT=$(free_port) || { echo "FAIL: no free port"; exit 1; }
 printf '%s\n' "$OP" > "$WORK/token"
 cat > "$WORK/prometheus.yml" <<YAML
 global:
@@ -74,9 +72,7 @@ scrape_configs:
 YAML
 promtool check config "$WORK/prometheus.yml" > /dev/null 2>&1
 check "promtool accepts the scrape config" '[ $? = 0 ]'
-prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/prom" \
-  --web.listen-address="127.0.0.1:$PPORT" --log.level=warn > "$WORK/prometheus.log" 2>&1 &
-EXTRA_PIDS+=($!)
+check "Prometheus ready on 127.0.0.1" 'start_prometheus "$WORK/prometheus.yml"'
 
 # query PROMQL: prints the JSON result list of an instant query.
 query() {
@@ -91,12 +87,12 @@ count() {
 # value PROMQL: the value of the first series ("none" when there is none).
 value() { query "$1" | jq -r '.data.result[0].value[1] // "none"' 2>/dev/null; }
 scraped=0
-for _ in $(seq 120); do
+for _ in $(seq 60); do
   if [ "$(count 'up{job="astraeus-goodput"} == 1')" = 1 ] && \
      [ "$(count 'astraeus_run_goodput_gpu_hours')" -gt 0 ] 2>/dev/null; then scraped=1; break; fi
   sleep 0.5
 done
-check "Prometheus scraped the server (up == 1) within 60 s" '[ $scraped = 1 ]'
+check "Prometheus scraped the server (up == 1) within 30 s of being ready" '[ $scraped = 1 ]'
 [ $scraped = 1 ] || { echo "--- prometheus.log"; tail -20 "$WORK/prometheus.log"; }
 lasterr=$(curl -sS "http://127.0.0.1:$PPORT/api/v1/targets" | jq -r '.data.activeTargets[0].lastError // "no target"')
 check "the target has no scrape error ('$lasterr')" '[ -z "$lasterr" ]'

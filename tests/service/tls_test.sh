@@ -104,7 +104,6 @@ if [ "$MODE" = prometheus ]; then
   code=$(curl -sS --cacert "$WORK/ca.pem" -o /dev/null -w '%{http_code}' -X POST "https://127.0.0.1:$PORT/v1/runs" \
            -H "Authorization: Bearer $ML" -H 'Content-Type: application/json' -d '{"name":"llm","workers":1,"gpus_per_worker":8}')
   check "run submitted over https (201)" '[ "$code" = 201 ]'
-  PPORT=$(free_port) || { echo "FAIL: no free port"; exit 1; }
   printf '%s\n' "$OP" > "$WORK/token"
   cat > "$WORK/prometheus.yml" <<YAML
 global:
@@ -124,9 +123,7 @@ scrape_configs:
 YAML
   promtool check config "$WORK/prometheus.yml" > /dev/null 2>&1
   check "promtool accepts the https scrape config" '[ $? = 0 ]'
-  prometheus --config.file="$WORK/prometheus.yml" --storage.tsdb.path="$WORK/prom" \
-    --web.listen-address="127.0.0.1:$PPORT" --log.level=warn > "$WORK/prometheus.log" 2>&1 &
-  EXTRA_PIDS+=($!)
+  check "Prometheus ready on 127.0.0.1" 'start_prometheus "$WORK/prometheus.yml"'
   count() {
     local n
     n=$(curl -sS --get "http://127.0.0.1:$PPORT/api/v1/query" --data-urlencode "query=$1" 2> /dev/null \
@@ -141,7 +138,7 @@ YAML
     fi
     sleep 0.5
   done
-  check "Prometheus scraped over https with the token (up == 1, the run's series) within 30 s" '[ $scraped = 1 ]'
+  check "Prometheus scraped over https with the token (up == 1, the run's series) within 30 s of being ready" '[ $scraped = 1 ]'
   lasterr=$(curl -sS "http://127.0.0.1:$PPORT/api/v1/targets" | jq -r '.data.activeTargets[0].lastError // "no target"')
   check "the target has no scrape error ('$lasterr')" '[ -z "$lasterr" ]'
   check "the target's URL is https" \
