@@ -75,6 +75,23 @@ TEST(HtmlReport, SvgPathOfALargeCdfIsBoundedByThePlotSize) {
     EXPECT_GE(steep, 30u / 0.75 - 1);
 }
 
+TEST(HtmlReport, ScatterLabelsOnOnePointAreStackedNotDrawnOverEachOther) {
+    // Three runs on one point (x 100..140, baseline 50): 50, then 13 px lower each time.
+    EXPECT_EQ(spread_labels({{100, 50, 40}, {100, 50, 40}, {100, 50, 40}}),
+              (std::vector<double>{50, 63, 76}));
+    // Boxes that only touch do not move: x 100..140 then 140..180; baselines 50 then 62 (its
+    // box 50..62 starts where the first one's ends).
+    EXPECT_EQ(spread_labels({{100, 50, 40}, {140, 50, 40}}), (std::vector<double>{50, 50}));
+    EXPECT_EQ(spread_labels({{100, 50, 40}, {120, 62, 40}}), (std::vector<double>{50, 62}));
+    // 5 px apart overlaps: moved to 55 + 13 = 68, clear of 38..50.
+    EXPECT_EQ(spread_labels({{100, 50, 40}, {120, 55, 40}}), (std::vector<double>{50, 68}));
+    // A label moved down must also clear the ones below: 50 and 63 are taken, the third wanted
+    // 50 -> 63 (meets the second) -> 76.
+    EXPECT_EQ(spread_labels({{100, 50, 40}, {100, 63, 40}, {100, 50, 40}}),
+              (std::vector<double>{50, 63, 76}));
+    EXPECT_TRUE(spread_labels({}).empty());
+}
+
 TEST(HtmlReport, LogAxisMapsDecadesEvenly) {
     const Axis x{1, 1000, 0, 300, true};
     EXPECT_DOUBLE_EQ(x.to_px(1), 0);

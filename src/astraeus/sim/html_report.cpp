@@ -109,6 +109,22 @@ std::string svg_path(const std::vector<ChartPoint>& points, const Axis& x, const
     return out;
 }
 
+std::vector<double> spread_labels(const std::vector<LabelBox>& wanted) {
+    constexpr double kHeight = 12, kStep = 13;
+    std::vector<LabelBox> placed;
+    std::vector<double> out;
+    for (LabelBox b : wanted) {
+        const auto meets = [&](const LabelBox& o) {
+            return b.x < o.x + o.width && o.x < b.x + b.width && b.y - kHeight < o.y &&
+                   o.y - kHeight < b.y;
+        };
+        while (std::any_of(placed.begin(), placed.end(), meets)) b.y += kStep;
+        placed.push_back(b);
+        out.push_back(b.y);
+    }
+    return out;
+}
+
 std::string run_label(const ReportRun& r) {
     std::string out = r.policy;
     for (const auto& [key, value] : r.sweep) out += fmt::format(" {}={}", key, value);
@@ -230,6 +246,15 @@ std::string render(Chart c) {
         out += fmt::format("<line class=\"ref\" x1=\"{}\" y1=\"{p}\" x2=\"{}\" y2=\"{p}\"/>\n",
                            num(x0), num(x1), fmt::arg("p", num(py)));
     }
+    // The scatter's labels, placed so that none covers another (runs on one point).
+    std::vector<LabelBox> wanted;
+    for (const Line& l : c.lines)
+        if (l.dots)
+            for (const ChartPoint& p : l.points)
+                wanted.push_back({c.x.to_px(p.x) + 7, c.y.to_px(p.y) - 6,
+                                  static_cast<double>(l.label.size()) * 6.6});
+    const std::vector<double> label_y = spread_labels(wanted);
+    std::size_t next_label = 0;
     for (const Line& l : c.lines) {
         if (l.dots) {
             for (const ChartPoint& p : l.points)
@@ -238,7 +263,7 @@ std::string render(Chart c) {
                                    "y=\"{}\">{}</text>\n",
                                    num(c.x.to_px(p.x)), num(c.y.to_px(p.y)),
                                    l.color.empty() ? "#888" : l.color, html_escape(l.label),
-                                   num(c.x.to_px(p.x) + 7), num(c.y.to_px(p.y) - 6),
+                                   num(c.x.to_px(p.x) + 7), num(label_y[next_label++]),
                                    html_escape(l.label));
             continue;
         }

@@ -94,4 +94,16 @@ std::vector<double> nice_ticks(double lo, double hi, int target);
 std::string svg_path(const std::vector<ChartPoint>& points, const Axis& x, const Axis& y,
                      double min_step_px = 0);
 
+/// A scatter point's label: its text drawn from (x, y) (pixels, y the baseline), `width` px wide
+/// and 12 px high above the baseline.
+struct LabelBox {
+    double x = 0, y = 0, width = 0;
+};
+
+/// Baselines for labels that do not overlap: each label, in the order given, keeps its wanted
+/// baseline, or moves down 13 px at a time until its box meets no label placed before it. Two
+/// runs with the same average JCT and fairness (one point) get their labels one under the other.
+/// Returns one baseline per label, in pixels.
+std::vector<double> spread_labels(const std::vector<LabelBox>& wanted);
+
 }  // namespace astraeus
