@@ -214,6 +214,10 @@ try {
   // --- ml stops its running run from its page: the page follows stopping (the workers' 180
   // service seconds, 3 s here) to stopped by itself ----------------------------------------------
   {
+    // (sweep-7 may be between attempts: its pool's lease end can preempt it for cv's tiny, which
+    // cv stopped above; wait until it runs again.)
+    for (let k = 0; k < 100 && (await api(ML, '/runs/sweep-7')).state !== 'running'; k++)
+      await new Promise((r) => setTimeout(r, 200));
     const { ctx, page: mine } = await newPage();
     await signIn(mine, ML);
     await ready(mine, 'goodput');
