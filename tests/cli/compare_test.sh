@@ -45,6 +45,19 @@ run --policies astraea --lease 900 --out "$tmp/s" > /dev/null || exit 1
 check "single value: no sweep column" "grep -Eq '^  policy +avg JCT' '$tmp/s/compare.txt'"
 check "single value: files by policy" "[ -s '$tmp/s/astraea.jobs.csv' ] && [ -s '$tmp/s/report.html' ]"
 
+check "every job finished: no done column" "! grep -Eq ' done\$' '$tmp/s/compare.txt'"
+
+# 3b. A policy that drops jobs says so: yarn-cs on 8x8 finishes 239 of the 500 jobs (simulate
+#     --policy yarn-cs: 261 over their VC's static quota), astraea all 500.
+run --policies astraea,yarn-cs --cluster 8x8 --out "$tmp/d" > /dev/null || exit 1
+check "done column when a run dropped jobs" "grep -Eq '^  policy +avg JCT .* preempt +done\$' '$tmp/d/compare.txt'"
+check "yarn-cs: 239/500 done" "grep -Eq '^  yarn-cs .* 239/500\$' '$tmp/d/compare.txt'"
+check "astraea: 500/500 done" "grep -Eq '^  astraea .* 500/500\$' '$tmp/d/compare.txt'"
+check "the note says the others were dropped" "grep -q 'the others were dropped' '$tmp/d/compare.txt'"
+"$bin" simulate --trace "$d/fake_job.csv" --tenants "$d/share.csv" --cluster 8x8 --policy yarn-cs --quiet \
+  --out "$tmp/y" > /dev/null || exit 1
+check "simulate agrees: 239 of 500 done" "python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))[\"jobs\"]; sys.exit(not (j[\"done\"] == 239 and j[\"total\"] == 500))' '$tmp/y/summary.json'"
+
 # 4. Bad lists are clear errors (exit 2, no output).
 run --lease 300,abc --out "$tmp/e1" 2> "$tmp/e1" > /dev/null; rc=$?
 check "bad item exits 2 (got $rc)" '[ "$rc" -eq 2 ]'

@@ -73,18 +73,30 @@ std::string table(const std::vector<Row>& rows, const std::vector<std::string>& 
         }
         return out;
     };
+    // A run that finished fewer jobs than the trace has (dropped: too big for the cluster, or
+    // over a static quota) has figures over fewer jobs: the "done" column says so.
+    const bool some_not_done = std::any_of(rows.begin(), rows.end(), [](const Row& r) {
+        return r.summary.jobs_done < r.summary.jobs_total;
+    });
     std::string out = fmt::format(
-        "  {:<13}{} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9} {:>6} {:>7}\n", "policy",
+        "  {:<13}{} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9} {:>6} {:>7}{}\n", "policy",
         sweep_cells(nullptr), "avg JCT", "p50", "p95", "p99", "avg wait", "max wait", "makespan",
-        "util", "preempt");
+        "util", "preempt", some_not_done ? fmt::format(" {:>13}", "done") : "");
     for (const Row& r : rows) {
         const Summary& s = r.summary;
         out += fmt::format("  {:<13}{} {:>9.0f} {:>8.0f} {:>8.0f} {:>8.0f} {:>9.0f} {:>9.0f} {:>9} "
-                           "{:>5.1f}% {:>7}\n",
+                           "{:>5.1f}% {:>7}{}\n",
                            r.policy, sweep_cells(&r), s.jct_s.mean, s.jct_s.p50, s.jct_s.p95,
                            s.jct_s.p99, s.queueing_delay_s.mean, s.longest_wait_s.max,
-                           s.makespan_s, 100 * s.gpu_utilization, s.preemptions);
+                           s.makespan_s, 100 * s.gpu_utilization, s.preemptions,
+                           some_not_done
+                               ? fmt::format(" {:>13}", fmt::format("{}/{}", s.jobs_done, s.jobs_total))
+                               : "");
     }
+    if (some_not_done)
+        out += "  done = jobs finished of the trace's; the others were dropped (a gang larger than "
+               "the cluster,\n  or over its tenant's static quota: `astraeus simulate` names them) "
+               "and are in no figure.\n";
     out += fmt::format("\n  {:<13}{} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6} | {:>9} {:>8} {:>6} "
                        "{:>9} {:>9}\n",
                        "policy", sweep_cells(nullptr), "fair", "loss", "benefit", "min F_j",
