@@ -181,3 +181,34 @@ TEST(RoundAdapter, TenantViewsReceivedAgainstDeserved) {
     EXPECT_EQ(c.window.deserved, 12 * 5400);
     EXPECT_EQ(a.clock_s(), 5400);
 }
+
+TEST(RoundAdapter, WindDownGpusAreReceivedAsTheyAreDeserved) {
+    // One tenant alone on 8 GPUs runs a 2-GPU job from 0 to 60 s, is stopped at 60 s (its
+    // workers' 30 s grace: wind_down) and leaves at 90 s. It never waited: received = deserved
+    // = 2 GPUs x 90 s = 180 GPU-s, F_u = 1. (Before: the grace counted as deserved, 180, but
+    // not received, 120: F_u 0.67 for a tenant that never waited.)
+    AstraeaOptions base;
+    base.lease_s = 100000;
+    auto opt = policy_options("astraea", base);
+    ASSERT_TRUE(opt);
+    auto ad = service::RoundAdapter::make(ClusterSpec::uniform(1, 8), *opt, "consolidate");
+    ASSERT_TRUE(ad) << ad.error().message;
+    service::RoundAdapter& a = **ad;
+    a.set_tenants({{"ml", 1.0}});
+    a.advance(0);
+    const int ml = a.tenant_index("ml");
+    const int j = *a.submit(ml, 2, 0, 0);
+    ASSERT_EQ(a.round(0).size(), 1u);
+    a.wind_down(j, 60);
+    a.advance(75);
+    EXPECT_EQ(a.tenant_views()[0].current.utilized, 2 * 75) << "the grace is received";
+    a.remove(j, 90);
+    a.advance(200);
+    EXPECT_EQ(a.tenant_views()[0].current.utilized, 2 * 90);
+    EXPECT_EQ(a.tenant_views()[0].current.deserved, 2 * 90);
+    // A job after it: nothing more is counted for the first one.
+    (void)*a.submit(ml, 4, 200, 0);
+    ASSERT_EQ(a.round(200).size(), 1u);
+    a.advance(210);
+    EXPECT_EQ(a.tenant_views()[0].current.utilized, 2 * 90 + 4 * 10);
+}

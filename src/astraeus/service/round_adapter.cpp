@@ -55,6 +55,7 @@ void RoundAdapter::set_tenants(const std::vector<Tenant>& tenants) {
         tenants_.push_back(t);
         share_order_.push_back(static_cast<int>(tenants_.size()) - 1);
         used_.push_back(0);
+        leaving_gpus_.push_back(0);
         active_.push_back(0);
         demand_.push_back(0);
         ledgers_.emplace_back(opt_.window_buckets);
@@ -270,6 +271,13 @@ void RoundAdapter::leave_running(int j, bool give) {
     used_[jobs_[j].tenant] -= jobs_[j].gpus;
 }
 
+void RoundAdapter::end_leaving(int j) {
+    if (!leaving_held_[j].parts.empty()) leaving_gpus_[jobs_[j].tenant] -= jobs_[j].gpus;
+    give_back(leaving_held_[j]);
+    leaving_held_[j] = {};
+    leaving_[j] = 0;
+}
+
 Seconds RoundAdapter::executed(int j, Seconds now) const {
     const RunState& r = runs_[j];
     return r.status == RunStatus::Running ? e0_[j] + (now - lease_start_[j]) : r.executed_s;
@@ -282,7 +290,9 @@ void RoundAdapter::advance(Seconds t) {
         const Seconds end = std::min(t, boundary);
         const Seconds dt = end - clock_s_;
         for (std::size_t u = 0; u < tenants_.size(); ++u)
-            ledgers_[u].accrue(quotas_[u], demand_[u], used_[u], dt);
+            // Received: the GPUs its running jobs hold and those its winding-down jobs still
+            // hold (a stop's grace, a failure's hold), as they count in its demand.
+            ledgers_[u].accrue(quotas_[u], demand_[u], used_[u] + leaving_gpus_[u], dt);
         auto deserve = [&](int j) {
             const int u = jobs_[j].tenant;
             const double share = job_fair_share(1.0, active_[u], active_[u], quotas_[u]);
@@ -458,6 +468,7 @@ void RoundAdapter::wind_down(int j, Seconds t) {
         r.executed_s = restoring ? e0_[j] : executed(j, t);
         fill_input(t);
         leave_running(j, false);  // its GPUs stay taken until requeue() or remove()
+        leaving_gpus_[jobs_[j].tenant] += jobs_[j].gpus;
     } else if (r.status == RunStatus::Pending) {
         leave_pending(j);
     } else {
@@ -480,9 +491,7 @@ void RoundAdapter::lease_end(int j, Seconds t) {
 void RoundAdapter::requeue(int j, Seconds t) {
     advance(t);
     if (leaving_[j]) {  // a failure winding down, retried: its GPUs are free again
-        give_back(leaving_held_[j]);
-        leaving_held_[j] = {};
-        leaving_[j] = 0;
+        end_leaving(j);
         to_pending(j, t);
         return;
     }
@@ -493,9 +502,7 @@ void RoundAdapter::remove(int j, Seconds t) {
     advance(t);
     RunState& r = runs_[j];
     if (leaving_[j]) {
-        give_back(leaving_held_[j]);
-        leaving_held_[j] = {};
-        leaving_[j] = 0;
+        end_leaving(j);
     } else if (!stop_running(j, t)) {
         if (r.status != RunStatus::Pending) return;
         leave_pending(j);

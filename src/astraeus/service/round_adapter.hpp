@@ -147,6 +147,8 @@ private:
     /// If j is running at t: its work up to t, the round input, off the running lists; true then.
     bool stop_running(int j, Seconds t);
     void leave_running(int j, bool give_back = true);
+    /// A winding-down job j gives back the GPUs it still held and is no longer leaving.
+    void end_leaving(int j);
     void give_back(const Placement& p);
     void fill_input(Seconds now);
     void prepare_tenant(std::size_t u, TenantQueue& q);
@@ -176,6 +178,7 @@ private:
     std::vector<char> restored_;  ///< per job: holds the lease it held at a restart
     std::vector<char> leaving_;   ///< per job: winding down (wind_down), off the rounds' lists
     std::vector<Placement> leaving_held_;  ///< per job: the GPUs a winding-down job still holds
+    std::vector<int> leaving_gpus_;  ///< per tenant: GPUs its winding-down jobs hold (received)
     std::vector<int> pending_, running_;
     std::vector<char> down_;      ///< per machine: lost
     std::vector<int> withheld_;   ///< per machine: GPUs withheld while lost
