@@ -1,7 +1,7 @@
 // The worker runner with real processes: exit codes, the exact environment, capped logs, the
 // checkpoint signal and SIGKILL after the grace, leftovers of a group killed with their leader
-// and reaped (no zombies), a program that cannot start, progress files, a worker that outlives
-// the thread that launched it.
+// and reaped (no zombies), a program that cannot start, a working directory that cannot be
+// entered (its own message), progress files, a worker that outlives the thread that launched it.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -184,6 +184,20 @@ TEST_F(Runner, AProgramThatCannotStart) {
     EXPECT_EQ(find(reps, Kind::Exited)->exit_code, 127);
     EXPECT_NE(read(dir_ / "w.log").find("cannot run 'no-such-program-astraeus': No such file or directory"),
               std::string::npos);
+}
+
+TEST_F(Runner, AWorkingDirectoryThatCannotBeEnteredIsNotBlamedOnTheProgram) {
+    WorkerRunner r(test_config());
+    auto s = spec({"/bin/pwd"});
+    s.workdir = (dir_ / "no-such-dir").string();
+    auto h = r.launch(s);
+    ASSERT_TRUE(h);
+    EXPECT_FALSE(r.started(*h));
+    const auto reps = until_gone(r, *h);
+    ASSERT_NE(find(reps, Kind::Exited), nullptr);
+    EXPECT_EQ(find(reps, Kind::Exited)->exit_code, 127);
+    EXPECT_EQ(read(dir_ / "w.log"),
+              "astraeus: cannot enter working directory '" + s.workdir + "': No such file or directory\n");
 }
 
 TEST_F(Runner, ProgressFile) {

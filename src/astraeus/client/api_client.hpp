@@ -12,10 +12,12 @@
 namespace astraeus::client {
 
 /// Exit codes of `astra`: 0 ok, 1 cannot connect or the server failed (5xx, bad answer),
-/// 2 usage error, configuration error or a 4xx answer.
+/// 2 usage error, configuration error or a 4xx answer, 3 the run followed by
+/// `astra runs logs --follow` (without --attempt) ended failed or stopped.
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitServer = 1;
 inline constexpr int kExitUsage = 2;
+inline constexpr int kExitRunNotSucceeded = 3;
 
 /// Where the API lives, split from ASTRALYX_API ("http://127.0.0.1:8080/v1").
 struct ApiLocation {

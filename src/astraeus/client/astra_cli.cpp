@@ -133,18 +133,46 @@ bool not_placed_yet(const ApiClient& client, const LogArgs& a) {
     return none && (state == "pending" || state == "starting");
 }
 
-// `astra runs logs`: the log's text as is; --follow polls every 0.5 s from the last offset
-// until the server says the attempt is done (and, for a run not placed yet, waits for its first
-// attempt: `astra runs submit X -- ...; astra runs logs X --follow` on a busy cluster).
+// The run's state and number of attempts (GET /runs/NAME); nullopt when the answer is not one.
+struct RunProgress {
+    std::string state;
+    std::int64_t attempts = 0;
+};
+std::optional<RunProgress> run_progress(const ApiClient& client, const LogArgs& a) {
+    const auto res = client.get("/runs/" + percent_encode(a.name), workspace_query(a.workspace));
+    if (!res) return std::nullopt;
+    const json doc = json::parse(*res, nullptr, false);
+    if (!doc.is_object() || !doc.contains("state") || !doc["state"].is_string()) return std::nullopt;
+    RunProgress p;
+    p.state = doc["state"].get<std::string>();
+    if (doc.contains("attempts") && doc["attempts"].is_number_integer())
+        p.attempts = doc["attempts"].get<std::int64_t>();
+    return p;
+}
+
+bool ended_state(const std::string& state) {
+    return state == "succeeded" || state == "failed" || state == "stopped";
+}
+
+// `astra runs logs`: the log's text as is. Without --follow: one attempt (--attempt, else the
+// latest) as it is now. --follow polls every 0.5 s from the last offset; with --attempt K it
+// stops when attempt K is done (exit 0); without --attempt it prints every attempt from the
+// first, each in full (its offset starts at 0), a line "--- attempt K ---" before attempt K >= 2,
+// until the run has ended, then exits 0 when it succeeded, kExitRunNotSucceeded when it failed
+// or was stopped. A run not placed yet: it waits for its first attempt
+// (`astra runs submit X -- ...; astra runs logs X --follow` on a busy cluster).
 int print_logs(const ApiClient& client, const LogArgs& a, std::ostream& out, std::ostream& err) {
+    const bool whole_run = a.follow && a.attempt == 0;
+    std::int64_t attempt = whole_run ? 1 : a.attempt;  // 0: the latest
     std::int64_t offset = 0;
+    bool line_open = false;  // the last text printed did not end with a newline
     for (;;) {
         std::map<std::string, std::string> q = workspace_query(a.workspace);
         q["worker"] = std::to_string(a.worker);
-        if (a.attempt > 0) q["attempt"] = std::to_string(a.attempt);
+        if (attempt > 0) q["attempt"] = std::to_string(attempt);
         q["offset"] = std::to_string(offset);
         const auto res = client.get("/runs/" + percent_encode(a.name) + "/logs", q);
-        if (!res && a.follow && offset == 0 && a.attempt == 0 && not_placed_yet(client, a)) {
+        if (!res && a.follow && offset == 0 && (a.attempt == 0 && attempt <= 1) && not_placed_yet(client, a)) {
             std::this_thread::sleep_for(std::chrono::milliseconds(500));
             continue;
         }
@@ -158,14 +186,34 @@ int print_logs(const ApiClient& client, const LogArgs& a, std::ostream& out, std
             err << "astra: the server's answer is not a log: " << res->substr(0, 200) << '\n';
             return kExitServer;
         }
-        out << doc["text"].get<std::string>();
+        const std::string text = doc["text"].get<std::string>();
+        out << text;
         out.flush();
+        if (!text.empty()) line_open = text.back() != '\n';
         const std::int64_t next = doc["next_offset"].get<std::int64_t>();
         const bool done = doc.value("done", true);
         const bool more = doc.value("size", std::int64_t{0}) > next;
         offset = next;
         if (more) continue;
-        if (!a.follow || done) return kExitOk;
+        if (!a.follow) return kExitOk;
+        if (done && !whole_run) return kExitOk;
+        if (done) {  // this attempt is over: the next one, or the run's end
+            const auto run = run_progress(client, a);
+            if (run && run->attempts > attempt) {
+                ++attempt;
+                offset = 0;
+                if (line_open) out << '\n';
+                out << "--- attempt " << attempt << " ---\n";
+                out.flush();
+                line_open = false;
+                continue;
+            }
+            if (run && ended_state(run->state)) {
+                if (run->state == "succeeded") return kExitOk;
+                err << "astra: run '" << terminal_safe(a.name) << "' " << run->state << '\n';
+                return kExitRunNotSucceeded;
+            }
+        }
         std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
 }
@@ -202,7 +250,8 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
         "Configured by ASTRALYX_API (the API's base URL, e.g. http://127.0.0.1:8080/v1) and\n"
         "ASTRALYX_TOKEN (an API token). Exit codes: 0 ok; 2 usage error, missing configuration\n"
         "or a refusal by the server (4xx: its message is printed); 1 cannot connect, or a\n"
-        "server error (5xx). Run `astra COMMAND --help` for each command.",
+        "server error (5xx); 3 the run followed by `astra runs logs --follow` (without\n"
+        "--attempt) failed or was stopped. Run `astra COMMAND --help` for each command.",
         "astra"};
     app.require_subcommand(1);
     std::string cacert;
@@ -283,11 +332,16 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
     auto* logs = runs_cmd->add_subcommand("logs", "print a worker's log (stdout and stderr) of one attempt");
     logs->add_option("name", lg.name, "the run's name")->required();
     logs->add_option("--worker", lg.worker, "the worker's index (default 0)")->check(kNonNegativeInt);
-    logs->add_option("--attempt", lg.attempt, "the attempt (default: the latest)")->check(kPositiveInt);
+    logs->add_option("--attempt", lg.attempt,
+                     "the attempt (default: the latest; with --follow: every attempt)")
+        ->check(kPositiveInt);
     logs->add_option("--workspace", lg.workspace, "the run's workspace");
     logs->add_flag("--follow,-f", lg.follow,
-                   "keep printing as the log grows, until the attempt ends (a run not placed "
-                   "yet: wait for its first attempt)");
+                   "keep printing as the log grows. With --attempt K: until attempt K ends. "
+                   "Without: every attempt from the first, each in full, a line '--- attempt K "
+                   "---' before attempt K >= 2, until the run ends; exit code 0 when it "
+                   "succeeded, 3 when it failed or was stopped (a run not placed yet: wait for "
+                   "its first attempt)");
 
     RunArgs l;
     auto* list = runs_cmd->add_subcommand("list", "list the runs you can see, newest first");

@@ -21,6 +21,9 @@ namespace {
 
 std::string errno_text(int e) { return std::strerror(e); }
 
+/// The step of a worker's start that failed in the child (sent to the parent with its errno).
+enum class ChildStep : int { Setup = 1, Workdir = 2, Exec = 3 };
+
 /// argv[0] looked up in `path` (colon-separated) unless it names a path; itself when not found
 /// (execve then fails with ENOENT).
 std::string resolve(const std::string& prog, const std::string& path) {
@@ -212,8 +215,10 @@ Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
             return;
         }
         if (pid == 0) {  // the child: async-signal-safe calls only
-            auto die = [&](int e) {
-                (void)!::write(err[1], &e, sizeof e);
+            // {step, errno} to the parent: which step failed (ChildStep) and why.
+            auto die = [&](ChildStep step, int e) {
+                const int msg[2] = {static_cast<int>(step), e};
+                (void)!::write(err[1], msg, sizeof msg);
                 ::_exit(127);
             };
             ::setpgid(0, 0);
@@ -224,15 +229,16 @@ Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
             ::sigprocmask(SIG_SETMASK, &none, nullptr);
             for (int s = 1; s < NSIG; ++s) ::signal(s, SIG_DFL);
             const int devnull = ::open("/dev/null", O_RDONLY);
-            if (devnull < 0 || ::dup2(devnull, 0) < 0 || ::dup2(out[1], 1) < 0 || ::dup2(out[1], 2) < 0) die(errno);
+            if (devnull < 0 || ::dup2(devnull, 0) < 0 || ::dup2(out[1], 1) < 0 || ::dup2(out[1], 2) < 0)
+                die(ChildStep::Setup, errno);
             if (drop) {
                 if (::setgroups(groups.size(), groups.data()) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0)
-                    die(errno);
+                    die(ChildStep::Setup, errno);
             }
-            if (workdir && ::chdir(workdir) != 0) die(errno);
+            if (workdir && ::chdir(workdir) != 0) die(ChildStep::Workdir, errno);
             ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
             ::execve(prog.c_str(), argv.data(), envp.data());
-            die(errno);
+            die(ChildStep::Exec, errno);
         }
         ::setpgid(pid, pid);  // also here: no race with an early signal to the group
     });
@@ -242,13 +248,14 @@ Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
     }
     ::close(out[1]);
     ::close(err[1]);
-    int child_errno = 0;
+    int child_msg[2] = {0, 0};  // {ChildStep, errno}; nothing read: execve succeeded
     for (;;) {
-        const ssize_t n = ::read(err[0], &child_errno, sizeof child_errno);
+        const ssize_t n = ::read(err[0], child_msg, sizeof child_msg);
         if (n < 0 && errno == EINTR) continue;
-        if (n != static_cast<ssize_t>(sizeof child_errno)) child_errno = 0;
+        if (n != static_cast<ssize_t>(sizeof child_msg)) child_msg[0] = child_msg[1] = 0;
         break;
     }
+    const int child_errno = child_msg[1];
     ::close(err[0]);
     ::fcntl(out[0], F_SETFL, ::fcntl(out[0], F_GETFL) | O_NONBLOCK);
     Worker w;
@@ -258,8 +265,20 @@ Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
     w.progress_path = spec.progress_path;
     w.exec_errno = child_errno;
     if (child_errno != 0) {
-        std::string m = "astraeus: cannot run '" + spec.argv.front() + "': " + errno_text(child_errno);
-        if (workdir) m += " (working directory " + spec.workdir + ")";
+        std::string m;
+        switch (static_cast<ChildStep>(child_msg[0])) {
+        case ChildStep::Workdir:  // the program was never tried: no blame on it
+            m = "astraeus: cannot enter working directory '" + spec.workdir + "': " + errno_text(child_errno);
+            break;
+        case ChildStep::Setup:
+            m = "astraeus: cannot prepare the worker's process (standard streams or user): " +
+                errno_text(child_errno);
+            break;
+        case ChildStep::Exec:
+            m = "astraeus: cannot run '" + spec.argv.front() + "': " + errno_text(child_errno);
+            if (workdir) m += " (working directory " + spec.workdir + ")";
+            break;
+        }
         m += "\n";
         write_all(log_fd, m.data(), m.size());
         w.logged = m.size();

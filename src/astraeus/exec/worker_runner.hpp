@@ -101,7 +101,8 @@ public:
 
     /// Launches a worker; returns once its program is running (execve succeeded) or has failed
     /// to start (then it is reported as Exited with code 127 by the next poll, the reason in its
-    /// log). Errors: refusing to run as root, no such user, the log file or a pipe or fork failed.
+    /// log: "cannot enter working directory 'D': ..." when chdir failed, "cannot run 'P': ..."
+    /// when execve did). Errors: refusing to run as root, no such user, the log file or a pipe or fork failed.
     Result<Handle> launch(const WorkerSpec& spec);
     /// Whether its program started (execve succeeded).
     bool started(Handle h) const;
