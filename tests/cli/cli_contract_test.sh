@@ -73,7 +73,13 @@ num_err() { "$bin" simulate --trace "$d/fake_job.csv" "$@" --out "$tmp/out10" --
 check "--index-half-life -1" \
   "[ \"\$(num_err --index-half-life -1)\" = \"--index-half-life: expected a whole number from 0 to 10000000000, got '-1'\" ]"
 check "--lease 99999999999999999999" \
-  "[ \"\$(num_err --lease 99999999999999999999)\" = \"--lease: expected a whole number from 0 to 10000000000, got '99999999999999999999'\" ]"
+  "[ \"\$(num_err --lease 99999999999999999999)\" = \"--lease: expected a whole number from 1 to 1000000000, got '99999999999999999999'\" ]"
+# The command line states the simulator's own bounds (it said 0..1e10 for --lease, then the
+# simulator refused 0 with 1..1e9).
+check "--lease 0: the simulator's range" \
+  "[ \"\$(num_err --lease 0)\" = \"--lease: expected a whole number from 1 to 1000000000, got '0'\" ]"
+check "--checkpoint-cost 2000000: the simulator's range" \
+  "[ \"\$(num_err --checkpoint-cost 2000000)\" = \"--checkpoint-cost: expected a whole number from 0 to 1000000, got '2000000'\" ]"
 check "--gang-weight 5" \
   "[ \"\$(num_err --gang-weight 5)\" = \"--gang-weight: expected a number from 0 to 4, got '5'\" ]"
 check "--index-tolerance nan" \

@@ -44,7 +44,8 @@ void add_run_options(CLI::App* sub, RunArgs& a, SweepLists* sweeps) {
     sub->add_option("--quota", a.quota, "quota mode: fair (water filling) or static")
         ->capture_default_str();
     // The sweepable options: one integer for simulate, a list for compare.
-    auto seconds = [sub, sweeps](const std::string& flag, Seconds& value, const std::string& help) {
+    auto seconds = [sub, sweeps](const std::string& flag, Seconds& value, const std::string& help,
+                                 SecondsBounds bounds) {
         if (sweeps != nullptr) {
             sub->add_option(flag, (*sweeps)[flag],
                             help + "; a comma-separated list runs each value (a sweep)")
@@ -60,17 +61,19 @@ void add_run_options(CLI::App* sub, RunArgs& a, SweepLists* sweeps) {
                                : "takes one value here; a list (a sweep) is for `astraeus compare`";
                 },
                 "", "single value"))
-            ->check(whole_number(0, kMaxTraceTime, "SECONDS"));
+            ->check(whole_number(bounds.lo, bounds.hi, "SECONDS"));
     };
-    seconds("--lease", a.lease_s, "lease term L, seconds");
+    seconds("--lease", a.lease_s, "lease term L, seconds", kLeaseBounds);
     seconds("--starvation", a.starvation_s,
-            "starvation threshold T_starve, seconds pending since the last start");
+            "starvation threshold T_starve, seconds pending since the last start", kStarvationBounds);
     seconds("--delay", a.delay_s,
             "delay threshold T_delay: a job restarted less than this ago may be preempted by a "
-            "new job of its tenant, seconds");
+            "new job of its tenant, seconds",
+            kDelayBounds);
     seconds("--checkpoint-cost", a.checkpoint_s,
-            "default mode: seconds a lease end spends writing a checkpoint");
-    seconds("--restore-cost", a.restore_s, "default mode: seconds a resumed job spends restoring");
+            "default mode: seconds a lease end spends writing a checkpoint", kCheckpointCostBounds);
+    seconds("--restore-cost", a.restore_s, "default mode: seconds a resumed job spends restoring",
+            kRestoreCostBounds);
     sub->add_option("--window", a.window, "tenant fairness window, in buckets")
         ->capture_default_str();
     sub->add_option("--bucket", a.bucket_s, "tenant fairness bucket, seconds")

@@ -61,12 +61,13 @@ std::optional<Error> check_options(const AstraeaOptions& o) {
         return Error{std::string(what) + " must be between " + std::to_string(lo) + " and " +
                      std::to_string(hi) + ", got " + std::to_string(v)};
     };
+    auto seconds = [&](const char* what, Seconds v, SecondsBounds b) { return range(what, v, b.lo, b.hi); };
     // Bounds keep every product of seconds and GPUs far from overflow, and sizes sane.
-    if (auto e = range("the lease (s)", o.lease_s, 1, 1'000'000'000)) return e;
-    if (auto e = range("the starvation threshold (s)", o.starvation_s, 1, kMaxTraceTime)) return e;
-    if (auto e = range("the delay threshold (s)", o.delay_s, 0, 1'000'000'000)) return e;
-    if (auto e = range("the checkpoint cost (s)", o.checkpoint_s, 0, 1'000'000)) return e;
-    if (auto e = range("the restore cost (s)", o.restore_s, 0, 1'000'000)) return e;
+    if (auto e = seconds("the lease (s)", o.lease_s, kLeaseBounds)) return e;
+    if (auto e = seconds("the starvation threshold (s)", o.starvation_s, kStarvationBounds)) return e;
+    if (auto e = seconds("the delay threshold (s)", o.delay_s, kDelayBounds)) return e;
+    if (auto e = seconds("the checkpoint cost (s)", o.checkpoint_s, kCheckpointCostBounds)) return e;
+    if (auto e = seconds("the restore cost (s)", o.restore_s, kRestoreCostBounds)) return e;
     if (auto e = range("the fairness window (buckets)", o.window_buckets, 1, 10'000)) return e;
     if (auto e = range("the fairness bucket (s)", o.bucket_s, 1, 10'000'000)) return e;
     if (auto e = range("the tick (s)", o.tick_s, 1, 3600)) return e;

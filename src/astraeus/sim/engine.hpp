@@ -73,6 +73,17 @@ using ProgressFn = std::function<void(const Progress&)>;
 /// default: largest-remainder rounding so that the quotas sum to C (zero quotas are legal).
 Result<std::vector<int>> tenant_quotas(const Workload& w, int total_gpus, Mode mode);
 
+/// The bounds of the options given in seconds (inclusive); check_options and the command line
+/// use the same ones. They keep every product of seconds and GPUs far from overflow.
+struct SecondsBounds {
+    Seconds lo, hi;
+};
+inline constexpr SecondsBounds kLeaseBounds{1, 1'000'000'000};
+inline constexpr SecondsBounds kStarvationBounds{1, kMaxTraceTime};
+inline constexpr SecondsBounds kDelayBounds{0, 1'000'000'000};
+inline constexpr SecondsBounds kCheckpointCostBounds{0, 1'000'000};
+inline constexpr SecondsBounds kRestoreCostBounds{0, 1'000'000};
+
 /// The first option out of range, with a message naming it and its bounds; none if all fit.
 std::optional<Error> check_options(const AstraeaOptions& o);
 
