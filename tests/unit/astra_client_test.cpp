@@ -479,19 +479,21 @@ TEST_F(AstraTest, UsageErrorsExit2AndTouchNothing) {
 
 TEST_F(AstraTest, ANumberOutOfRangeNamesTheRangeAndTheValue) {
     // CLI11's own check said "Value 0 not in range 0.000000 to 1797...(300 digits).000000".
+    // The ranges are the service's own (api/run_limits.hpp: 4096 workers, 1024 GPUs a worker, 10
+    // years = 315,360,000 s); --time-limit used to say up to 9223372036854775807.
     const auto w = astra({"runs", "submit", "llm", "--workers", "0", "--", "true"}, server.api());
     EXPECT_EQ(w.rc, 2);
     EXPECT_EQ(w.err.substr(0, w.err.find('\n')),
-              "--workers: expected a whole number from 1 to 2147483647, got '0'");
+              "--workers: expected a whole number from 1 to 4096, got '0'");
     const auto t = astra({"runs", "submit", "llm", "--time-limit", "-5", "--", "true"}, server.api());
     EXPECT_EQ(t.rc, 2);
     EXPECT_EQ(t.err.substr(0, t.err.find('\n')),
-              "--time-limit: expected a whole number from 1 to 9223372036854775807, got '-5'");
+              "--time-limit: expected a whole number from 1 to 315360000, got '-5'");
     const auto g = astra({"runs", "submit", "llm", "--gpus-per-worker", "99999999999", "--", "true"},
                          server.api());
     EXPECT_EQ(g.rc, 2);
     EXPECT_EQ(g.err.substr(0, g.err.find('\n')),
-              "--gpus-per-worker: expected a whole number from 1 to 2147483647, got '99999999999'");
+              "--gpus-per-worker: expected a whole number from 1 to 1024, got '99999999999'");
     const auto l = astra({"runs", "logs", "llm", "--worker", "-1"}, server.api());
     EXPECT_EQ(l.rc, 2);
     EXPECT_EQ(l.err.substr(0, l.err.find('\n')),

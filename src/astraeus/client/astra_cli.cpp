@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "astraeus/api/run_limits.hpp"
 #include "astraeus/cli/number_checks.hpp"
 #include "astraeus/client/api_client.hpp"
 #include "astraeus/client/astra_machines.hpp"
@@ -54,8 +55,6 @@ struct RunArgs {
 
 using cli::whole_number;  // named ranges, not CLI11's 300-digit ones (cli/number_checks.hpp)
 const CLI::Validator kPositiveInt = whole_number(1, std::numeric_limits<int>::max(), "POSITIVE");
-const CLI::Validator kPositiveInt64 =
-    whole_number(1, std::numeric_limits<std::int64_t>::max(), "POSITIVE");
 const CLI::Validator kNonNegativeInt =
     whole_number(0, std::numeric_limits<int>::max(), "NONNEGATIVE");
 
@@ -302,9 +301,9 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
     submit->add_option("name", s.name, "the run's name (unique in its workspace)")->required();
     submit->add_option("argv", s.argv, "after --: the command and its arguments, run as given (no shell)");
     submit->add_option("--workers", s.workers, "number of workers (the gang; default 1)")
-        ->check(kPositiveInt);
+        ->check(whole_number(1, api::kMaxWorkers, "WORKERS"));
     submit->add_option("--gpus-per-worker", s.gpus_per_worker, "GPUs each worker holds (default 1)")
-        ->check(kPositiveInt);
+        ->check(whole_number(1, api::kMaxGpusPerWorker, "GPUS"));
     submit->add_option("--env", s.env, "K=V: an environment variable of the workers (repeatable)")
         ->allow_extra_args(false);
     submit->add_option("--workdir", s.workdir, "the workers' working directory (an absolute path; "
@@ -315,7 +314,7 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
         ->check(CLI::IsMember({"up", "progress"}));
     submit->add_option("--pool", s.pool, "the pool to run in (default: the cluster's first pool)");
     submit->add_option("--time-limit", s.time_limit_s, "time limit in seconds (default none)")
-        ->check(kPositiveInt64);
+        ->check(whole_number(1, api::kMaxRunSeconds, "SECONDS"));
     submit->add_option("--workspace", s.workspace,
                        "the workspace (required with an org-admin token)");
     submit->add_option("--command", s.command, "the command as one string, run as /bin/sh -c STRING "
@@ -325,7 +324,7 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
     submit->add_option("--sim-duration", s.sim_duration_s,
                        "simulated executor only: seconds of work the run needs before it "
                        "succeeds (default: its time limit, or until stopped)")
-        ->check(kPositiveInt64);
+        ->check(whole_number(1, api::kMaxRunSeconds, "SECONDS"));
     submit->add_flag("--json", s.as_json, "print the server's JSON as is");
 
     LogArgs lg;

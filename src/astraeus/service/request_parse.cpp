@@ -109,8 +109,8 @@ ApiResult<SubmitRequest> parse_submit_body(std::string_view body) {
                    get_str("image", r.image), get_str("workspace", r.workspace),
                    get_int("workers", r.workers, 1, kMaxWorkers),
                    get_int("gpus_per_worker", r.gpus_per_worker, 1, kMaxGpusPerWorker),
-                   get_int("time_limit_s", r.time_limit_s, 1, 10LL * 365 * 86400),
-                   get_int("sim_duration_s", r.sim_duration_s, 1, 10LL * 365 * 86400)})
+                   get_int("time_limit_s", r.time_limit_s, 1, kMaxRunSeconds),
+                   get_int("sim_duration_s", r.sim_duration_s, 1, kMaxRunSeconds)})
         if (e) return std::unexpected(*e);
     if (r.name.empty()) return std::unexpected(bad("'name' is required"));
     if (!valid_name(r.name))

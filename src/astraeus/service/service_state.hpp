@@ -12,14 +12,16 @@
 #include "astraeus/goodput/counter.hpp"
 #include "astraeus/service/round_adapter.hpp"
 #include "astraeus/service/service.hpp"
+#include "astraeus/api/run_limits.hpp"
 #include "astraeus/store/store.hpp"
 
 namespace astraeus::service::detail {
 
 namespace gp = goodput;
 
-inline constexpr int kMaxWorkers = 4096;
-inline constexpr int kMaxGpusPerWorker = 1024;
+using api::kMaxGpusPerWorker;
+using api::kMaxRunSeconds;
+using api::kMaxWorkers;
 
 inline ApiError bad(std::string m) { return {400, std::move(m)}; }
 inline ApiError not_found(std::string m) { return {404, std::move(m)}; }
