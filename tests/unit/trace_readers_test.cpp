@@ -325,5 +325,12 @@ TEST(ReadTrace, UnknownFormatsAreErrorsListingTheValidOnes) {
     EXPECT_NE(e.find("(one of reference, philly-joblog"), std::string::npos);
 }
 
+TEST(ReadTrace, ADirectoryIsNamedAsOneNotAsCorruptGzip) {
+    // It said "<dir>: read error (corrupt gzip?)" (gzopen opens a directory, then reads fail).
+    const std::string dir = kFixtures + "helios";
+    EXPECT_EQ(error_of(read_trace(dir, "auto")), dir + ": is a directory, not a file");
+    EXPECT_EQ(error_of(read_trace(dir, "reference")), dir + ": is a directory, not a file");
+}
+
 }  // namespace
 }  // namespace astraeus

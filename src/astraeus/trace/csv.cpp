@@ -6,12 +6,28 @@
 #include <charconv>
 #include <cmath>
 #include <cstring>
+#include <filesystem>
 
 namespace astraeus {
 
-Result<std::string> read_text_file(const std::string& path) {
-    gzFile f = gzopen(path.c_str(), "rb");  // reads plain files too
+namespace {
+
+// gzopen of a file to read (plain files too). A directory opens, then every read fails with a
+// misleading "corrupt gzip": it is named for what it is instead.
+Result<gzFile> open_for_reading(const std::string& path) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(path, ec)) return fail(path + ": is a directory, not a file");
+    gzFile f = gzopen(path.c_str(), "rb");
     if (f == nullptr) return fail(path + ": cannot open: " + std::strerror(errno));
+    return f;
+}
+
+}  // namespace
+
+Result<std::string> read_text_file(const std::string& path) {
+    auto opened = open_for_reading(path);
+    if (!opened) return std::unexpected(opened.error());
+    gzFile f = *opened;
     std::string out;
     char buf[1 << 16];
     int n;
@@ -26,8 +42,9 @@ Result<std::string> read_text_file(const std::string& path) {
 }
 
 Result<std::string> read_text_prefix(const std::string& path, std::size_t max_bytes) {
-    gzFile f = gzopen(path.c_str(), "rb");
-    if (f == nullptr) return fail(path + ": cannot open: " + std::strerror(errno));
+    auto opened = open_for_reading(path);
+    if (!opened) return std::unexpected(opened.error());
+    gzFile f = *opened;
     std::string out(std::min<std::size_t>(max_bytes, 1 << 20), '\0');
     const int n = gzread(f, out.data(), static_cast<unsigned>(out.size()));
     gzclose(f);
