@@ -53,6 +53,11 @@ TEST(RequestParse, SubmitBodyErrorsAre400s) {
         {R"({"workers":1})", "'name' is required"},
         {R"({"name":"x","workers":"two"})", "'workers' must be an integer"},
         {R"({"name":"x","workers":4097})", "'workers' must be in 1..4096"},
+        // Whole numbers past 64 bits (parsed as a float) or past INT64_MAX (unsigned): out of
+        // range, not "not an integer"; a fraction stays "not an integer".
+        {R"({"name":"x","workers":99999999999999999999999})", "'workers' must be in 1..4096"},
+        {R"({"name":"x","time_limit_s":18446744073709551615})", "'time_limit_s' must be in 1..315360000"},
+        {R"({"name":"x","workers":2.5})", "'workers' must be an integer"},
         {R"({"name":"x","gpus_per_worker":0})", "'gpus_per_worker' must be in 1..1024"},
         {R"({"name":"-x"})", "bad run name '-x'"},
         {R"({"name":7})", "'name' must be a string"},

@@ -1,6 +1,8 @@
 #include "astraeus/service/request_parse.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <optional>
 #include <set>
 
@@ -97,10 +99,17 @@ ApiResult<SubmitRequest> parse_submit_body(std::string_view body) {
     };
     auto get_int = [&](const char* k, std::int64_t& out, std::int64_t lo, std::int64_t hi) -> std::optional<ApiError> {
         if (!b.contains(k) || b[k].is_null()) return std::nullopt;
+        const auto range = [&] { return bad(std::string("'") + k + "' must be in " + str(lo) + ".." + str(hi)); };
+        // A whole number too large for 64 bits reaches the parser as a float: out of range, not
+        // "not an integer"; an unsigned one above INT64_MAX likewise.
+        if (b[k].is_number_float()) {
+            const double v = b[k].get<double>();
+            if (std::isfinite(v) && std::floor(v) == v && std::abs(v) >= 9.2e18) return range();
+        }
+        if (b[k].is_number_unsigned() && b[k].get<std::uint64_t>() > static_cast<std::uint64_t>(hi)) return range();
         if (!b[k].is_number_integer()) return bad(std::string("'") + k + "' must be an integer");
         out = b[k].get<std::int64_t>();
-        if (out < lo || out > hi)
-            return bad(std::string("'") + k + "' must be in " + str(lo) + ".." + str(hi));
+        if (out < lo || out > hi) return range();
         return std::nullopt;
     };
     SubmitRequest r;
