@@ -33,6 +33,11 @@ check "slice needs a window" '[ $? -eq 2 ] && grep -q "give either --from and --
 "$bin" trace slice --trace "$fx/helios/cluster_log.csv" --busiest-days 0 --out "$tmp/x.csv" 2> "$tmp/e3b"
 check "--busiest-days 0 exits 2 naming the range" \
   '[ $? -eq 2 ] && grep -q -- "--busiest-days: Value 0 not in range 1 to 36500" "$tmp/e3b"'
+# More days than the trace spans (the fixture's 4 GPU jobs are all submitted on 2020-06-09): the
+# whole trace, with a note saying so.
+"$bin" trace slice --trace "$fx/helios/cluster_log.csv" --busiest-days 1000 --out "$tmp/all.csv" 2> "$tmp/e3c"
+check "--busiest-days past the trace's span: whole trace, and a note" \
+  '[ $? -eq 0 ] && grep -q "note: the trace.s submissions span only 1 day, so the busiest 1000 days are all of it" "$tmp/e3c" && grep -q "wrote .* (4 jobs" "$tmp/e3c"'
 "$bin" trace slice --trace "$fx/helios/cluster_log.csv" --from 2020-06-09 --to yesterday --out "$tmp/x.csv" 2> "$tmp/e4"
 check "bad date exits 2" '[ $? -eq 2 ] && grep -q "expected a UTC date" "$tmp/e4" && [ ! -e "$tmp/x.csv" ]'
 "$bin" trace convert --trace "$fx/helios/cluster_log.csv" --out "$tmp/no/such/dir/x.csv" 2> "$tmp/e5"

@@ -4,6 +4,8 @@
 // leaves no partial output. Exit codes: 0 ok, 2 bad input or usage (one line on stderr), 1 an
 // output write failure.
 #include <fmt/format.h>
+
+#include <algorithm>
 #include <unistd.h>
 
 #include <filesystem>
@@ -166,6 +168,15 @@ int run_slice(const TraceArgs& a) {
                 "({:.1f} GPU-hours submitted)\n",
                 a.busiest_days, format_utc_date(best->first_day_unix_s),
                 format_utc_date(best->first_day_unix_s + (a.busiest_days - 1) * kDay), gpu_hours);
+        // More days than the submissions span: the window is the whole trace; say so.
+        const auto [first, last] = std::minmax_element(
+            w->jobs.begin(), w->jobs.end(), [](const Job& x, const Job& y) { return x.submit_s < y.submit_s; });
+        const Seconds span_days = first == w->jobs.end() ? 0 : (last->submit_s - first->submit_s) / kDay + 1;
+        if (a.busiest_days > span_days)
+            std::cerr << fmt::format(
+                "astraeus trace slice: note: the trace's submissions span only {} day{}, so the "
+                "busiest {} days are all of it\n",
+                span_days, span_days == 1 ? "" : "s", a.busiest_days);
     }
     Workload sliced = slice_window(*w, from, to);
     if (sliced.jobs.empty()) return error2("slice", "no job is submitted in the window");
