@@ -45,6 +45,12 @@ ML=$("$BIN" admin token create --workspace ml --data-dir "$DATA" 2>/dev/null)
 VI=$("$BIN" admin token create --workspace vision --data-dir "$DATA" 2>/dev/null)
 AD=$("$BIN" admin token create --org-admin --name boss --data-dir "$DATA" 2>/dev/null)
 OLD=$("$BIN" admin token create --workspace ml --name old --data-dir "$DATA" 2>/dev/null)
+re_add=$("$BIN" admin workspace add vision --weight 3 --data-dir "$DATA")
+check "workspace add on an existing one says its old weight ($re_add)" \
+    test "$re_add" = "workspace vision (id 2), weight 3 on cluster c1 (it existed; weight was 1)"
+"$BIN" admin workspace add vision --weight 1 --data-dir "$DATA" > /dev/null
+check "workspace list: both, with their weights" \
+    bash -c "[ \"\$(\"$BIN\" admin workspace list --data-dir \"$DATA\" | awk '{print \$2, \$3}' | paste -sd,)\" = 'WORKSPACE WEIGHT,ml 1,vision 1' ]"
 check "token shape astx_ + 43 base64url" bash -c "[[ '$ML' =~ ^astx_[A-Za-z0-9_-]{43}$ ]]"
 OLD_ID=$("$BIN" admin token list --data-dir "$DATA" | awk '$2 == "old" {print $1}')
 "$BIN" admin token revoke "$OLD_ID" --data-dir "$DATA" >/dev/null

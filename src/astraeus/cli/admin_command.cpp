@@ -1,8 +1,10 @@
 // `astraeus admin`: bootstrap organisations, clusters, workspaces and API tokens. Works on the
 // data directory directly (offline, or beside a running server: SQLite serialises the writers).
+#include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "astraeus/cli/commands.hpp"
 #include "astraeus/goodput_io/rfc3339.hpp"
@@ -93,10 +95,29 @@ int do_workspace_add(const AdminOptions& o) {
                      "': 1 to 63 of A-Z a-z 0-9 . _ - (starting with a letter or digit)");
     auto op = open_initialised(o.data_dir);
     if (!op) return error(op.error().message);
+    auto before = op->st->workspaces(op->org.id, op->cluster.id);
+    if (!before) return error(before.error().message, 1);
+    std::optional<double> old_weight;
+    for (const auto& w : *before)
+        if (w.name == o.workspace) old_weight = w.weight;
     auto id = op->st->set_workspace(op->org.id, op->cluster.id, o.workspace, o.weight);
     if (!id) return error(id.error().message, 1);
     std::cout << "workspace " << o.workspace << " (id " << *id << "), weight " << o.weight << " on cluster "
-              << op->cluster.name << "\n";
+              << op->cluster.name;
+    // An existing workspace: its weight is set (said, so a typo of a new name is not silent).
+    if (old_weight) std::cout << " (it existed; weight was " << *old_weight << ")";
+    std::cout << "\n";
+    return 0;
+}
+
+int do_workspace_list(const AdminOptions& o) {
+    auto op = open_initialised(o.data_dir);
+    if (!op) return error(op.error().message);
+    auto ws = op->st->workspaces(op->org.id, op->cluster.id);
+    if (!ws) return error(ws.error().message, 1);
+    std::printf("%-5s %-32s %s\n", "ID", "WORKSPACE", "WEIGHT");
+    for (const auto& w : *ws)
+        std::printf("%-5lld %-32s %g\n", static_cast<long long>(w.id), w.name.c_str(), w.weight);
     return 0;
 }
 
@@ -186,6 +207,8 @@ std::function<int()> add_admin(CLI::App& app) {
     ws_add->add_option("name", o->workspace, "workspace name")->required();
     ws_add->add_option("--weight", o->weight, "its weight on the cluster (default 1)");
     data_dir(ws_add);
+    CLI::App* ws_list = ws->add_subcommand("list", "list the workspaces and their weights on the cluster");
+    data_dir(ws_list);
     CLI::App* tok = a->add_subcommand("token", "API tokens");
     tok->require_subcommand(1);
     CLI::App* create = tok->add_subcommand("create", "create a token and print it (once)");
@@ -200,9 +223,10 @@ std::function<int()> add_admin(CLI::App& app) {
     CLI::App* revoke = tok->add_subcommand("revoke", "revoke a token");
     revoke->add_option("id", o->token_id, "token id (see token list)")->required();
     data_dir(revoke);
-    return [o, init, ws_add, create, list, revoke] {
+    return [o, init, ws_add, ws_list, create, list, revoke] {
         if (init->parsed()) return do_init(*o);
         if (ws_add->parsed()) return do_workspace_add(*o);
+        if (ws_list->parsed()) return do_workspace_list(*o);
         if (create->parsed()) return do_token_create(*o);
         if (list->parsed()) return do_token_list(*o);
         if (revoke->parsed()) return do_token_revoke(*o);
