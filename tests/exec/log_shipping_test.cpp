@@ -276,7 +276,7 @@ TEST(NodeAgentLogs, TheExitIsReportedOnlyOnceTheWholeLogIsAtTheService) {
     };
     agent = std::make_unique<astraeus::exec::NodeAgent>(c, post);
     ASSERT_TRUE(agent->start());
-    agent->run();
+    ASSERT_TRUE(agent->run());  // stopped by request_stop(), not refused
     ASSERT_TRUE(exited);
     std::ostringstream want;
     for (int i = 0; i < 2000; ++i) want << "line " << i << " of a worker that talks\n";

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "astraeus/cli/commands.hpp"
+#include "astraeus/client/agent_api_url.hpp"
 #include "astraeus/client/http_transport.hpp"
 #include "astraeus/exec/agent_node.hpp"
 #include "astraeus/exec/nvml.hpp"
@@ -47,13 +48,21 @@ Result<int> signal_number(const std::string& s) {
     return fail("--stop-signal: expected TERM, INT, HUP, USR1, USR2 or QUIT, got '" + s + "'");
 }
 
+/// The exit status when the service refuses the registration with 401 or 403 (docs/agents.md).
+constexpr int kExitTokenRefused = 3;
+
 int run_agent(AgentOptions o) {
     service::set_log_level(o.log_level);
     if (o.api.empty()) {
         std::cerr << "astraeus agent: --api URL is required (e.g. http://scheduler:8080)\n";
         return 2;
     }
-    while (!o.api.empty() && o.api.back() == '/') o.api.pop_back();
+    if (auto origin = client::parse_agent_api_url(o.api); origin) {
+        o.api = *origin;  // "/v1" dropped: the agent's requests name /v1/agent/...
+    } else {
+        std::cerr << "astraeus agent: " << origin.error().message << "\n";
+        return 2;
+    }
     if (o.token.empty() && !o.token_file.empty()) {
         std::ifstream f(o.token_file);
         std::getline(f, o.token);
@@ -165,9 +174,17 @@ int run_agent(AgentOptions o) {
         service::log(service::LogLevel::Info, "agent.shutdown", {{"signal", s == SIGTERM ? "SIGTERM" : "SIGINT"}});
         agent.request_stop();
     });
-    agent.run();
-    // run() returns only after request_stop(), from the signal thread: it has returned.
+    auto ran = agent.run();
+    // run() returns after request_stop(), from the signal thread (it has returned), or when the
+    // service refused the token: then the signal thread is woken to end.
+    if (!ran) pthread_kill(signals.native_handle(), SIGTERM);
     signals.join();
+    if (!ran) {
+        std::cerr << "astraeus agent: " << ran.error().message
+                  << " (the agent token is wrong, revoked or bound to another machine; exiting with status "
+                  << kExitTokenRefused << ")\n";
+        return kExitTokenRefused;
+    }
     return 0;
 }
 
@@ -176,7 +193,14 @@ int run_agent(AgentOptions o) {
 std::function<int()> add_agent(CLI::App& app) {
     auto o = std::make_shared<AgentOptions>();
     CLI::App* s = app.add_subcommand("agent", "the node agent of this machine: runs the service's workers here");
-    s->add_option("--api", o->api, "the service's URL (http://HOST:PORT)")->required();
+    s->footer("Exit status: 0 stopped by SIGTERM/SIGINT; 1 the work directory cannot be prepared; 2 a usage "
+              "error; 3 the service refused the registration with 401 or 403 (the agent token is wrong, "
+              "revoked, or bound to another machine name: see the log). Other failures (no answer, 5xx) "
+              "are retried every second.\n");
+    s->add_option("--api", o->api,
+                  "the service's URL, http[s]://HOST[:PORT] or the same with /v1 (as ASTRALYX_API); "
+                  "another form exits 2")
+        ->required();
     s->add_option("--token", o->token, "an agent token (astraeus admin token create --agent)");
     s->add_option("--token-file", o->token_file, "a file holding the agent token (first line)");
     s->add_option("--name", o->name, "this machine's name in the cluster (default: the host name)");
@@ -190,7 +214,8 @@ std::function<int()> add_agent(CLI::App& app) {
     s->add_flag("--allow-root", o->allow_root, "as root: allow workers of unmapped workspaces to run as root");
     s->add_option("--utilization-period", o->utilization_period_s,
                   "seconds between GPU utilization samples (NVML only; default 10)");
-    s->add_option("--log-level", o->log_level, "debug, info, warn or error (default info)");
+    s->add_option("--log-level", o->log_level, "debug, info, warn or error (default info)")
+        ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
     s->add_option("--log-chunk-bytes", o->log_chunk_bytes,
                   "workers' log bytes shipped to the service per request (default 262144)")
         ->check(CLI::Range(std::size_t{1024}, std::size_t{512} << 10));

@@ -201,7 +201,8 @@ std::function<int()> add_serve(CLI::App& app) {
     s->add_option("--listen", o->listen, "HOST:PORT to listen on (default 127.0.0.1:8080; port 0: any)");
     s->add_option("--data-dir", o->data_dir, "directory of the SQLite store (default astraeus-data)");
     s->add_option("--port-file", o->port_file, "write the bound port to this file once listening");
-    s->add_option("--log-level", o->log_level, "debug, info, warn or error (default info)");
+    s->add_option("--log-level", o->log_level, "debug, info, warn or error (default info)")
+        ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
     s->add_option("--tls-cert", o->tls.cert_file, "serve HTTPS with this certificate (chain), PEM; needs --tls-key");
     s->add_option("--tls-key", o->tls.key_file, "the certificate's private key, PEM (unencrypted)");
     s->add_option("--executor", o->executor,

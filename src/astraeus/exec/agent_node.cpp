@@ -158,8 +158,10 @@ bool NodeAgent::do_register() {
         return false;
     }
     if (r->first != 200) {
-        log(LogLevel::Error, "agent.register_refused",
-            {{"status", std::to_string(r->first)}, {"error", r->second.value("error", r->second.dump())}});
+        const std::string why = r->second.value("error", r->second.dump());
+        log(LogLevel::Error, "agent.register_refused", {{"status", std::to_string(r->first)}, {"error", why}});
+        if (r->first == 401 || r->first == 403)  // the token: retrying cannot help
+            refused_ = "the service refused the registration (HTTP " + std::to_string(r->first) + "): " + why;
         return false;
     }
     const json& a = r->second;
@@ -190,7 +192,8 @@ bool NodeAgent::do_heartbeat(const char* path) {
     if (r->first != 200) {
         log(LogLevel::Warn, "agent.heartbeat_refused",
             {{"status", std::to_string(r->first)}, {"error", r->second.value("error", r->second.dump())}});
-        if (r->first == 404 || r->first == 409) registered_ = false;
+        // 401/403: the token was revoked or is bound elsewhere; registering again says which.
+        if (r->first == 404 || r->first == 409 || r->first == 401 || r->first == 403) registered_ = false;
         return false;
     }
     const json& a = r->second;
@@ -343,11 +346,16 @@ void NodeAgent::poll(int timeout_ms) {
     if (changed) save_state();
 }
 
-void NodeAgent::run() {
+Result<void> NodeAgent::run() {
     using clock = std::chrono::steady_clock;
     while (!stop_) {
         if (!registered_) {
             if (!do_register()) {
+                if (!refused_.empty()) {
+                    save_state();
+                    log(LogLevel::Error, "agent.stopped", {{"live", std::to_string(live_.size())}, {"reason", refused_}});
+                    return fail(refused_);
+                }
                 poll(static_cast<int>(c_.retry_s * 1000));
                 continue;
             }
@@ -370,6 +378,7 @@ void NodeAgent::run() {
     }
     save_state();
     log(LogLevel::Info, "agent.stopped", {{"live", std::to_string(live_.size())}});
+    return {};
 }
 
 }  // namespace astraeus::exec

@@ -60,7 +60,11 @@ public:
     Result<void> start();
     /// Runs until request_stop(): register, heartbeat, commands, workers. Its destruction
     /// kills the workers still running (their attempts fail; the service places them again).
-    void run();
+    /// An error (the service's reason, with the status) when a registration is refused with 401
+    /// or 403: the token is unknown, revoked, not an agent token, for another cluster, or bound
+    /// to another machine name; retrying cannot help. Other failures (no answer, 5xx, 409) are
+    /// retried every retry_s until request_stop().
+    Result<void> run();
     void request_stop() { stop_ = true; }
     /// Workers not yet gone (tests, logs).
     std::size_t live() const { return live_.size(); }
@@ -78,7 +82,7 @@ private:
         bool signalled = false;
     };
 
-    bool do_register();
+    bool do_register();  ///< sets refused_ on a 401 or 403
     bool do_heartbeat(const char* path);
     void apply(const nlohmann::json& cmd);
     void launch(const nlohmann::json& cmd);
@@ -94,6 +98,7 @@ private:
     std::atomic<bool> stop_{false};
     std::string session_;
     bool registered_ = false;
+    std::string refused_;  ///< why a registration was refused for good (401/403); empty: not
     double heartbeat_s_ = 2;
     std::int64_t last_cmd_ = 0;
     std::int64_t next_event_ = 1;
