@@ -23,36 +23,15 @@ TOL=${TOL:-1}
 . "$(dirname "$0")/slurm_test_env.sh"
 slurm_cluster_or_skip sacct
 export TZ=UTC
-T=$(mktemp -d /tmp/astraeus-slurm-acct.XXXXXX)
-chmod 755 "$T"
-SERVER_PID=""
-cleanup() {
-  [ -n "$SERVER_PID" ] && kill -TERM "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
-  for j in $(squeue -h -o '%i %j' 2>/dev/null | awk '$2 ~ /^astraeus-/ {print $1}'); do scancel "$j"; done
-  for n in gpu1 gpu2 gpu3 gpu4; do scontrol update NodeName=$n State=RESUME >/dev/null 2>&1 || true; done
-  [ -n "${KEEP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT
+slurm_serve_scratch astraeus-slurm-acct
 fail() { echo "FAIL: $*"; exit 1; }
-waitfor() { local n=$1; shift; for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.1; done; return 1; }
 cat > "$T/worker.sh" <<'EOF2'
 #!/bin/bash
 trap 'exit 0' TERM
 while :; do sleep 0.2 & wait $!; done
 EOF2
-cat > "$T/config.json" <<'EOF2'
-{"organization": "acme", "cluster": "c1",
- "pools": [{"name": "gpu", "machines": [{"count": 4, "gpus": 8}]}], "lease_s": 3600}
-EOF2
-DATA="$T/data"
-"$BIN" admin init --org acme --cluster c1 --config "$T/config.json" --data-dir "$DATA" >/dev/null
-"$BIN" admin workspace add ml --weight 1 --data-dir "$DATA" >/dev/null
-ML=$("$BIN" admin token create --workspace ml --data-dir "$DATA" 2>/dev/null)
-"$BIN" serve --executor slurm --slurm-grace 5 --config "$T/config.json" --data-dir "$DATA" \
-  --listen 127.0.0.1:0 --port-file "$T/port" 2> "$T/server.log" &
-SERVER_PID=$!
-waitfor 100 test -s "$T/port" || { cat "$T/server.log"; fail "server did not start"; }
-API="http://127.0.0.1:$(cat "$T/port")/v1"
+slurm_serve_ml
+slurm_serve_start || { cat "$T/server.log"; fail "server did not start"; }
 state() { curl -sS -H "Authorization: Bearer $ML" "$API/runs/$1" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["state"], d["attempts"])' 2>/dev/null; }
 curl -sS -X POST -H "Authorization: Bearer $ML" -H 'Content-Type: application/json' \
   --data '{"name": "acct", "workers": 2, "gpus_per_worker": 8, "command": "/bin/bash '"$T"'/worker.sh"}' "$API/runs" > /dev/null

@@ -19,18 +19,8 @@ BIN=$1
 . "$(dirname "$0")/slurm_test_env.sh"
 slurm_cluster_or_skip sacct
 export TZ=UTC
-T=$(mktemp -d /tmp/astraeus-slurm-restart.XXXXXX)
-chmod 755 "$T"
-SERVER_PID=""
-cleanup() {
-  [ -n "$SERVER_PID" ] && kill -TERM "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
-  for j in $(squeue -h -o '%i %j' 2>/dev/null | awk '$2 == "astraeus-rst" || $2 == "astraeus-park" {print $1}'); do scancel "$j"; done
-  scontrol update NodeName=gpu4 State=RESUME >/dev/null 2>&1 || true
-  [ -n "${KEEP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT
+slurm_serve_scratch astraeus-slurm-restart
 fail() { echo "FAIL: $*"; [ -f "$T/server.log" ] && tail -20 "$T/server.log"; exit 1; }
-waitfor() { local n=$1; shift; for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.1; done; return 1; }
 cat > "$T/worker.sh" <<'EOF2'
 #!/bin/bash
 # Writes its pid once, then works until the checkpoint signal.
@@ -38,22 +28,8 @@ echo $$ >> "$ASTRAEUS_RUN_DIR/pids-$SLURM_PROCID"
 trap 'exit 0' TERM
 while :; do sleep 0.2 & wait $!; done
 EOF2
-cat > "$T/config.json" <<'EOF2'
-{"organization": "acme", "cluster": "c1",
- "pools": [{"name": "gpu", "machines": [{"count": 4, "gpus": 8}]}], "lease_s": 3600}
-EOF2
-DATA="$T/data"
-"$BIN" admin init --org acme --cluster c1 --config "$T/config.json" --data-dir "$DATA" >/dev/null
-"$BIN" admin workspace add ml --weight 1 --data-dir "$DATA" >/dev/null
-ML=$("$BIN" admin token create --workspace ml --data-dir "$DATA" 2>/dev/null)
-serve() {
-  rm -f "$T/port"
-  "$BIN" serve --executor slurm --slurm-grace 5 --config "$T/config.json" --data-dir "$DATA" \
-    --listen 127.0.0.1:0 --port-file "$T/port" 2>> "$T/server.log" &
-  SERVER_PID=$!
-  waitfor 100 test -s "$T/port" || fail "server did not start"
-  API="http://127.0.0.1:$(cat "$T/port")/v1"
-}
+slurm_serve_ml
+serve() { slurm_serve_start || fail "server did not start"; }
 serve
 state() { curl -sS -H "Authorization: Bearer $ML" "$API/runs/$1" | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["state"], d["attempts"])' 2>/dev/null; }
 is() { [ "$(state rst)" = "$1" ]; }

@@ -14,25 +14,11 @@ BIN=$1
 SRC=${2:-$(cd "$(dirname "$0")/../.." && pwd)}
 . "$(dirname "$0")/slurm_test_env.sh"
 slurm_cluster_or_skip
-T=$(mktemp -d /tmp/astraeus-serve-slurm.XXXXXX)
-chmod 755 "$T"
-SERVER_PID=""
-cleanup() {
-  [ -n "$SERVER_PID" ] && kill -TERM "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
-  for j in $(squeue -h -o '%i %j' 2>/dev/null | awk '$2 ~ /^astraeus-/ {print $1}'); do scancel "$j"; done
-  for n in gpu1 gpu2 gpu3 gpu4; do scontrol update NodeName=$n State=RESUME >/dev/null 2>&1 || true; done
-  [ -n "${KEEP:-}" ] || rm -rf "$T"
-}
-trap cleanup EXIT
+slurm_serve_scratch astraeus-serve-slurm
 fails=0
 ok() { echo "ok   $*"; }
 bad() { echo "FAIL $*"; fails=$((fails + 1)); }
 check() { local what=$1; shift; if "$@"; then ok "$what"; else bad "$what"; fi; }
-waitfor() {  # waitfor TENTHS CMD...: until CMD succeeds
-  local n=$1; shift
-  for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.1; done
-  return 1
-}
 
 # The workload: prints its environment, resumes from the newest checkpoint, counts steps; on
 # SIGTERM saves a checkpoint and exits 0 (the contract of the real-runs issue).
@@ -70,11 +56,7 @@ DATA="$T/data"
 "$BIN" admin workspace add vision --weight 1 --data-dir "$DATA" >/dev/null
 ML=$("$BIN" admin token create --workspace ml --data-dir "$DATA" 2>/dev/null)
 VI=$("$BIN" admin token create --workspace vision --data-dir "$DATA" 2>/dev/null)
-"$BIN" serve --executor slurm --slurm-grace 5 --config "$T/config.json" --data-dir "$DATA" \
-  --listen 127.0.0.1:0 --port-file "$T/port" 2> "$T/server.log" &
-SERVER_PID=$!
-waitfor 100 test -s "$T/port" || { echo "server did not start"; cat "$T/server.log"; exit 1; }
-API="http://127.0.0.1:$(cat "$T/port")/v1"
+slurm_serve_start || { echo "server did not start"; cat "$T/server.log"; exit 1; }
 post() { curl -sS -X POST -H "Authorization: Bearer $1" -H 'Content-Type: application/json' --data "$3" "$API$2"; }
 state() { curl -sS -H "Authorization: Bearer $1" "$API/runs/$2" | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])' 2>/dev/null; }
 is_state() { [ "$(state "$1" "$2")" = "$3" ]; }

@@ -51,3 +51,48 @@ slurm_accounting_check() {
     "$(sqlite3 "$DATA/astraeus.db" "SELECT submitted_s FROM runs WHERE name = '$run'")" "$3" "$4" "$5" ||
     fail "$run: accounting"
 }
+
+# The `serve --executor slurm` tests' scaffolding.
+# slurm_serve_scratch PREFIX: $T = a new folder /tmp/PREFIX.XXXXXX (0755: the jobs' nodes read
+# it), removed on exit unless KEEP; on exit the service ($SERVER_PID) is stopped, every
+# astraeus-* job cancelled and the four nodes resumed.
+slurm_serve_scratch() {
+  T=$(mktemp -d "/tmp/$1.XXXXXX")
+  chmod 755 "$T"
+  SERVER_PID=""
+  trap slurm_serve_cleanup EXIT
+}
+slurm_serve_cleanup() {
+  [ -n "$SERVER_PID" ] && kill -TERM "$SERVER_PID" 2>/dev/null && wait "$SERVER_PID" 2>/dev/null
+  for j in $(squeue -h -o '%i %j' 2>/dev/null | awk '$2 ~ /^astraeus-/ {print $1}'); do scancel "$j"; done
+  for n in gpu1 gpu2 gpu3 gpu4; do scontrol update NodeName=$n State=RESUME >/dev/null 2>&1 || true; done
+  [ -n "${KEEP:-}" ] || rm -rf "$T"
+}
+# waitfor TENTHS CMD...: until CMD succeeds, every 0.1 s; 1 when it never did.
+waitfor() {
+  local n=$1 i; shift
+  for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.1; done
+  return 1
+}
+# slurm_serve_ml: $T/config.json (pool gpu: the 4 nodes x 8 GPUs, lease 1 h) and a data directory
+# $DATA with the workspace ml (weight 1) and its token $ML. Needs $BIN.
+slurm_serve_ml() {
+  cat > "$T/config.json" <<'CONFIG'
+{"organization": "acme", "cluster": "c1",
+ "pools": [{"name": "gpu", "machines": [{"count": 4, "gpus": 8}]}], "lease_s": 3600}
+CONFIG
+  DATA="$T/data"
+  "$BIN" admin init --org acme --cluster c1 --config "$T/config.json" --data-dir "$DATA" >/dev/null
+  "$BIN" admin workspace add ml --weight 1 --data-dir "$DATA" >/dev/null
+  ML=$("$BIN" admin token create --workspace ml --data-dir "$DATA" 2>/dev/null)
+}
+# slurm_serve_start: `serve --executor slurm --slurm-grace 5` on $T/config.json and $DATA, its log
+# appended to $T/server.log; sets SERVER_PID and API. Returns 1 when it does not listen in 10 s.
+slurm_serve_start() {
+  rm -f "$T/port"
+  "$BIN" serve --executor slurm --slurm-grace 5 --config "$T/config.json" --data-dir "$DATA" \
+    --listen 127.0.0.1:0 --port-file "$T/port" 2>> "$T/server.log" &
+  SERVER_PID=$!
+  waitfor 100 test -s "$T/port" || return 1
+  API="http://127.0.0.1:$(cat "$T/port")/v1"
+}
