@@ -90,3 +90,61 @@ TEST(PlacerRegistry, UnknownNameListsTheValidOnes) {
 
 }  // namespace
 }  // namespace astraeus
+
+namespace astraeus {
+namespace {
+
+/// The first machine from `from` with `gpus` free, by a plain scan (the independent method).
+int scan_first_fit(const ClusterState& c, int gpus, int from) {
+    for (int m = std::max(from, 0); m < c.machines(); ++m)
+        if (c.free_on(m) >= gpus) return m;
+    return -1;
+}
+
+TEST(ClusterState, FirstFitAgreesWithAScanUnderRandomTakesAndGives) {
+    ClusterSpec spec;
+    for (int m = 0; m < 37; ++m) spec.machine_gpus.push_back(m % 3 == 0 ? 8 : m % 3 == 1 ? 2 : 4);
+    ClusterState c(spec);
+    std::vector<Placement> held;
+    std::uint64_t x = 12345;
+    auto next = [&](int n) {
+        x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+        return static_cast<int>((x >> 33) % static_cast<std::uint64_t>(n));
+    };
+    for (int step = 0; step < 5000; ++step) {
+        const int g = 1 + next(8), from = next(40);
+        ASSERT_EQ(c.first_fit(g, from), scan_first_fit(c, g, from)) << "step " << step;
+        if (next(2) == 0 || held.empty()) {
+            const int m = c.first_fit(g);
+            if (m < 0) continue;
+            c.take(m, g);
+            held.push_back(Placement{{{m, g}}});
+        } else {
+            const std::size_t k = static_cast<std::size_t>(next(static_cast<int>(held.size())));
+            c.give(held[k]);
+            held.erase(held.begin() + static_cast<std::ptrdiff_t>(k));
+        }
+    }
+    EXPECT_EQ(c.first_fit(9), -1);  // larger than every machine
+}
+
+TEST(ClusterState, ARolledBackTrialLeavesEveryMachineAsItWas) {
+    ClusterState c(ClusterSpec::uniform(5, 8));
+    c.take(1, 8);
+    c.take(3, 5);
+    std::vector<int> before;
+    for (int m = 0; m < c.machines(); ++m) before.push_back(c.free_on(m));
+    c.begin_trial();
+    ConsolidatePlacer placer;
+    ASSERT_TRUE(placer.place(c, 19));     // 8 + 8 + 3: machines 0, 2, then 3's 3 free
+    c.give(Placement{{{1, 8}}});          // a preemption inside the round
+    EXPECT_EQ(c.free_gpus(), 40 - 13 - 19 + 8);
+    c.rollback();
+    EXPECT_EQ(c.free_gpus(), 40 - 13);
+    for (int m = 0; m < c.machines(); ++m) EXPECT_EQ(c.free_on(m), before[m]) << "machine " << m;
+    EXPECT_EQ(c.first_fit(8), 0);
+    EXPECT_EQ(c.first_fit(4, 1), 2);  // machine 1 is full again, 2 is free
+}
+
+}  // namespace
+}  // namespace astraeus

@@ -2,6 +2,7 @@
 // order). ClusterState tracks free GPUs per machine. Thread safety: not thread-safe.
 #pragma once
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 namespace astraeus {
@@ -31,6 +32,9 @@ struct Placement {
 };
 
 /// Free GPUs per machine. take/give keep the total in step; bugs (over-take) are assertions.
+/// A max-tree over the machines' free GPUs answers first-fit queries in O(log machines); take
+/// and give cost O(log machines). A trial (begin_trial .. rollback) lets a scheduling round
+/// place jobs on the real state and undo it in O(changes), instead of copying the state.
 class ClusterState {
 public:
     explicit ClusterState(const ClusterSpec& spec);
@@ -40,19 +44,33 @@ public:
     int total_gpus() const { return total_; }
     int free_gpus() const { return free_total_; }
     int free_on(int machine) const { return free_[machine]; }
+    /// The lowest machine index >= `from` with at least `gpus` free GPUs, or -1 (gpus >= 1).
+    int first_fit(int gpus, int from = 0) const;
     /// Takes `gpus` on `machine`; requires free_on(machine) >= gpus.
     void take(int machine, int gpus);
     /// Returns every part of `p` to the free pool.
     void give(const Placement& p);
     /// Appends a machine of `gpus` GPUs, all free (machines registered by node agents).
     void add_machine(int gpus);
+    /// Records every take and give from now on, until rollback() (trials do not nest).
+    void begin_trial();
+    /// Undoes every take and give since begin_trial() and stops recording.
+    void rollback();
 
 private:
+    void set_free(int machine, int gpus);
+    void build_tree();
+    int find_first(std::size_t node, int lo, int hi, int from, int gpus) const;
+
     std::vector<int> free_;
     std::vector<int> size_;
+    std::vector<int> tree_;  ///< max free GPUs per subtree; leaves at leaves_ + machine
+    int leaves_ = 1;
     int gpus_per_machine_;
     int total_;
     int free_total_;
+    bool trial_ = false;
+    std::vector<std::pair<int, int>> journal_;  ///< (machine, free GPUs before the change)
 };
 
 }  // namespace astraeus

@@ -13,12 +13,10 @@ std::vector<int> gang_chunks(int gpus, int per_machine) {
 
 std::size_t place_chunks_first_fit(ClusterState& cluster, const std::vector<int>& chunks,
                                    Placement& placement) {
-    const int machines = cluster.machines();
     std::size_t i = 0;
     for (; i < chunks.size(); ++i) {
-        int m = 0;
-        while (m < machines && cluster.free_on(m) < chunks[i]) ++m;
-        if (m == machines) break;
+        const int m = cluster.first_fit(chunks[i]);  // the lowest-index machine that fits
+        if (m < 0) break;
         cluster.take(m, chunks[i]);
         placement.parts.push_back({m, chunks[i]});
     }
@@ -34,14 +32,12 @@ std::optional<Placement> ConsolidatePlacer::place(ClusterState& cluster, int gpu
     };
     const std::size_t i = place_chunks_first_fit(cluster, chunks, placement);
     if (i == chunks.size()) return placement;
-    const int machines = cluster.machines();
-
     int unplaced = 0;
     for (std::size_t k = i; k < chunks.size(); ++k) unplaced += chunks[k];
     if (unplaced <= 1) return undo();
-    for (int m = 0; m < machines && unplaced > 0; ++m) {
-        int take = std::min(cluster.free_on(m), unplaced);
-        if (take == 0) continue;
+    // Spread: whatever is free, machine by machine in index order.
+    for (int m = cluster.first_fit(1); m >= 0 && unplaced > 0; m = cluster.first_fit(1, m + 1)) {
+        const int take = std::min(cluster.free_on(m), unplaced);
         cluster.take(m, take);
         placement.parts.push_back({m, take});
         unplaced -= take;

@@ -45,18 +45,14 @@ AstraeaImprovements improvements(const AstraeaOptions& opt) {
 
 /// Tenant ranks by name (the stable id that settles ties last; history_ties).
 const std::vector<int>& name_ranks(const RoundInput& in) {
-    thread_local std::vector<int> order, rank;
+    if (in.name_rank.size() == in.tenants.size()) return in.name_rank;
+    thread_local std::vector<int> rank;
     const std::size_t n = in.tenants.size();
-    order.resize(n);
-    rank.assign(n, 0);
-    for (std::size_t u = 0; u < n; ++u) order[u] = static_cast<int>(u);
-    if (in.tenant_info.size() >= n)
-        std::sort(order.begin(), order.end(), [&](int a, int b) {
-            return in.tenant_info[a].name != in.tenant_info[b].name
-                       ? in.tenant_info[a].name < in.tenant_info[b].name
-                       : a < b;
-        });
-    for (std::size_t k = 0; k < n; ++k) rank[order[k]] = static_cast<int>(k);
+    if (in.tenant_info.size() >= n) rank = tenant_name_ranks(in.tenant_info.first(n));
+    else {
+        rank.resize(n);
+        for (std::size_t u = 0; u < n; ++u) rank[u] = static_cast<int>(u);
+    }
     return rank;
 }
 
@@ -338,7 +334,7 @@ void reserve(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
     Seconds start = in.now;
     if (available < need) {
         for (int j : in.running_all) {
-            if (static_cast<std::size_t>(j) >= in.lease_end_s.size()) continue;
+            if (j < 0 || static_cast<std::size_t>(j) >= in.lease_end_s.size()) continue;
             available += in.jobs[j].gpus;
             start = std::max(start, in.lease_end_s[j]);
             if (available >= need) break;
@@ -476,6 +472,17 @@ void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& 
         }
     }
     if (opt.backfill) backfill(in, cluster, opt, placer, rng, head, actions);
+}
+
+std::vector<int> tenant_name_ranks(std::span<const Tenant> tenants) {
+    const std::size_t n = tenants.size();
+    std::vector<int> order(n), rank(n);
+    for (std::size_t u = 0; u < n; ++u) order[u] = static_cast<int>(u);
+    std::sort(order.begin(), order.end(), [&](int a, int b) {
+        return tenants[a].name != tenants[b].name ? tenants[a].name < tenants[b].name : a < b;
+    });
+    for (std::size_t k = 0; k < n; ++k) rank[order[k]] = static_cast<int>(k);
+    return rank;
 }
 
 }  // namespace astraeus

@@ -6,6 +6,7 @@
 // random order's rng. ASTRAEA runs as a Policy through policies/astraea.hpp.
 // Thread safety: one round at a time per input.
 #pragma once
+#include <span>
 #include <vector>
 
 #include "astraeus/base/rng.hpp"
@@ -25,5 +26,9 @@ namespace astraeus {
 /// they happened, for the shell to apply to the real cluster.
 void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
                    const Placer& placer, Rng& rng, std::vector<Action>& actions);
+
+/// Each tenant's rank when sorted by name (ties: tenant order): the stable id that settles
+/// phase-1 and phase-2 ties last with history ties. For RoundInput::name_rank.
+std::vector<int> tenant_name_ranks(std::span<const Tenant> tenants);
 
 }  // namespace astraeus

@@ -65,7 +65,9 @@ struct RoundInput {
     std::span<const int> pending_all;      ///< every pending job, in the order they joined
     std::span<const std::uint64_t> pend_seq;  ///< per job: when it last joined the pending
                                               ///< lists (increasing along pending_all)
-    std::span<const int> running_all;      ///< every running job, list order
+    /// Every running job, list order. ASTRAEA's rounds may get entries < 0 (jobs that left the
+    /// list since it was last compacted: skip them); the other policies get live lists.
+    std::span<const int> running_all;
     std::span<const Seconds> lease_start_s;  ///< per job: when its current lease began
     std::span<const Seconds> wait_begin_s;   ///< per job: when it last began to wait
     const PolicyLedger* ledger = nullptr;
@@ -78,6 +80,9 @@ struct RoundInput {
     std::span<double> themis_rho;
     std::vector<TenantQueue> tenants;      ///< tenant order
     std::span<const int> share_order;      ///< tie order of phase 1
+    /// Each tenant's rank by name (ties settled last; see name_ranks in astraea_round.cpp), kept
+    /// by a shell whose tenants do not change; empty: computed at every round.
+    std::vector<int> name_rank;
     int pending_jobs = 0;                  ///< pending jobs in the whole cluster
     /// Prepare and rank every tenant's queues first, in tenant order, whether read or not (the
     /// reference simulator ranks every tenant each tick; themis's cached rho depends on it).

@@ -8,18 +8,18 @@
 namespace astraeus::detail {
 namespace {
 
-void remove_from(std::vector<int>& v, int j) {
-    auto it = std::find(v.begin(), v.end(), j);
-    assert(it != v.end());
-    v.erase(it);
+JobLists per_tenant(const Workload& w, bool tombstones) {
+    return JobLists(w.tenants.size(), w.jobs.size(), tombstones);
 }
 
 }  // namespace
 
 EngineBase::EngineBase(const Workload& w, const SimConfig& c, std::vector<int> quotas,
-                       std::unique_ptr<Placer> placer)
+                       std::unique_ptr<Placer> placer, bool tombstone_lists)
     : w_(w), c_(c), opt_(c.options), cluster_(c.cluster), placer_(std::move(placer)),
-      rng_(c.options.seed), scratch_cluster_(c.cluster) {
+      rng_(c.options.seed), pending_(1, w.jobs.size(), tombstone_lists),
+      running_(1, w.jobs.size(), tombstone_lists),
+      t_pending_(per_tenant(w, tombstone_lists)), t_running_(per_tenant(w, tombstone_lists)) {
     policy_jobs_ = w.jobs;
     const std::size_t n = w.tenants.size();
     res_.quotas = std::move(quotas);
@@ -30,8 +30,6 @@ EngineBase::EngineBase(const Workload& w, const SimConfig& c, std::vector<int> q
     pending_gangs_.resize(n);
     new_pending_.assign(n, 0);
     ledgers_.assign(n, TenantLedger(opt_.window_buckets));
-    t_pending_.resize(n);
-    t_running_.resize(n);
     starving_.resize(n);
     delay_.resize(n);
     used_.assign(n, 0);
@@ -63,9 +61,9 @@ void EngineBase::decay(Seconds dt) {
 void EngineBase::to_pending(int j) {
     RunState& r = run(j);
     r.status = RunStatus::Pending;
-    pending_.push_back(j);
+    pending_.push(0, j);
     const int u = tenant(j);
-    t_pending_[u].push_back(j);
+    t_pending_.push(static_cast<std::size_t>(u), j);
     pend_seq_[j] = ++next_pend_seq_;
     auto& gangs = pending_gangs_[u];
     auto it = std::find_if(gangs.begin(), gangs.end(), [&](auto& p) { return p.first == gpus(j); });
@@ -86,8 +84,8 @@ void EngineBase::release(int j) {
     cluster_.give(r.placement);
     r.last_placement = std::move(r.placement);
     r.placement = {};
-    remove_from(running_, j);
-    remove_from(t_running_[tenant(j)], j);
+    running_.remove(0, j);
+    t_running_.remove(static_cast<std::size_t>(tenant(j)), j);
     used_[tenant(j)] -= gpus(j);
 }
 
@@ -96,18 +94,23 @@ void EngineBase::mark_running(int j, Placement p) {
     for (const auto& part : p.parts) cluster_.take(part.machine, part.gpus);
     r.placement = std::move(p);
     const int u = tenant(j);
-    remove_from(pending_, j);
-    remove_from(t_pending_[u], j);
+    pending_.remove(0, j);
+    t_pending_.remove(static_cast<std::size_t>(u), j);
     if (starving_mark_[j]) {
-        remove_from(starving_[u], j);
+        // Starving lists are in (submit, pending-list order): found by binary search.
+        auto& st = starving_[u];
+        auto it = std::lower_bound(st.begin(), st.end(), j, starving_before());
+        if (it == st.end() || *it != j) it = std::find(st.begin(), st.end(), j);
+        assert(it != st.end());
+        st.erase(it);
         starving_mark_[j] = 0;
     }
     for (auto& [g, count] : pending_gangs_[u])
         if (g == gpus(j)) --count;
     if (is_new(r)) --new_pending_[u];
     r.status = RunStatus::Running;
-    running_.push_back(j);
-    t_running_[tenant(j)].push_back(j);
+    running_.push(0, j);
+    t_running_.push(static_cast<std::size_t>(tenant(j)), j);
     used_[tenant(j)] += gpus(j);
 }
 
@@ -118,7 +121,7 @@ void EngineBase::count_resume(RunState& r) {
 
 void EngineBase::sample_tenant(Seconds t, std::size_t u, const TenantServiceSums& s) {
     int pending_gpus = 0;
-    for (int j : t_pending_[u]) pending_gpus += gpus(j);
+    for (int j : t_pending_.live(u)) pending_gpus += gpus(j);
     res_.tenant_series.push_back({t, static_cast<int>(u), TenantLedger::fairness(s),
                                   TenantLedger::scheduling_index(s), used_[u], pending_gpus});
 }
@@ -126,8 +129,9 @@ void EngineBase::sample_tenant(Seconds t, std::size_t u, const TenantServiceSums
 std::vector<Action>& EngineBase::run_round(const std::vector<TenantServiceSums>& sums,
                                            Seconds now) {
     prepare_astraea_round(sums, now);
-    scratch_cluster_ = cluster_;
-    astraea_round(round_in_, scratch_cluster_, opt_, *placer_, rng_, actions_);
+    cluster_.begin_trial();  // the round's placements are tried on cluster_, then undone
+    astraea_round(round_in_, cluster_, opt_, *placer_, rng_, actions_);
+    cluster_.rollback();
     return actions_;
 }
 
@@ -140,7 +144,7 @@ void EngineBase::prepare_astraea_round(const std::vector<TenantServiceSums>& sum
     in.runs = res_.runs;
     in.themis_rho = themis_rho_;
     in.share_order = w_.share_order;
-    in.pending_jobs = static_cast<int>(pending_.size());
+    in.pending_jobs = static_cast<int>(pending_.size(0));
     in.tenants.resize(tenants());
     for (std::size_t u = 0; u < tenants(); ++u) {
         TenantQueue& q = in.tenants[u];
@@ -175,7 +179,7 @@ void EngineBase::prepare_astraea_round(const std::vector<TenantServiceSums>& sum
 
 void EngineBase::prepare_tenant(std::size_t u, TenantQueue& q) {
     q.pending.clear();
-    for (int j : t_pending_[u])
+    for (int j : t_pending_.live(u))
         if (!starving_mark_[j]) q.pending.push_back(j);
     q.starving = starving_[u];
     q.delay = delay_[u];
@@ -183,11 +187,7 @@ void EngineBase::prepare_tenant(std::size_t u, TenantQueue& q) {
 
 void EngineBase::insert_starving(int j) {
     auto& s = starving_[tenant(j)];
-    auto before = [&](int a, int b) {
-        const Seconds sa = w_.jobs[a].submit_s, sb = w_.jobs[b].submit_s;
-        return sa != sb ? sa < sb : pend_seq_[a] < pend_seq_[b];
-    };
-    s.insert(std::upper_bound(s.begin(), s.end(), j, before), j);
+    s.insert(std::upper_bound(s.begin(), s.end(), j, starving_before()), j);
     starving_mark_[j] = 1;
 }
 

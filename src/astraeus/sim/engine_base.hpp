@@ -10,13 +10,16 @@
 #include "astraeus/sched/astraea_round.hpp"
 #include "astraeus/sched/placer.hpp"
 #include "astraeus/sim/engine.hpp"
+#include "astraeus/sim/job_lists.hpp"
 
 namespace astraeus::detail {
 
 class EngineBase {
 protected:
+    /// `tombstone_lists`: O(1) removals from the pending and running lists (JobLists); off
+    /// for the compat engine, whose order of list walks depends on erasing at once.
     EngineBase(const Workload& w, const SimConfig& c, std::vector<int> quotas,
-               std::unique_ptr<Placer> placer);
+               std::unique_ptr<Placer> placer, bool tombstone_lists);
     virtual ~EngineBase() = default;
     /// Fills tenant u's queues for a round (RoundInput::prepare): here, pending jobs not in a
     /// starving list, the starving list and the delay list as they stand.
@@ -51,6 +54,13 @@ protected:
     void sort_starving();
     /// Adds j to its tenant's starving list at its place (by submit, then pending-list order).
     void insert_starving(int j);
+    /// The starving lists' order: by submit time, then by when the job joined the pending lists.
+    auto starving_before() const {
+        return [this](int a, int b) {
+            const Seconds sa = w_.jobs[a].submit_s, sb = w_.jobs[b].submit_s;
+            return sa != sb ? sa < sb : pend_seq_[a] < pend_seq_[b];
+        };
+    }
     /// Smallest gang among tenant u's pending jobs (INT_MAX if none).
     int min_pending_gpus(std::size_t u) const;
     static bool is_new(const RunState& r) { return r.executed_s == 0 && r.preemptions == 0; }
@@ -77,8 +87,9 @@ protected:
     /// Decays the usage and entitlement sums over dt seconds at the given rates (the tenants'
     /// GPUs in use now); no-op unless the index half-life is on.
     void decay(Seconds dt);
-    std::vector<int> pending_, running_;          ///< global lists, reference order
-    std::vector<std::vector<int>> t_pending_, t_running_, starving_, delay_;
+    /// Global lists (list 0; reference order) and per-tenant lists (list u).
+    JobLists pending_, running_, t_pending_, t_running_;
+    std::vector<std::vector<int>> starving_, delay_;
     std::vector<int> used_;                       ///< GPUs held per tenant
     std::vector<char> starving_mark_;             ///< per job: in a starving list now
     std::vector<std::uint64_t> pend_seq_;         ///< per job: when it joined the pending lists
@@ -86,7 +97,6 @@ protected:
     std::vector<std::vector<std::pair<int, int>>> pending_gangs_;  ///< per tenant: (g, count)
     std::vector<int> new_pending_;                ///< per tenant: pending jobs that never ran
     RoundInput round_in_;                         ///< reused between rounds
-    ClusterState scratch_cluster_;
     std::vector<Action> actions_;
     std::size_t next_arrival_ = 0;
     std::size_t done_ = 0;

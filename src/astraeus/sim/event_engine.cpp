@@ -5,6 +5,7 @@
 #include <queue>
 
 #include "astraeus/accounting/job_fairness.hpp"
+#include "astraeus/sched/astraea_round.hpp"
 #include "astraeus/sched/job_order.hpp"
 #include "astraeus/sched/policy.hpp"
 #include "astraeus/sim/engine_base.hpp"
@@ -74,7 +75,7 @@ class EventEngine : EngineBase {
 public:
     EventEngine(const Workload& w, const SimConfig& c, std::vector<int> quotas,
                 std::unique_ptr<Placer> placer, std::unique_ptr<Policy> policy)
-        : EngineBase(w, c, std::move(quotas), std::move(placer)), policy_(std::move(policy)),
+        : EngineBase(w, c, std::move(quotas), std::move(placer), true), policy_(std::move(policy)),
           astraea_(policy_->astraea_lists()) {
         const std::size_t n = w.jobs.size();
         lease_start_.assign(n, 0);
@@ -110,11 +111,12 @@ public:
         in.jobs = policy_jobs_;
         in.runs = res_.runs;
         in.tenant_info = w_.tenants;
+        in.name_rank = tenant_name_ranks(w_.tenants);
         in.quotas = res_.quotas;
         in.used = used_;
         in.active = active_;
-        in.tenant_pending = t_pending_;
-        in.tenant_running = t_running_;
+        in.tenant_pending = t_pending_.all();  // made live before a round that reads them
+        in.tenant_running = t_running_.all();
         in.lease_start_s = lease_start_;
         in.wait_begin_s = wait_begin_;
         in.pend_seq = pend_seq_;
@@ -125,14 +127,14 @@ public:
 
     Result<SimResult> execute(const ProgressFn& progress) {
         if (!w_.jobs.empty()) last_t_ = w_.jobs.front().submit_s;
-        while (next_arrival_ < w_.jobs.size() || !pending_.empty() || !running_.empty() ||
+        while (next_arrival_ < w_.jobs.size() || !pending_.empty(0) || !running_.empty(0) ||
                limbo_ > 0) {
             const Seconds arrival =
                 next_arrival_ < w_.jobs.size() ? w_.jobs[next_arrival_].submit_s : kNoTime;
             const Seconds t = std::min({arrival, timers_.next_time(),
                                         mevents_.empty() ? kNoTime : mevents_.top().time});
             if (t == kNoTime)
-                return fail("simulation stalled: " + std::to_string(pending_.size()) +
+                return fail("simulation stalled: " + std::to_string(pending_.size(0)) +
                             " jobs pending with no event left (a bug; please report)");
             advance(t);
             expired_now_ = 0;
@@ -141,9 +143,9 @@ public:
             fire_timers(t);
             settle_lease_ends(t);
             admit_arrivals(t);
-            if (!arrived_ && expired_now_ > 0 && expired_now_ == pending_.size()) {
+            if (!arrived_ && expired_now_ > 0 && expired_now_ == pending_.size(0)) {
                 renew_in_place(t);
-            } else if ((cluster_.free_gpus() > 0 && !pending_.empty()) || arrived_ ||
+            } else if ((cluster_.free_gpus() > 0 && !pending_.empty(0)) || arrived_ ||
                        (woke_ && policy_->round_on_wake())) {
                 schedule(t);
             }
@@ -184,7 +186,7 @@ private:
             // the window stays exact; they get no samples (costs stay tied to events, not to
             // the span of time).
             const Seconds bucket = opt_.bucket_s;
-            if (pending_.empty() && running_.empty() && last_t_ % bucket == 0) {
+            if (pending_.empty(0) && running_.empty(0) && last_t_ % bucket == 0) {
                 const Seconds whole = (t - last_t_) / bucket;
                 if (whole > opt_.window_buckets) {
                     const Seconds skip = (whole - opt_.window_buckets) * bucket;
@@ -352,7 +354,7 @@ private:
         if (expiring_.empty()) return;
         const bool arrival =
             next_arrival_ < w_.jobs.size() && w_.jobs[next_arrival_].submit_s <= t;
-        if (pending_.empty() && !arrival) {
+        if (pending_.empty(0) && !arrival) {
             for (int j : expiring_) renew_running(j, t);
         } else {
             for (int j : expiring_) {
@@ -386,14 +388,15 @@ private:
     /// would; other policies in pending-list order (each job takes back its own GPUs).
     void renew_in_place(Seconds t) {
         if (!astraea_) {
-            renew_list_ = pending_;
+            renew_list_ = pending_.live(0);
             for (int j : renew_list_) launch(j, run(j).last_placement, t);
             return;
         }
         for (std::size_t u = 0; u < tenants(); ++u) {
-            if (t_pending_[u].empty()) continue;
-            for (int j : t_pending_[u]) set_fairness(j, run(j).executed_s);
-            rank_pending(opt_.job_order, w_.jobs, res_.runs, t_pending_[u], renewals_, themis_rho_,
+            if (t_pending_.empty(u)) continue;
+            const std::vector<int>& waiting = t_pending_.live(u);
+            for (int j : waiting) set_fairness(j, run(j).executed_s);
+            rank_pending(opt_.job_order, w_.jobs, res_.runs, waiting, renewals_, themis_rho_,
                          rng_, opt_.mode == Mode::Compat ? 0.0 : opt_.improve.gang_weight);
             for (std::size_t k = 0; k < renewals_.size(); ++k) {
                 const int j = renewals_[k];
@@ -427,18 +430,23 @@ private:
         if (opt_.backfill) {
             auto& releases = round_in_.releases;
             releases.clear();
-            for (int j : running_) releases.push_back({release_at_[j], gpus(j)});
+            for (int j : running_.stored(0))
+                if (j != JobLists::kGone) releases.push_back({release_at_[j], gpus(j)});
             std::sort(releases.begin(), releases.end());
         }
         if (astraea_) {
             prepare_astraea_round(window_sums(t), t);
-            round_in_.running_all = running_;
+            round_in_.running_all = running_.stored(0);  // may hold kGone (RoundInput)
         } else {
-            round_in_.pending_all = pending_;
-            round_in_.running_all = running_;
+            // The baselines read every list whole.
+            round_in_.pending_all = pending_.live(0);
+            round_in_.running_all = running_.live(0);
+            t_pending_.compact_all();
+            t_running_.compact_all();
         }
-        scratch_cluster_ = cluster_;
-        policy_->round(round_in_, scratch_cluster_, *placer_, rng_, actions_);
+        cluster_.begin_trial();  // the round's placements are tried on cluster_, then undone
+        policy_->round(round_in_, cluster_, *placer_, rng_, actions_);
+        cluster_.rollback();
         for (Action& a : actions_) {
             if (a.kind == Action::Kind::Preempt) {
                 preempt(a.job, t);
@@ -465,7 +473,7 @@ private:
         }
         q.delay.clear();
         if (new_pending_[u] == 0) return;
-        for (int j : t_running_[u]) {
+        for (int j : t_running_.live(u)) {
             const Seconds in_lease = now_ - lease_start_[j];
             const bool delay = run(j).lease_expiries > 0
                                    ? in_lease < opt_.delay_s
@@ -711,7 +719,7 @@ private:
                     const int m = ev.id;
                     gp_->count_machine_loss();
                     lost_.clear();
-                    for (int j : running_)
+                    for (int j : running_.live(0))
                         for (const auto& part : run(j).placement.parts)
                             if (part.machine == m) {
                                 lost_.push_back(j);

@@ -12,12 +12,12 @@ class TickEngine : EngineBase {
 public:
     TickEngine(const Workload& w, const SimConfig& c, std::vector<int> quotas,
                std::unique_ptr<Placer> placer)
-        : EngineBase(w, c, std::move(quotas), std::move(placer)) {}
+        : EngineBase(w, c, std::move(quotas), std::move(placer), false) {}
 
     SimResult execute(const ProgressFn& progress) {
         const Seconds tick = opt_.tick_s;
         Seconds t = 0;
-        while (next_arrival_ < w_.jobs.size() || !pending_.empty() || !running_.empty()) {
+        while (next_arrival_ < w_.jobs.size() || !pending_.empty(0) || !running_.empty(0)) {
             if (t % opt_.bucket_s == 0) close_buckets(t);
             advance_pending(t);
             advance_running(t);
@@ -51,7 +51,7 @@ private:
 
     void advance_pending(Seconds t) {
         clear_starving();
-        for (int j : pending_) {
+        for (int j : pending_.live(0)) {
             RunState& r = run(j);
             const Seconds dt = t - r.last_check_s;
             r.total_pending_s += dt;
@@ -64,7 +64,7 @@ private:
     }
 
     void advance_running(Seconds t) {
-        for (int j : running_) {
+        for (int j : running_.live(0)) {
             RunState& r = run(j);
             const Seconds dt = t - r.last_check_s;
             r.executed_s += dt;
@@ -78,19 +78,19 @@ private:
         auto accrue = [&](int j, bool running) {
             RunState& r = run(j);
             const int u = tenant(j);
-            const int active = static_cast<int>(t_pending_[u].size() + t_running_[u].size());
+            const int active = static_cast<int>(t_pending_.size(u) + t_running_.size(u));
             accrue_deserved(r, gpus(j), job_fair_share(1.0, active, active, quota(u)), dt);
             if (running) r.utilized_gpu_s = static_cast<double>(GpuSeconds{gpus(j)} * r.executed_s);
             refresh_fairness(r);
         };
-        for (int j : pending_) accrue(j, false);
-        for (int j : running_) accrue(j, true);
+        for (int j : pending_.live(0)) accrue(j, false);
+        for (int j : running_.live(0)) accrue(j, true);
     }
 
     void accrue_tenant_ledgers(Seconds dt) {
         for (std::size_t u = 0; u < tenants(); ++u) {
             int demand = used_[u];
-            for (int j : t_pending_[u]) demand += gpus(j);
+            for (int j : t_pending_.live(u)) demand += gpus(j);
             ledgers_[u].accrue(quota(static_cast<int>(u)), demand, used_[u], dt);
         }
     }
@@ -98,8 +98,9 @@ private:
     // The reference walks its running list while removing from it, so the job after each
     // removed one is looked at only in the next tick (kept in compat).
     void end_leases_and_jobs(Seconds t) {
-        for (std::size_t i = 0; i < running_.size(); ++i) {
-            const int j = running_[i];
+        const std::vector<int>& running = running_.stored(0);  // erased from as it is walked
+        for (std::size_t i = 0; i < running.size(); ++i) {
+            const int j = running[i];
             RunState& r = run(j);
             if (r.executed_s >= w_.jobs[j].duration_s) {
                 finish(j, t);
@@ -140,7 +141,7 @@ private:
 
     void find_delay_jobs() {
         for (auto& d : delay_) d.clear();
-        for (int j : running_) {
+        for (int j : running_.live(0)) {
             RunState& r = run(j);
             if (!is_delay_job(r)) continue;
             // Judged without the current lease's work, which a preemption would lose.
