@@ -351,6 +351,23 @@ TEST(NativeRoundTrip, HandWorkloadWithEveryField) {
     expect_same(w, *back);
 }
 
+TEST(NativeTrace, DuplicateIdsAreNamedAtTheirSecondLineInOrderOrNot) {
+    const std::string head = "#astraeus-trace,1\n#tenant,a,1\njob_id,tenant,gpus,submit_s,duration_s,weight\n";
+    // Increasing ids, then one repeated: line 6 (header lines 1-3).
+    auto inc = parse_native(head + "1,a,1,0,5,1\n4,a,1,0,5,1\n4,a,1,0,5,1\n", "t.csv");
+    ASSERT_FALSE(inc);
+    EXPECT_EQ(inc.error().message, "t.csv:6: field 'job_id': duplicate job id 4");
+    // An id out of order that repeats one from before it went out of order (line 7).
+    auto mixed = parse_native(head + "1,a,1,0,5,1\n9,a,1,0,5,1\n3,a,1,0,5,1\n1,a,1,0,5,1\n",
+                              "t.csv");
+    ASSERT_FALSE(mixed);
+    EXPECT_EQ(mixed.error().message, "t.csv:7: field 'job_id': duplicate job id 1");
+    // Out of order but unique: read.
+    auto fine = parse_native(head + "5,a,1,0,5,1\n2,a,1,0,5,1\n7,a,1,0,5,1\n", "t.csv");
+    ASSERT_TRUE(fine) << fine.error().message;
+    EXPECT_EQ(fine->jobs.size(), 3u);
+}
+
 TEST(NativeRoundTrip, RealTraces) {
     auto dre = read_trace(kPhilly + "sampled_jobs.json.gz", "philly-joblog");
     ASSERT_TRUE(dre);

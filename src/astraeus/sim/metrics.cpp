@@ -7,8 +7,12 @@
 namespace astraeus {
 
 double percentile(std::vector<double> v, double q) {
-    if (v.empty()) return 0;
     std::sort(v.begin(), v.end());
+    return percentile_of_sorted(v, q);
+}
+
+double percentile_of_sorted(const std::vector<double>& v, double q) {
+    if (v.empty()) return 0;
     const double pos = q / 100.0 * static_cast<double>(v.size() - 1);
     const std::size_t lo = static_cast<std::size_t>(std::floor(pos));
     const std::size_t hi = std::min(lo + 1, v.size() - 1);
@@ -32,11 +36,13 @@ Distribution distribution(const std::vector<double>& v) {
     double sum = 0;
     for (double x : v) sum += x;
     d.mean = sum / static_cast<double>(v.size());
-    d.p50 = percentile(v, 50);
-    d.p95 = percentile(v, 95);
-    d.p99 = percentile(v, 99);
-    d.min = *std::min_element(v.begin(), v.end());
-    d.max = *std::max_element(v.begin(), v.end());
+    std::vector<double> sorted = v;  // one sort for every percentile
+    std::sort(sorted.begin(), sorted.end());
+    d.p50 = percentile_of_sorted(sorted, 50);
+    d.p95 = percentile_of_sorted(sorted, 95);
+    d.p99 = percentile_of_sorted(sorted, 99);
+    d.min = sorted.front();
+    d.max = sorted.back();
     return d;
 }
 
@@ -94,8 +100,10 @@ Summary summarize(const Workload& w, const SimResult& r, int total_gpus) {
         s.share_benefit = static_cast<double>(benefit) / n;
         s.fj_min = *std::min_element(fj.begin(), fj.end());
         s.fj_max = *std::max_element(fj.begin(), fj.end());
-        s.fj_p5 = percentile(fj, 5);
-        s.fj_median = percentile(fj, 50);
+        std::vector<double> sorted = fj;  // fj keeps its order for Jain's sums
+        std::sort(sorted.begin(), sorted.end());
+        s.fj_p5 = percentile_of_sorted(sorted, 5);
+        s.fj_median = percentile_of_sorted(sorted, 50);
         s.fj_jain = jain_index(fj);
     }
     std::vector<double> fu;

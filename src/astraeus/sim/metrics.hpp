@@ -36,6 +36,8 @@ struct Summary {
 
 /// Percentile with linear interpolation between closest ranks (numpy's default); q in [0, 100].
 double percentile(std::vector<double> v, double q);
+/// The same on a list already sorted ascending (no copy, no sort).
+double percentile_of_sorted(const std::vector<double>& sorted, double q);
 /// Jain's fairness index (sum x)^2 / (n sum x^2); 1 for an empty or all-zero list.
 double jain_index(const std::vector<double>& x);
 

@@ -149,7 +149,11 @@ Result<Workload> parse_native(std::string_view text, const std::string& source) 
                     ": expected the column header 'job_id,tenant,gpus,submit_s,duration_s,"
                     "weight' (optionally ',name'), got '" +
                     std::string(lines[i]) + "'");
+    // Duplicate ids: while ids increase (the usual case) each is checked against the last one;
+    // from the first that does not, every id goes into a set.
+    std::vector<std::int64_t> increasing;
     std::set<std::int64_t> ids;
+    bool in_order = true;
     for (++i; i < lines.size(); ++i) {
         if (lines[i].empty()) continue;
         const auto f = split_csv(lines[i]);
@@ -183,8 +187,17 @@ Result<Workload> parse_native(std::string_view text, const std::string& source) 
         const auto weight = parse_double(f[5]);
         if (!weight || *weight <= 0)
             return fail(at(i) + ": field 'weight': expected a number > 0, got '" + f[5] + "'");
-        if (!ids.insert(*id).second)
-            return fail(at(i) + ": field 'job_id': duplicate job id " + f[0]);
+        if (in_order && (increasing.empty() || *id > increasing.back())) {
+            increasing.push_back(*id);
+        } else {
+            if (in_order) {
+                ids.insert(increasing.begin(), increasing.end());
+                increasing = {};
+                in_order = false;
+            }
+            if (!ids.insert(*id).second)
+                return fail(at(i) + ": field 'job_id': duplicate job id " + f[0]);
+        }
         j.id = *id;
         j.gpus = static_cast<int>(*gpus);
         j.submit_s = *submit;
