@@ -89,16 +89,19 @@ int RoundAdapter::tenant_index(const std::string& name) const {
 
 Result<int> RoundAdapter::submit(int u, int gpus, Seconds submit_s, Seconds duration_s,
                                  int gpus_per_worker) {
-    if (gpus > spec_.total_gpus()) {
+    // The pool's sizes from the cluster's counts (summing the machines is O(machines)).
+    if (gpus > cluster_.total_gpus()) {
         std::string m = "no placement for ";
         m += std::to_string(gpus);
         m += " GPUs: the pool has ";
-        m += std::to_string(spec_.total_gpus());
+        m += std::to_string(cluster_.total_gpus());
         return fail(m);
     }
     if (gpus_per_worker > 0) {
         const int workers = gpus / gpus_per_worker;
-        const int fit = workers_that_fit(spec_.machine_gpus, gpus_per_worker);
+        auto [at, added] = workers_fit_.try_emplace(gpus_per_worker, 0);
+        if (added) at->second = workers_that_fit(spec_.machine_gpus, gpus_per_worker);
+        const int fit = at->second;
         if (gpus % gpus_per_worker != 0 || fit < workers) {
             std::string m = "no placement for " + gang_text(workers, gpus_per_worker);
             m += ": each worker's GPUs must be on one machine and the pool's machines (";
@@ -554,6 +557,7 @@ int RoundAdapter::add_machine(int gpus) {
     spec_.machine_gpus.push_back(gpus);
     cluster_.add_machine(gpus);
     scratch_ = cluster_;
+    workers_fit_.clear();
     down_.push_back(0);
     withheld_.push_back(0);
     std::vector<Tenant> same = tenants_;

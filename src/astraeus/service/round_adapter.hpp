@@ -14,6 +14,7 @@
 // a submission is O(log n) and a round does not grow with how long the backlog has waited.
 // Thread safety: not thread-safe (the service serialises its calls).
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -185,6 +186,7 @@ private:
     std::vector<Placement> leaving_held_;  ///< per job: the GPUs a winding-down job still holds
     std::vector<int> leaving_gpus_;  ///< per tenant: GPUs its winding-down jobs hold (received)
     std::vector<int> running_;
+    std::map<int, int> workers_fit_;  ///< GPUs per worker -> workers the machines hold
     std::vector<double> share_;   ///< advance()'s scratch: per tenant, a job's fair share now
     std::vector<char> down_;      ///< per machine: lost
     std::vector<int> withheld_;   ///< per machine: GPUs withheld while lost
