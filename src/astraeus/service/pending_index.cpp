@@ -44,22 +44,46 @@ void PendingIndex::join(int j, Seconds wait_begin_s, bool fresh) {
     fresh_of_[u] += fresh_[j];
 }
 
-void PendingIndex::leave(int j) {
+bool PendingIndex::detach(int j) {
     const int u = tenant_[j];
-    auto by_join = [this](int a, int b) { return join_order(a, b); };
-    erase_sorted(all_, j, by_join);
-    erase_sorted(by_tenant_[u], j, by_join);
-    if (starving_[j]) {
-        erase_sorted(starving_of_[u], j, [this](int a, int b) { return starving_order(a, b); });
-        starving_[j] = 0;
-    } else {
-        waiting_.erase({wait_begin_[j], j});
-    }
+    const bool was_starving = starving_[j] != 0;
+    if (!was_starving) waiting_.erase({wait_begin_[j], j});
+    starving_[j] = 0;
     auto g = gangs_[u].find(gpus_[j]);
     if (--g->second == 0) gangs_[u].erase(g);
     fresh_of_[u] -= fresh_[j];
     fresh_[j] = 0;
     pending_[j] = 0;
+    return was_starving;
+}
+
+void PendingIndex::leave(int j) {
+    const int u = tenant_[j];
+    auto by_join = [this](int a, int b) { return join_order(a, b); };
+    erase_sorted(all_, j, by_join);
+    erase_sorted(by_tenant_[u], j, by_join);
+    // The starving list's order needs the job's keys, still in place after detach().
+    if (detach(j))
+        erase_sorted(starving_of_[u], j, [this](int a, int b) { return starving_order(a, b); });
+}
+
+void PendingIndex::leave_all(std::span<const int> js) {
+    if (js.size() < 4) {  // a few erases from the middle cost less than a pass over the lists
+        for (int j : js) leave(j);
+        return;
+    }
+    std::vector<char> touched(by_tenant_.size(), 0);
+    for (int j : js) {
+        detach(j);
+        touched[tenant_[j]] = 1;
+    }
+    auto gone = [this](int j) { return pending_[j] == 0; };
+    std::erase_if(all_, gone);
+    for (std::size_t u = 0; u < touched.size(); ++u) {
+        if (!touched[u]) continue;
+        std::erase_if(by_tenant_[u], gone);
+        std::erase_if(starving_of_[u], [this](int j) { return starving_[j] == 0; });
+    }
 }
 
 void PendingIndex::set_fresh(int j, bool fresh) {

@@ -413,6 +413,7 @@ std::vector<Decision> RoundAdapter::round(Seconds now) {
     scratch_ = cluster_;
     policy_->round(in_, scratch_, *placer_, rng_, actions_);
     std::vector<Decision> out;
+    started_.clear();
     for (Action& a : actions_) {
         const int j = a.job;
         if (a.kind == Action::Kind::Preempt) {
@@ -431,7 +432,7 @@ std::vector<Decision> RoundAdapter::round(Seconds now) {
             for (std::size_t k = 0; k < a.placement.parts.size(); ++k)
                 renewal = renewal && a.placement.parts[k].machine == r.last_placement.parts[k].machine &&
                           a.placement.parts[k].gpus == r.last_placement.parts[k].gpus;
-        leave_pending(j);
+        started_.push_back(j);  // leaves the pending lists with the round's other starts, below
         Placement p = a.placement;
         to_running(j, std::move(a.placement), now);
         bind_input(now);
@@ -439,6 +440,7 @@ std::vector<Decision> RoundAdapter::round(Seconds now) {
         const Seconds end = lease >= kNoLeaseEnd ? kNoLeaseEnd : now + lease;
         out.push_back({Decision::Kind::Start, j, std::move(p), renewal, end});
     }
+    pending_.leave_all(started_);
     return out;
 }
 

@@ -196,6 +196,7 @@ private:
 
     RoundInput in_;
     std::vector<Action> actions_;
+    std::vector<int> started_;    ///< round()'s scratch: the jobs it started
 };
 
 }  // namespace astraeus::service
