@@ -38,7 +38,8 @@ void PendingIndex::join(int j, Seconds wait_begin_s, bool fresh) {
     wait_begin_[j] = wait_begin_s;
     all_.push_back(j);
     by_tenant_[u].push_back(j);
-    waiting_.insert({wait_begin_s, j});
+    // Runs mostly begin to wait in time order: at the end, in O(1) (else O(log n)).
+    waiting_.emplace_hint(waiting_.end(), wait_begin_s, j);
     ++gangs_[u][gpus_[j]];
     fresh_[j] = fresh ? 1 : 0;
     fresh_of_[u] += fresh_[j];
