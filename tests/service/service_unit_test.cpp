@@ -261,6 +261,67 @@ TEST(RoundAdapter, QuotasReasonsAndLeaseEnds) {
     EXPECT_EQ(a.free_gpus(), 8);
 }
 
+// The starving and pending bookkeeping (service/pending_index.hpp) across starts, waits again and
+// stops. One machine of 4 GPUs, gangs of 4 (one runs at a time), leases longer than the test
+// (every start is a decision of a round on an empty machine), T_starve = 4 h = 14,400 s.
+// Without a starving run, never-ran runs go first (F = 0, by submit), then the lowest F =
+// 4 x executed / deserved; a starving run (waited T_starve since it last began to wait) goes
+// before all of them.
+TEST(RoundAdapter, StarvingRunsAcrossStartsWaitsAndStops) {
+    AstraeaOptions base;
+    base.lease_s = 1'000'000;
+    auto opt = policy_options("astraea", base);
+    ASSERT_TRUE(opt);
+    ASSERT_EQ(opt->starvation_s, 14400);
+    auto ad = service::RoundAdapter::make(ClusterSpec::uniform(1, 4), *opt, "consolidate");
+    ASSERT_TRUE(ad);
+    service::RoundAdapter& a = **ad;
+    a.set_tenants({{"ml", 1.0}});
+    auto started = [&](Seconds t) {
+        std::vector<int> jobs;
+        for (const auto& d : a.round(t)) {
+            EXPECT_EQ(d.kind, service::Decision::Kind::Start) << "at " << t;
+            jobs.push_back(d.job);
+        }
+        return jobs;
+    };
+    using V = std::vector<int>;
+    const int A = *a.submit(0, 4, 0, 0);
+    EXPECT_EQ(started(0), V{A});
+    const int B = *a.submit(0, 4, 500, 0);
+    const int C = *a.submit(0, 4, 600, 0);
+    EXPECT_EQ(started(600), V{});
+    a.requeue(A, 1000);  // ran 1,000 s, waits from 1,000
+    EXPECT_EQ(started(1000), V{B}) << "never-ran B and C first, by submit";
+    EXPECT_EQ(a.next_wake_s(), 600 + 14400) << "C starves first";
+    a.requeue(B, 15000);
+    EXPECT_EQ(started(15000), V{C}) << "C waited 14,400 s: starving";
+    const int D = *a.submit(0, 4, 15100, 0);
+    a.requeue(C, 15500);
+    EXPECT_EQ(started(15500), V{A}) << "A waited 14,500 s since 1,000: before never-ran D";
+    a.requeue(A, 15700);  // waits again from 15,700: no longer starving
+    EXPECT_EQ(started(15700), V{D});
+    EXPECT_EQ(a.next_wake_s(), 15000 + 14400) << "B starves next (A's wait began again)";
+    // B (starving since 29,400) is stopped while pending: wound down, then removed.
+    a.wind_down(B, 29500);
+    a.remove(B, 29500);
+    a.requeue(D, 29500);  // ran 13,800 s
+    // None starving (C waited 14,000 s, A 13,800 s): the lowest F, C (500 s run, A 1,200 s).
+    EXPECT_EQ(started(29500), V{C});
+    a.requeue(C, 29700);  // ran 700 s in all, waits from 29,700
+    // A starving since 30,100 goes before C (whose F is lower: 2,800 vs 4,800 GPU-s executed).
+    EXPECT_EQ(started(30200), V{A});
+    // At 44,200 D (waiting since 29,500) and C (since 29,700) both starve; D, the longer
+    // waiting, is stopped while pending: C goes next, before A (just waiting again) and the
+    // never-ran E.
+    a.remove(D, 44200);
+    a.requeue(A, 44200);
+    const int E = *a.submit(0, 4, 44200, 0);
+    EXPECT_EQ(started(44200), V{C});
+    EXPECT_TRUE(a.is_pending(A) && a.is_pending(E));
+    EXPECT_EQ(a.next_wake_s(), 44200 + 14400);
+}
+
 TEST(RoundAdapter, LostMachinesWithholdTheirGpus) {
     auto opt = policy_options("fifo", AstraeaOptions{});
     ASSERT_TRUE(opt);

@@ -1,6 +1,7 @@
 #include "astraeus/service/round_adapter.hpp"
 
 #include <algorithm>
+#include <cassert>
 #include <limits>
 
 #include "astraeus/accounting/job_fairness.hpp"
@@ -59,9 +60,8 @@ void RoundAdapter::set_tenants(const std::vector<Tenant>& tenants) {
         active_.push_back(0);
         demand_.push_back(0);
         ledgers_.emplace_back(opt_.window_buckets);
-        t_pending_.emplace_back();
         t_running_.emplace_back();
-        starving_.emplace_back();
+        pending_.add_tenant();
     }
     // Quotas: the pool's GPUs split by weight, largest remainder (ties: tenant order).
     const int total = spec_.total_gpus();
@@ -89,16 +89,19 @@ int RoundAdapter::tenant_index(const std::string& name) const {
 
 Result<int> RoundAdapter::submit(int u, int gpus, Seconds submit_s, Seconds duration_s,
                                  int gpus_per_worker) {
-    if (gpus > spec_.total_gpus()) {
+    // The pool's sizes from the cluster's counts (summing the machines is O(machines)).
+    if (gpus > cluster_.total_gpus()) {
         std::string m = "no placement for ";
         m += std::to_string(gpus);
         m += " GPUs: the pool has ";
-        m += std::to_string(spec_.total_gpus());
+        m += std::to_string(cluster_.total_gpus());
         return fail(m);
     }
     if (gpus_per_worker > 0) {
         const int workers = gpus / gpus_per_worker;
-        const int fit = workers_that_fit(spec_.machine_gpus, gpus_per_worker);
+        auto [at, added] = workers_fit_.try_emplace(gpus_per_worker, 0);
+        if (added) at->second = workers_that_fit(spec_.machine_gpus, gpus_per_worker);
+        const int fit = at->second;
         if (gpus % gpus_per_worker != 0 || fit < workers) {
             std::string m = "no placement for " + gang_text(workers, gpus_per_worker);
             m += ": each worker's GPUs must be on one machine and the pool's machines (";
@@ -121,7 +124,7 @@ Result<int> RoundAdapter::submit(int u, int gpus, Seconds submit_s, Seconds dura
     job.gpus_per_worker = gpus_per_worker;
     jobs_.push_back(job);
     runs_.emplace_back();
-    pend_seq_.push_back(0);
+    pending_.add_job(u, gpus, submit_s);
     lease_start_.push_back(0);
     wait_begin_.push_back(submit_s);
     e0_.push_back(0);
@@ -130,7 +133,7 @@ Result<int> RoundAdapter::submit(int u, int gpus, Seconds submit_s, Seconds dura
     leaving_.push_back(0);
     leaving_held_.emplace_back();
     ledger_.job.push_back(0.0);
-    fill_input(std::max(now_, submit_s));
+    bind_input(std::max(now_, submit_s));
     if (!policy_->admits(in_, j)) {
         runs_[j].status = RunStatus::Dropped;
         std::string m = "the gang of ";
@@ -154,6 +157,7 @@ void RoundAdapter::restore_job(int j, Seconds executed_s, int preemptions) {
     runs_[j].executed_s = executed_s;
     runs_[j].preemptions = preemptions;
     e0_[j] = executed_s;
+    pending_.set_fresh(j, executed_s == 0 && preemptions == 0);
 }
 
 void RoundAdapter::restore_running(int j, const Placement& p, Seconds lease_start_s,
@@ -221,15 +225,12 @@ void RoundAdapter::replay_history(const std::vector<PastRun>& past, Seconds from
 void RoundAdapter::to_pending(int j, Seconds t) {
     RunState& r = runs_[j];
     r.status = RunStatus::Pending;
-    pending_.push_back(j);
-    t_pending_[jobs_[j].tenant].push_back(j);
-    pend_seq_[j] = ++next_seq_;
     wait_begin_[j] = t;
+    pending_.join(j, t, r.executed_s == 0 && r.preemptions == 0);
 }
 
 void RoundAdapter::leave_pending(int j) {
-    erase_value(pending_, j);
-    erase_value(t_pending_[jobs_[j].tenant], j);
+    if (pending_.pending(j)) pending_.leave(j);
 }
 
 void RoundAdapter::to_running(int j, Placement p, Seconds t) {
@@ -289,16 +290,17 @@ void RoundAdapter::advance(Seconds t) {
         const Seconds boundary = (clock_s_ / opt_.bucket_s + 1) * opt_.bucket_s;
         const Seconds end = std::min(t, boundary);
         const Seconds dt = end - clock_s_;
-        for (std::size_t u = 0; u < tenants_.size(); ++u)
+        share_.resize(tenants_.size());
+        for (std::size_t u = 0; u < tenants_.size(); ++u) {
             // Received: the GPUs its running jobs hold and those its winding-down jobs still
             // hold (a stop's grace, a failure's hold), as they count in its demand.
             ledgers_[u].accrue(quotas_[u], demand_[u], used_[u] + leaving_gpus_[u], dt);
+            share_[u] = job_fair_share(1.0, active_[u], active_[u], quotas_[u]);
+        }
         auto deserve = [&](int j) {
-            const int u = jobs_[j].tenant;
-            const double share = job_fair_share(1.0, active_[u], active_[u], quotas_[u]);
-            accrue_deserved(runs_[j], jobs_[j].gpus, share, dt);
+            accrue_deserved(runs_[j], jobs_[j].gpus, share_[jobs_[j].tenant], dt);
         };
-        for (int j : pending_) deserve(j);
+        for (int j : pending_.all()) deserve(j);
         for (int j : running_) deserve(j);
         clock_s_ = end;
         if (end == boundary)
@@ -333,7 +335,7 @@ void RoundAdapter::refresh_fairness_of(int j, Seconds executed_s) {
     refresh_fairness(r);
 }
 
-void RoundAdapter::fill_input(Seconds now) {
+void RoundAdapter::bind_input(Seconds now) {
     RoundInput& in = in_;
     in.jobs = jobs_;
     in.runs = runs_;
@@ -341,10 +343,10 @@ void RoundAdapter::fill_input(Seconds now) {
     in.quotas = quotas_;
     in.used = used_;
     in.active = active_;
-    in.tenant_pending = t_pending_;
+    in.tenant_pending = pending_.by_tenant();
     in.tenant_running = t_running_;
-    in.pending_all = pending_;
-    in.pend_seq = pend_seq_;
+    in.pending_all = pending_.all();
+    in.pend_seq = pending_.seq();
     in.running_all = running_;
     in.lease_start_s = lease_start_;
     in.wait_begin_s = wait_begin_;
@@ -356,50 +358,41 @@ void RoundAdapter::fill_input(Seconds now) {
     in.sticky_renewals = true;
     in.themis_rho = themis_rho_;
     in.share_order = share_order_;
-    in.pending_jobs = static_cast<int>(pending_.size());
+    in.pending_jobs = static_cast<int>(pending_.all().size());
     in.eager = false;
     in.tenants.resize(tenants_.size());
+}
+
+void RoundAdapter::fill_queues(Seconds now) {
     if (!astraea_) return;
+    // Starving: waited at least T_starve since it last began to wait.
+    pending_.promote(now, opt_.starvation_s);
     const double frac =
         static_cast<double>(((now % opt_.bucket_s) + opt_.bucket_s) % opt_.bucket_s) /
         static_cast<double>(opt_.bucket_s);
     for (std::size_t u = 0; u < tenants_.size(); ++u) {
         const TenantServiceSums s = ledgers_[u].window(frac);
-        TenantQueue& q = in.tenants[u];
+        TenantQueue& q = in_.tenants[u];
         q.quota = quotas_[u];
         q.used = used_[u];
         q.index = TenantLedger::scheduling_index(s);
         q.utilized = s.utilized;
         q.entitled = s.entitled;
-        int min_g = std::numeric_limits<int>::max(), fresh = 0;
-        for (int j : t_pending_[u]) {
-            min_g = std::min(min_g, jobs_[j].gpus);
-            if (runs_[j].executed_s == 0 && runs_[j].preemptions == 0) ++fresh;
-        }
-        q.min_gpus = min_g;
-        q.new_jobs = fresh;
+        q.min_gpus = pending_.min_gpus(u);
+        q.new_jobs = pending_.fresh(u);
         q.prepared = false;
-        // Starving: waited at least T_starve since it last began to wait (by submit time).
-        auto& st = starving_[u];
-        st.clear();
-        for (int j : t_pending_[u])
-            if (now - wait_begin_[j] >= opt_.starvation_s) st.push_back(j);
-        std::stable_sort(st.begin(), st.end(),
-                         [&](int a, int b) { return jobs_[a].submit_s < jobs_[b].submit_s; });
-        q.starving_jobs = st.size();
+        q.starving_jobs = pending_.starving_of(u).size();
     }
 }
 
 void RoundAdapter::prepare_tenant(std::size_t u, TenantQueue& q) {
-    const auto& st = starving_[u];
     q.pending.clear();
-    for (int j : t_pending_[u]) {
-        if (std::find(st.begin(), st.end(), j) == st.end()) q.pending.push_back(j);
+    for (int j : pending_.by_tenant()[u]) {
+        if (!pending_.starving(j)) q.pending.push_back(j);
         refresh_fairness_of(j, runs_[j].executed_s);
         runs_[j].life_s = now_ - jobs_[j].submit_s;
     }
-    for (int j : st) refresh_fairness_of(j, runs_[j].executed_s);
-    q.starving = st;
+    q.starving = pending_.starving_of(u);
     q.delay.clear();
     if (q.new_jobs == 0) return;
     for (int j : t_running_[u]) {
@@ -415,10 +408,12 @@ void RoundAdapter::prepare_tenant(std::size_t u, TenantQueue& q) {
 
 std::vector<Decision> RoundAdapter::round(Seconds now) {
     advance(now);
-    fill_input(now);
+    bind_input(now);
+    fill_queues(now);
     scratch_ = cluster_;
     policy_->round(in_, scratch_, *placer_, rng_, actions_);
     std::vector<Decision> out;
+    started_.clear();
     for (Action& a : actions_) {
         const int j = a.job;
         if (a.kind == Action::Kind::Preempt) {
@@ -437,14 +432,15 @@ std::vector<Decision> RoundAdapter::round(Seconds now) {
             for (std::size_t k = 0; k < a.placement.parts.size(); ++k)
                 renewal = renewal && a.placement.parts[k].machine == r.last_placement.parts[k].machine &&
                           a.placement.parts[k].gpus == r.last_placement.parts[k].gpus;
-        leave_pending(j);
+        started_.push_back(j);  // leaves the pending lists with the round's other starts, below
         Placement p = a.placement;
         to_running(j, std::move(a.placement), now);
-        fill_input(now);
+        bind_input(now);
         const Seconds lease = policy_->lease_s(in_, j, 0);
         const Seconds end = lease >= kNoLeaseEnd ? kNoLeaseEnd : now + lease;
         out.push_back({Decision::Kind::Start, j, std::move(p), renewal, end});
     }
+    pending_.leave_all(started_);
     return out;
 }
 
@@ -452,7 +448,7 @@ bool RoundAdapter::stop_running(int j, Seconds t) {
     RunState& r = runs_[j];
     if (r.status != RunStatus::Running) return false;
     r.executed_s = executed(j, t);
-    fill_input(t);
+    bind_input(t);
     leave_running(j);
     return true;
 }
@@ -466,7 +462,7 @@ void RoundAdapter::wind_down(int j, Seconds t) {
     RunState& r = runs_[j];
     if (r.status == RunStatus::Running) {
         r.executed_s = restoring ? e0_[j] : executed(j, t);
-        fill_input(t);
+        bind_input(t);
         leave_running(j, false);  // its GPUs stay taken until requeue() or remove()
         leaving_gpus_[jobs_[j].tenant] += jobs_[j].gpus;
     } else if (r.status == RunStatus::Pending) {
@@ -533,15 +529,24 @@ void RoundAdapter::set_machine_up(int m, bool up) {
 }
 
 Seconds RoundAdapter::lease_s(int j) {
-    fill_input(now_);
+    bind_input(now_);
     return policy_->lease_s(in_, j, 0);
 }
 
 Seconds RoundAdapter::next_wake_s() {
-    if (pending_.empty()) return kNoWake;
-    fill_input(now_);
+    if (pending_.all().empty()) return kNoWake;
+    bind_input(now_);
+    if (astraea_) {
+        // ASTRAEA's wake-up is the same T_starve for every run (AstraeaPolicy::wake_after_s):
+        // the first run not yet starving that will be after now. The starving ones began to
+        // wait at or before the last round's now - T_starve, so they are never after now.
+        const Seconds after = opt_.starvation_s;
+        assert(policy_->wake_after_s(in_, pending_.all().front()) == after);
+        const std::optional<Seconds> w = pending_.first_wait_after(now_ - after);
+        return w ? *w + after : kNoWake;
+    }
     Seconds best = kNoWake;
-    for (int j : pending_) {
+    for (int j : pending_.all()) {
         const Seconds after = policy_->wake_after_s(in_, j);
         if (after == kNoWake) continue;
         const Seconds at = wait_begin_[j] + after;
@@ -554,6 +559,7 @@ int RoundAdapter::add_machine(int gpus) {
     spec_.machine_gpus.push_back(gpus);
     cluster_.add_machine(gpus);
     scratch_ = cluster_;
+    workers_fit_.clear();
     down_.push_back(0);
     withheld_.push_back(0);
     std::vector<Tenant> same = tenants_;

@@ -10,8 +10,11 @@
 // running jobs keep their GPUs and lease start, the tenant LTGF ledgers and the jobs' deserved
 // service are replayed from the runs' submissions, ends and attempts, and a job restored
 // running is not a delay job in the lease it holds at the restart.
+// Cost: the pending runs are kept as indexes updated by events (service/pending_index.hpp), so
+// a submission is O(log n) and a round does not grow with how long the backlog has waited.
 // Thread safety: not thread-safe (the service serialises its calls).
 #pragma once
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +24,7 @@
 #include "astraeus/model/cluster.hpp"
 #include "astraeus/sched/options.hpp"
 #include "astraeus/sched/policy.hpp"
+#include "astraeus/service/pending_index.hpp"
 
 namespace astraeus::service {
 
@@ -150,7 +154,10 @@ private:
     /// A winding-down job j gives back the GPUs it still held and is no longer leaving.
     void end_leaving(int j);
     void give_back(const Placement& p);
-    void fill_input(Seconds now);
+    /// Points the round input at the adapter's lists (what every policy hook reads); O(tenants).
+    void bind_input(Seconds now);
+    /// ASTRAEA's per-tenant summaries for a round at `now` (starving runs promoted first).
+    void fill_queues(Seconds now);
     void prepare_tenant(std::size_t u, TenantQueue& q);
     void refresh_fairness_of(int j, Seconds executed);
     Seconds executed(int j, Seconds now) const;
@@ -167,19 +174,20 @@ private:
     std::vector<Tenant> tenants_;
     std::vector<int> share_order_, quotas_, used_, active_, demand_;
     std::vector<TenantLedger> ledgers_;
-    std::vector<std::vector<int>> t_pending_, t_running_, starving_;
+    std::vector<std::vector<int>> t_running_;
+    PendingIndex pending_;        ///< pending runs: lists, starving runs, gangs, fresh counts
 
     std::vector<Job> jobs_;
     std::vector<RunState> runs_;
-    std::vector<std::uint64_t> pend_seq_;
-    std::uint64_t next_seq_ = 0;
     std::vector<Seconds> lease_start_, wait_begin_, e0_;
     std::vector<double> themis_rho_;
     std::vector<char> restored_;  ///< per job: holds the lease it held at a restart
     std::vector<char> leaving_;   ///< per job: winding down (wind_down), off the rounds' lists
     std::vector<Placement> leaving_held_;  ///< per job: the GPUs a winding-down job still holds
     std::vector<int> leaving_gpus_;  ///< per tenant: GPUs its winding-down jobs hold (received)
-    std::vector<int> pending_, running_;
+    std::vector<int> running_;
+    std::map<int, int> workers_fit_;  ///< GPUs per worker -> workers the machines hold
+    std::vector<double> share_;   ///< advance()'s scratch: per tenant, a job's fair share now
     std::vector<char> down_;      ///< per machine: lost
     std::vector<int> withheld_;   ///< per machine: GPUs withheld while lost
     PolicyLedger ledger_;
@@ -188,6 +196,7 @@ private:
 
     RoundInput in_;
     std::vector<Action> actions_;
+    std::vector<int> started_;    ///< round()'s scratch: the jobs it started
 };
 
 }  // namespace astraeus::service
