@@ -59,7 +59,7 @@ SimResult run(const Workload& w, const std::string& cluster, const std::string& 
     return std::move(*r);
 }
 
-int job_named(const Workload& w, const std::string& name) {
+int job_named(const Workload& w, std::string_view name) {
     for (std::size_t j = 0; j < w.jobs.size(); ++j)
         if (w.jobs[j].name == name) return static_cast<int>(j);
     ADD_FAILURE() << "no job " << name;

@@ -90,15 +90,19 @@ int run_simulate(const SimulateArgs& a) {
     auto manifest = manifest_json(p.config, p.inputs, a.policy);
     if (!manifest) return usage_error("simulate", manifest.error());
     const nlohmann::json sj = summary_json(p.workload, *result, summary);
-    std::vector<std::pair<std::string, std::string>> files{
-        {"jobs.csv", jobs_csv(p.workload, *result)},
-        {"tenants.csv", tenants_csv(p.workload, *result)},
-        {"summary.json", sj.dump(2) + "\n"},
-        {"manifest.json", manifest->dump(2) + "\n"}};
-    std::string goodput_table;
+    const std::string summary_text = sj.dump(2) + "\n", manifest_text = manifest->dump(2) + "\n";
+    auto text = [](const std::string& t) -> FileWriter {
+        return [&t](std::ostream& out) { out << t; };
+    };
+    std::vector<std::pair<std::string, FileWriter>> files{
+        {"jobs.csv", [&](std::ostream& out) { write_jobs_csv(out, p.workload, *result); }},
+        {"tenants.csv", [&](std::ostream& out) { out << tenants_csv(p.workload, *result); }},
+        {"summary.json", text(summary_text)},
+        {"manifest.json", text(manifest_text)}};
+    std::string goodput_table, goodput_text_json;
     if (result->goodput) {
-        files.push_back({"goodput.json",
-                         goodput_json(*result->goodput, *by, a.goodput_weeks).dump(2) + "\n"});
+        goodput_text_json = goodput_json(*result->goodput, *by, a.goodput_weeks).dump(2) + "\n";
+        files.push_back({"goodput.json", text(goodput_text_json)});
         goodput_table = goodput_text(*result->goodput, *by, a.goodput_weeks);
     }
     auto written = write_files(a.out, files);

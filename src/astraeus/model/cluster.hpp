@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "astraeus/model/placement_parts.hpp"
+
 namespace astraeus {
 
 /// Shape of a cluster or pool: GPUs per machine, in machine order (machines may differ).
@@ -19,11 +21,8 @@ struct ClusterSpec {
 
 /// GPUs a gang holds: (machine index, GPU count) pairs, in the order they were taken.
 struct Placement {
-    struct Part {
-        int machine;
-        int gpus;
-    };
-    std::vector<Part> parts;
+    using Part = PlacementPart;
+    PlacementParts parts;
     int gpus() const {
         int n = 0;
         for (auto& p : parts) n += p.gpus;

@@ -32,7 +32,6 @@ struct RunState {
     Seconds first_start_s = -1;
     Seconds end_s = -1;
     Seconds last_checkpoint_s = -1;
-    Seconds busy_until_s = 0;       ///< default mode: checkpoint/restore overhead in progress
     Seconds last_run_s = 0;         ///< default mode: how long it held GPUs in its last run (a
                                     ///< lease, a preempted lease or its final run)
     // counters
@@ -46,7 +45,6 @@ struct RunState {
     double deserved_gpu_s = 0;      ///< D_j
     double utilized_gpu_s = 0;      ///< U_j
     double fairness = 0;            ///< F_j = U_j / D_j (0 while D_j = 0)
-    double themis_rho = 1.0;        ///< last computed finish-time fairness (themis order)
     Placement placement;            ///< GPUs held while running
     Placement last_placement;       ///< GPUs held until the last release
 };

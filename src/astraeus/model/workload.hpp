@@ -2,7 +2,9 @@
 // Plain values, no I/O; built by the trace readers in trace/. Thread safety: immutable once built.
 #pragma once
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "astraeus/base/time.hpp"
@@ -21,6 +23,37 @@ struct Tenant {
     double weight = 1.0;
 };
 
+/// A job's own name from the trace, when it has one (most jobs have none: the id names them).
+/// One pointer wide, so that a Job stays small (the simulator holds millions); copies are deep.
+class JobName {
+public:
+    JobName() = default;
+    JobName(std::string_view s) { *this = s; }  // NOLINT: implicit, like std::string
+    JobName(const char* s) { *this = std::string_view(s); }  // NOLINT
+    JobName(const JobName& o) { *this = o.str(); }
+    JobName(JobName&&) noexcept = default;
+    JobName& operator=(const JobName& o) { return *this = std::string_view(o.str()); }
+    JobName& operator=(JobName&&) noexcept = default;
+    JobName& operator=(std::string_view s) {
+        if (s.empty()) text_.reset();
+        else text_ = std::make_unique<std::string>(s);
+        return *this;
+    }
+    JobName& operator=(const std::string& s) { return *this = std::string_view(s); }
+    JobName& operator=(const char* s) { return *this = std::string_view(s); }
+    bool empty() const { return !text_; }
+    /// The name ("" when none).
+    const std::string& str() const {
+        static const std::string kNone;
+        return text_ ? *text_ : kNone;
+    }
+    operator std::string_view() const { return str(); }  // NOLINT: reads like a string
+    bool operator==(std::string_view s) const { return str() == s; }
+
+private:
+    std::unique_ptr<std::string> text_;
+};
+
 /// A job is a gang: it needs all `gpus` at once for its whole life, and runs `duration_s`
 /// seconds of work once started (run time from the trace; placement does not change speed).
 struct Job {
@@ -30,7 +63,7 @@ struct Job {
     Seconds submit_s = 0;     ///< arrival, seconds since trace start
     Seconds duration_s = 0;   ///< d_j, seconds of work
     double weight = 1.0;      ///< w_j, job weight inside its tenant
-    std::string name;         ///< the trace's own job id when not an integer (e.g. Philly
+    JobName name;             ///< the trace's own job id when not an integer (e.g. Philly
                               ///< "application_..."); empty otherwise
     int gpus_per_worker = 0;  ///< 0: no worker shape (trace jobs: the placer may split the gang
                               ///< anywhere); > 0: gpus / gpus_per_worker workers, each on one

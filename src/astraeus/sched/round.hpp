@@ -77,7 +77,7 @@ struct RoundInput {
     /// free (default mode; compat re-places it like any job, as the reference does).
     bool sticky_renewals = false;
     // --- ASTRAEA (filled when the policy asks for its lists) ----------------------------------
-    std::span<double> themis_rho;
+    std::span<double> themis_rho;          ///< per job for the themis job order (else may be empty)
     std::vector<TenantQueue> tenants;      ///< tenant order
     std::span<const int> share_order;      ///< tie order of phase 1
     /// Each tenant's rank by name (ties settled last; see name_ranks in astraea_round.cpp), kept

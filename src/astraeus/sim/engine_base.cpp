@@ -24,7 +24,8 @@ EngineBase::EngineBase(const Workload& w, const SimConfig& c, std::vector<int> q
     const std::size_t n = w.tenants.size();
     res_.quotas = std::move(quotas);
     res_.runs.resize(w.jobs.size());
-    themis_rho_.assign(w.jobs.size(), 1.0);
+    // Only the themis job order reads and writes it (sched/job_order.cpp).
+    if (c.options.job_order == JobOrder::Themis) themis_rho_.assign(w.jobs.size(), 1.0);
     starving_mark_.assign(w.jobs.size(), 0);
     pend_seq_.assign(w.jobs.size(), 0);
     pending_gangs_.resize(n);

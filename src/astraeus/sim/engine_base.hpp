@@ -78,7 +78,7 @@ protected:
     std::unique_ptr<Placer> placer_;
     Rng rng_;
     SimResult res_;
-    std::vector<double> themis_rho_;
+    std::vector<double> themis_rho_;  ///< per job with the themis job order; empty otherwise
     std::vector<TenantLedger> ledgers_;
     /// AstraeaImprovements: each tenant's exact entitlement rate C * s_u / sum(s) (GPUs), and
     /// its usage and entitlement decayed with the index half-life (GPU-seconds; event engine).

@@ -29,7 +29,7 @@ GoodputRecorder::GoodputRecorder(const Workload& w, const ClusterSpec& cluster, 
         util_.emplace_back(model.seed(), static_cast<std::uint64_t>(Draw::Utilization), j);
     res_->runs.reserve(w.jobs.size());
     for (const Job& job : w.jobs)
-        res_->runs.push_back(job.name.empty() ? std::to_string(job.id) : job.name);
+        res_->runs.push_back(job.name.empty() ? std::to_string(job.id) : job.name.str());
     for (const Tenant& t : w.tenants) res_->workspaces.push_back(t.name);
     for (int m = 0; m < cluster.machines(); ++m) {
         std::string name = "m";

@@ -4,6 +4,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 #include <fstream>
 
 #include "astraeus/trace/csv.hpp"
@@ -61,29 +62,44 @@ namespace {
 
 }  // namespace
 
-std::string jobs_csv(const Workload& w, const SimResult& r) {
-    std::string out =
-        "job_id,tenant,gpus,submit_s,first_start_s,end_s,jct_s,queueing_delay_s,run_time_s,"
-        "fairness,preemptions,lease_expiries,checkpoints,resumes,status,longest_wait_s\n";
+void write_jobs_csv(std::ostream& out, const Workload& w, const SimResult& r) {
+    fmt::memory_buffer buf;
+    fmt::format_to(std::back_inserter(buf),
+                   "job_id,tenant,gpus,submit_s,first_start_s,end_s,jct_s,queueing_delay_s,"
+                   "run_time_s,fairness,preemptions,lease_expiries,checkpoints,resumes,status,"
+                   "longest_wait_s\n");
+    auto it = std::back_inserter(buf);
     for (std::size_t j = 0; j < w.jobs.size(); ++j) {
         const Job& job = w.jobs[j];
         const RunState& run = r.runs[j];
         const bool done = run.status == RunStatus::Done;
-        out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", job.id,
-                           csv_field(tenant_name(w, job.tenant)), job.gpus, job.submit_s,
-                           run.first_start_s >= 0 ? fmt::format("{}", run.first_start_s) : "",
-                           done ? fmt::format("{}", run.end_s) : "",
-                           done ? fmt::format("{}", run.end_s - job.submit_s) : "",
-                           run.first_start_s >= 0
-                               ? fmt::format("{}", run.first_start_s - job.submit_s)
-                               : "",
-                           job.duration_s,
-                           run.deserved_gpu_s > 0 ? fmt::format("{:.4f}", run.fairness) : "",
-                           run.preemptions, run.lease_expiries,
-                           run.checkpoints, run.resumes, status_name(run.status),
-                           run.first_start_s >= 0 ? fmt::format("{}", run.longest_wait_s) : "");
+        const bool started = run.first_start_s >= 0;
+        fmt::format_to(it, "{},{},{},{},", job.id, csv_field(tenant_name(w, job.tenant)), job.gpus,
+                       job.submit_s);
+        if (started) fmt::format_to(it, "{}", run.first_start_s);
+        buf.push_back(',');
+        if (done) fmt::format_to(it, "{},{}", run.end_s, run.end_s - job.submit_s);
+        else buf.push_back(',');
+        buf.push_back(',');
+        if (started) fmt::format_to(it, "{}", run.first_start_s - job.submit_s);
+        fmt::format_to(it, ",{},", job.duration_s);
+        if (run.deserved_gpu_s > 0) fmt::format_to(it, "{:.4f}", run.fairness);
+        fmt::format_to(it, ",{},{},{},{},{},", run.preemptions, run.lease_expiries,
+                       run.checkpoints, run.resumes, status_name(run.status));
+        if (started) fmt::format_to(it, "{}", run.longest_wait_s);
+        buf.push_back('\n');
+        if (buf.size() >= (1 << 16)) {  // streamed: the file is never whole in memory
+            out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+            buf.clear();
+        }
     }
-    return out;
+    out.write(buf.data(), static_cast<std::streamsize>(buf.size()));
+}
+
+std::string jobs_csv(const Workload& w, const SimResult& r) {
+    std::ostringstream out;
+    write_jobs_csv(out, w, r);
+    return std::move(out).str();
 }
 
 std::string tenants_csv(const Workload& w, const SimResult& r) {
@@ -224,16 +240,24 @@ std::string summary_table(const Workload& w, const SimResult& r, const Summary& 
 
 Result<void> write_files(const std::string& dir,
                          const std::vector<std::pair<std::string, std::string>>& files) {
+    std::vector<std::pair<std::string, FileWriter>> writers;
+    for (const auto& [name, content] : files)
+        writers.push_back({name, [&content](std::ostream& out) { out << content; }});
+    return write_files(dir, writers);
+}
+
+Result<void> write_files(const std::string& dir,
+                         const std::vector<std::pair<std::string, FileWriter>>& files) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     if (ec) return fail(dir + ": cannot create output directory: " + ec.message());
-    for (const auto& [name, content] : files) {
+    for (const auto& [name, write] : files) {
         const auto path = std::filesystem::path(dir) / name;
         const auto tmp = std::filesystem::path(dir) / ("." + name + ".tmp");
         bool ok;
         {
             std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-            out << content;
+            write(out);
             ok = static_cast<bool>(out.flush());
         }
         if (ok) std::filesystem::rename(tmp, path, ec);

@@ -2,6 +2,8 @@
 // table and JSON). Deterministic: fixed formats, no wall-clock values. Files are written to a
 // temporary name and renamed, so a failed run leaves no partial output.
 #pragma once
+#include <functional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -28,7 +30,9 @@ std::string astraeus_version();
 /// FNV-1a 64-bit hash of a file's bytes, as 16 hex digits.
 Result<std::string> file_hash(const std::string& path);
 
+/// jobs.csv: one row per job (docs/outputs.md). write_jobs_csv streams it in 64 KiB pieces.
 std::string jobs_csv(const Workload& w, const SimResult& r);
+void write_jobs_csv(std::ostream& out, const Workload& w, const SimResult& r);
 std::string tenants_csv(const Workload& w, const SimResult& r);
 nlohmann::json summary_json(const Workload& w, const SimResult& r, const Summary& s);
 Result<nlohmann::json> manifest_json(const SimConfig& c, const std::vector<InputFile>& inputs,
@@ -40,5 +44,9 @@ std::string summary_table(const Workload& w, const SimResult& r, const Summary& 
 /// file and a rename.
 Result<void> write_files(const std::string& dir,
                          const std::vector<std::pair<std::string, std::string>>& files);
+/// The same with each file written by a function (large files streamed, not held whole).
+using FileWriter = std::function<void(std::ostream&)>;
+Result<void> write_files(const std::string& dir,
+                         const std::vector<std::pair<std::string, FileWriter>>& files);
 
 }  // namespace astraeus

@@ -54,7 +54,7 @@ std::string write_native(const Workload& w) {
                            j.duration_s, j.weight);
         if (names) {
             out += ',';
-            out += csv_field(j.name);
+            out += csv_field(j.name.str());
         }
         out += '\n';
     }

@@ -79,8 +79,12 @@ Result<Workload> read_trace(const std::string& path, const std::string& format, 
         if (!detected) return std::unexpected(detected.error());
         name = *detected;
     }
-    for (const auto& [n, reader] : registry())
-        if (n == name) return reader(path, skips);
+    for (const auto& [n, reader] : registry()) {
+        if (n != name) continue;
+        auto w = reader(path, skips);
+        if (w) w->jobs.shrink_to_fit();  // the readers grow it by doubling
+        return w;
+    }
     return fail("unknown trace format '" + format + "' (valid: " + format_list() + ")");
 }
 
