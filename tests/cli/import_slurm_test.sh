@@ -50,15 +50,16 @@ imp "$fx/site-sacct.txt" --run 101 --end 2026-11-02T12:00:00Z > "$tmp/one.txt" 2
 # up to 12:00: held 11:00-11:45 (3.0), failure wait 11:45-12:00 (1.0)
 check "--run 101 --end 12:00" "grep -q '^101  *3.0 .* 1.0$' '$tmp/one.txt'"
 imp "$fx/site-sacct.txt" --events-out "$tmp/ev.jsonl" > /dev/null 2>&1
-check "--events-out: a goodput event log that replay reads" "\"$bin\" goodput replay '$tmp/ev.jsonl' --by run > '$tmp/replay.txt' 2> '$tmp/replay.err' && grep -q '^100  *48.0 ' '$tmp/replay.txt' && grep -q 'running minutes without a utilization sample (counted idle)' '$tmp/replay.err'"
+check "--events-out: a goodput event log that replay reads" "\"$bin\" goodput replay '$tmp/ev.jsonl' --by run > '$tmp/replay.txt' 2> '$tmp/replay.err' && grep -q '^100  *48.0 ' '$tmp/replay.txt' && grep -q '^utilization not measured for 55.5 GPU-h (counted idle)$' '$tmp/replay.err'"
 check "--events-out: the requeue is a preemption, the node failure a fail" "grep -q '\"event\":\"stop\",\"reason\":\"preemption\",\"run\":\"100\",\"t\":1793620800' '$tmp/ev.jsonl' && grep -q '\"event\":\"fail\",\"run\":\"101\",\"t\":1793619900' '$tmp/ev.jsonl'"
 
-# 2. The real captures: JSON and parsable2 give the same; by hand (all within 11:57, one minute:
-#    each run's whole time counts in the state it ended from):
+# 2. The real captures: JSON and parsable2 give the same; by hand (all within 11:57, counted to
+#    the second, so the held time equals Slurm's own figure on every job):
 #    2: 16 GPUs 11:57:06-:09 = 48 GPU-s held.  3: 4 GPUs, segments :06-:08, :10-:12, :14-:16, then
-#    cancelled: 4 x (36 - 26) = 40 held by the minute count, 4 x 6 = 24 by Slurm's own figure.
-#    4: held 3 GPUs, never started: 3 x 10 = 30 waiting.  5: no GPUs.  6: 4 GPUs on gpu[1-2]
-#    NODE_FAIL :16-:19, again :20-:22: 4 x 6 = 24 held, Slurm 4 x 5 = 20.
+#    cancelled at :16: 4 x 6 = 24 held (Slurm: 24), the 2 x 2 s between segments 4 x 4 = 16
+#    waiting (the minute rule gave 40 held, 0 waiting).  4: held 3 GPUs, never started: 3 x 10 =
+#    30 waiting.  5: no GPUs.  6: 4 GPUs on gpu[1-2] NODE_FAIL :16-:19, again :20-:22: 4 x 5 = 20
+#    held (Slurm: 20), the second :19-:20 between them 4 x 1 = 4 waiting.
 imp "$fx/cluster-sacct.json" --by run --json > "$tmp/cj.json" 2> "$tmp/cj.err"
 check "cluster json exits 0" '[ $? -eq 0 ]'
 imp "$fx/cluster-sacct.txt" --by run --json > "$tmp/ct.json" 2>/dev/null
@@ -66,11 +67,12 @@ check "cluster: json = parsable2" "cmp -s '$tmp/cj.json' '$tmp/ct.json'"
 check "cluster: figures by hand" "python3 -c \"
 import json; d = json.load(open('$tmp/cj.json'))
 got = {r['run']: (round(r['allocated_gpu_hours']*3600), round(r['waiting_gpu_hours']*3600), r['slurm_allocated_gpu_seconds']) for r in d['rows']}
-assert got == {'2': (48, 0, 48), '3': (40, 0, 24), '4': (0, 30, 0), '6': (24, 0, 20)}, got
+assert got == {'2': (48, 0, 48), '3': (24, 16, 24), '4': (0, 30, 0), '6': (20, 4, 20)}, got
+assert all(h == s for h, _, s in got.values()), got
 assert d['jobs'] == 4 and d['segments'] == 7 and d['jobs_without_gpus'] == 1, d\""
 imp "$fx/cluster-sacct.json" --by machine > "$tmp/cm.txt" 2>/dev/null
-# job 3's first segment on gpu3 (:06-:08) is not counted there: at the minute's end it was on gpu1.
-check "cluster: machines from the nodes" "[ \"\$(awk 'NR>2 && NF==11 {print \$1}' '$tmp/cm.txt' | tr '\n' ' ')\" = 'gpu1 gpu2 TOTAL ' ]"
+# job 3's first segment on gpu3 (:06-:08) is counted there (to the second), then on gpu1.
+check "cluster: machines from the nodes" "[ \"\$(awk 'NR>2 && NF==11 {print \$1}' '$tmp/cm.txt' | tr '\n' ' ')\" = 'gpu1 gpu2 gpu3 TOTAL ' ]"
 imp - --format parsable2 < "$fx/cluster-sacct.txt" > "$tmp/stdin.txt" 2>/dev/null
 check "stdin" "grep -q '^ml  ' '$tmp/stdin.txt' && grep -q '^vision  ' '$tmp/stdin.txt'"
 

@@ -6,6 +6,7 @@
 
 #include "astraeus/goodput/counter.hpp"
 #include "astraeus/goodput/ledger.hpp"
+#include "goodput_test_util.hpp"
 
 namespace g = astraeus::goodput;
 using astraeus::GpuSeconds;
@@ -221,4 +222,65 @@ TEST(GoodputExact, CountsWaitForTheMinuteBoundary) {
     EXPECT_EQ(f.run().held_of(Category::Starting), 60);
     EXPECT_EQ(f.run().held_of(Category::Idle), 20);
     EXPECT_EQ(f.run().unmeasured, 20);
+}
+
+// ---- the same cases through the event log (`astraeus goodput replay`) ------------------------
+
+TEST(GoodputExactReplay, TheIssueCasesToTheSecond) {
+    // One run per case, 2 GPUs each (1 for "edges"), all submitted at 10:00:00; sample period
+    // 10 s; the log's lines in time order. By hand, GPU-seconds:
+    //  fail20: running busy 10:00:00 (sample every 10 s), fails 10:00:30, released 10:00:50,
+    //    ends 10:01:00: productive 30 x 2 = 60, failure held 20 x 2 = 40, not held 10 x 2 = 20.
+    //  place40: placed 10:00:40, started 10:01:00 (progress then), ends 10:01:30: waiting 80,
+    //    starting 40, productive 30 x 2 = 60 (progress decides).
+    //  winddown: running idle (0 % samples), stopped by its owner 10:00:40, ended in the same
+    //    second (0.2 s later): idle 40 x 2 = 80, productive 0.
+    //  startup9: placed 10:00:00, first progress and start 10:00:09, progress every 20 s,
+    //    no utilization source, ends 10:01:00: starting 18, productive 51 x 2 = 102.
+    //  edges: 1 GPU, samples 5.0 at 10:00:00 and 4.9 at 10:00:10, ends 10:00:20:
+    //    productive 10, idle 10 (none unmeasured).
+    //  nosource: started 10:00:00, no sample, no progress, ends 10:01:10: idle 140, all of it
+    //    unmeasured.
+    using astraeus::goodput::testing::Log;
+    Log log;
+    log.line_at(0, R"({"event":"config","sample_period_s":10})");
+    const char* runs[] = {"fail20", "place40", "winddown", "startup9", "edges", "nosource"};
+    for (const char* r : runs) log.submit(T0, r, "ws", "p", 1, std::string(r) == "edges" ? 1 : 2);
+    log.place(T0, "fail20", 0, "m1").move(T0, "start", "fail20", 0);
+    for (int s = 0; s < 30; s += 10) log.util(T0 + s, "fail20", 0, "90, 90");
+    log.move(T0 + 30, "fail", "fail20", 0).move(T0 + 50, "release", "fail20", 0);
+    log.move(T0 + 60, "end", "fail20", 0);
+    log.place(T0 + 40, "place40", 0, "m2").move(T0 + 60, "start", "place40", 0);
+    log.progress(T0 + 60, "place40", 0, 1).move(T0 + 90, "end", "place40", 0);
+    log.place(T0, "winddown", 0, "m3").move(T0, "start", "winddown", 0);
+    for (int s = 0; s < 40; s += 10) log.util(T0 + s, "winddown", 0, "0, 0");
+    log.stop(T0 + 40, "winddown", 0, "owner").move(T0 + 40, "end", "winddown", 0);
+    log.place(T0, "startup9", 0, "m4").move(T0 + 9, "start", "startup9", 0);
+    for (int s = 9; s < 60; s += 20) log.progress(T0 + s, "startup9", 0, s);
+    log.move(T0 + 60, "end", "startup9", 0);
+    log.place(T0, "edges", 0, "m5").move(T0, "start", "edges", 0);
+    log.util(T0, "edges", 0, "5.0").util(T0 + 10, "edges", 0, "4.9");
+    log.move(T0 + 20, "end", "edges", 0);
+    log.place(T0, "nosource", 0, "m6").move(T0, "start", "nosource", 0);
+    log.move(T0 + 70, "end", "nosource", 0);
+    g::Replayer r;
+    ASSERT_EQ(astraeus::goodput::testing::replay_text(log.text(), r), "");
+    const auto c = [&](const char* name) { return r.ledger().run_total(r.run_id(name)); };
+    EXPECT_EQ(c("fail20").held_of(Category::Productive), 60);
+    EXPECT_EQ(c("fail20").held_of(Category::Failure), 40);
+    EXPECT_EQ(c("fail20").not_held_of(Category::Failure), 20);
+    EXPECT_EQ(c("place40").not_held_of(Category::Waiting), 80);
+    EXPECT_EQ(c("place40").held_of(Category::Starting), 40);
+    EXPECT_EQ(c("place40").held_of(Category::Productive), 60);
+    EXPECT_EQ(c("winddown").held_of(Category::Idle), 80);
+    EXPECT_EQ(c("winddown").held_of(Category::Productive), 0);
+    EXPECT_EQ(c("startup9").held_of(Category::Starting), 18);
+    EXPECT_EQ(c("startup9").held_of(Category::Productive), 102);
+    EXPECT_EQ(c("startup9").unmeasured, 0);
+    EXPECT_EQ(c("edges").held_of(Category::Productive), 10);
+    EXPECT_EQ(c("edges").held_of(Category::Idle), 10);
+    EXPECT_EQ(c("edges").unmeasured, 0);
+    EXPECT_EQ(c("nosource").held_of(Category::Idle), 140);
+    EXPECT_EQ(c("nosource").unmeasured, 140);
+    EXPECT_EQ(r.unmeasured_gpu_s(), 140);
 }
