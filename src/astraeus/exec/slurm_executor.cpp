@@ -7,7 +7,11 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
+
+#include "astraeus/exec/worker_runner.hpp"
 
 namespace astraeus::exec {
 namespace {
@@ -173,6 +177,7 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
         s.requeue_sent = false;
         s.forgotten_at = -1;
         s.segment_end_s = -1;
+        s.steps.assign(static_cast<std::size_t>(r.workers), -1);
         s.executed_s = r.executed_s;
         std::string nodes;
         for (const auto& p : r.placement) nodes += (nodes.empty() ? "" : ",") + node_of(p);
@@ -427,6 +432,8 @@ void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
         switch (s.phase) {
             case Phase::Starting:
             case Phase::Running:
+                if (s.phase == Phase::Running && j.state == slurm::JobState::Running)
+                    poll_progress(s, j.restarts, t, out);
                 if (s.phase == Phase::Starting && j.state == slurm::JobState::Running) {
                     // The segment's start as Slurm records it (sacct's Start), not this poll's.
                     const Seconds start = slurm_time(j.start_s, t);
@@ -498,6 +505,27 @@ void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
         }
     }
     for (auto run : erase) runs_.erase(run);
+}
+
+void SlurmExecutor::poll_progress(RunState& s, std::uint32_t restarts, Seconds t,
+                                  std::vector<ExecEvent>& out) const {
+    const std::string dir = run_dir(s.r) + "/attempt-" + std::to_string(restarts + 1);
+    if (s.steps.size() != static_cast<std::size_t>(s.r.workers))
+        s.steps.assign(static_cast<std::size_t>(s.r.workers), -1);
+    for (int w = 0; w < s.r.workers; ++w) {
+        std::ifstream in(dir + "/worker-" + std::to_string(w) + ".progress");
+        if (!in) continue;
+        const std::string text((std::istreambuf_iterator<char>(in)), {});
+        const auto step = parse_progress(text);
+        auto& last = s.steps[static_cast<std::size_t>(w)];
+        if (!step || *step <= last) continue;
+        last = *step;
+        ExecEvent e{ExecEvent::Kind::Progress, t, s.r.run};
+        e.worker = w;
+        e.step = *step;
+        e.attempt = s.r.attempt;
+        out.push_back(e);
+    }
 }
 
 void SlurmExecutor::poll_nodes(Seconds t, std::vector<ExecEvent>& out) {

@@ -95,6 +95,7 @@ private:
         Seconds forgotten_at = -1;     ///< Parked and forgotten: cancel unless relaunched
         Seconds segment_end_s = -1;    ///< when Slurm ended the current segment, real clock
                                        ///< (-1: not yet)
+        std::vector<std::int64_t> steps;  ///< each worker's last progress step (-1: none yet)
     };
     /// The newest Slurm job of run `r` (its name and its working directory, the run's folder),
     /// for a run this process has no job of: after a restart of the service. Jobs that ended
@@ -106,6 +107,10 @@ private:
     void loop();
     void poll_jobs(Seconds now, std::vector<ExecEvent>& out);
     void poll_nodes(Seconds now, std::vector<ExecEvent>& out);
+    /// The workers' progress files (ASTRAEUS_PROGRESS_FILE, in the run's folder on the shared
+    /// file system, attempt folder `restarts` + 1 as the batch script names it): a Progress event
+    /// for each step above the last one seen.
+    void poll_progress(RunState& s, std::uint32_t restarts, Seconds now, std::vector<ExecEvent>& out) const;
     std::string script(const RunState& s) const;
     std::string run_dir(const ExecRun& r) const;
     std::string node_of(const WorkerPlacement& p) const;
