@@ -223,7 +223,9 @@ Result<void> GoodputCounter::release(Seconds t, int w) {
                     "ends with end)");
     catch_up(k, t);
     k.s.phase = Phase::Waiting;
-    // Pending held pieces keep the GPUs they were on.
+    // Pending held pieces keep the GPUs they were on (over 100 releases in one minute: emitted
+    // now instead, so that the generation stays small).
+    if (k.old_parts.size() >= 100) flush(k);
     const auto gen = static_cast<std::int8_t>(k.old_parts.size());
     bool used = false;
     for (Piece& p : k.pending)
