@@ -259,6 +259,9 @@ try {
     check(`goodput ${by} ${period}: productive as the API`, (await card('sum-productive')) === `${gpuh(t.productive_gpu_hours)} GPU-h`);
     check(`goodput ${by} ${period}: not productive as the API`, (await card('sum-notproductive')) === `${gpuh(t.allocated_gpu_hours - t.productive_gpu_hours)} GPU-h`);
     check(`goodput ${by} ${period}: waiting as the API`, (await card('sum-waiting')) === `${gpuh(t.waiting_gpu_hours)} GPU-h`);
+    const note = (await page.$('#unmeasured')) ? (await page.textContent('#unmeasured')).trim() : '';
+    check(`goodput ${by} ${period}: the unmeasured note as the API (${t.unmeasured_gpu_hours ?? 0})`,
+      note === (t.unmeasured_gpu_hours > 0 ? `utilization not measured for ${gpuh(t.unmeasured_gpu_hours)} GPU-h (counted idle)` : ''), note);
     const rows = await page.$$eval('#goodput-table tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
     check(`goodput ${by} ${period}: one row per API row`, rows.length === doc.rows.length, `${rows.length} vs ${doc.rows.length}`);
     for (const r of doc.rows) {
