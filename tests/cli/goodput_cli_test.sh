@@ -10,7 +10,8 @@ tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 fails=0; passes=0
 check() { if eval "$2"; then passes=$((passes+1)); else echo "FAIL: $1"; fails=$((fails+1)); fi; }
 
-# 1. The table by run, byte for byte. two_runs.jsonl, computed by hand (GPU-seconds):
+# 1. The table by run, byte for byte. two_runs.jsonl (a util line at the start of every running
+# minute: each decides its minute, the log's sample period being 60 s), by hand (GPU-seconds):
 #   llm (4 GPUs): waits 10:00-10:02 (480 not held), starts -10:05 (720), busy -10:20 (3600),
 #     fails and holds -10:23 (720 failure), waits -10:33 (2400 failure, not held), restarts
 #     -10:36 (720), busy -10:50 (3360): held 9120 = 2.5 GPU-h, used 6960 = 1.9, 76 %,
@@ -70,10 +71,14 @@ check "--end" "grep -q '^llm  *0.5      0.3     63%     0.0     0.0     0.2     
 "$bin" goodput replay "$fx/two_runs.jsonl" --by run --start 1793613600 --end 1793616600 > "$tmp/e2.txt"
 check "Unix seconds for --start/--end" "cmp -s '$tmp/e2.txt' '$fx/two_runs.by_run.txt'"
 
-# 6. stdin, notes on stderr only.
+# 6. stdin, notes on stderr only. samples.jsonl: 2 GPUs running 10:00-10:05; a sample of
+# invalid values only at 10:00:30 (decides nothing), one valid 50 % at 10:01:30 (decides
+# 10:01:30-10:03:30, 2 periods of 60 s): productive 120 s x 2 = 240 = 0.1 GPU-h (40 % of 600);
+# the other 180 s x 2 = 360 have neither sample nor progress: idle, unmeasured, 0.1 GPU-h.
 "$bin" goodput replay - --by run < "$fx/samples.jsonl" > "$tmp/s.txt" 2> "$tmp/s.err"
-check "stdin" '[ $? -eq 0 ] && grep -q "^r  *0.2      0.1     20%" "$tmp/s.txt"'
-check "invalid samples on stderr" "grep -q '^invalid utilization samples (rejected): 3, at <stdin>:4, <stdin>:5$' '$tmp/s.err' && grep -q '^running minutes without a utilization sample (counted idle): 4$' '$tmp/s.err'"
+check "stdin" '[ $? -eq 0 ] && grep -q "^r  *0.2      0.1     40%" "$tmp/s.txt"'
+check "invalid samples on stderr" "grep -q '^invalid utilization samples (rejected): 3, at <stdin>:4, <stdin>:5$' '$tmp/s.err' && grep -q '^utilization not measured for 0.1 GPU-h (counted idle)$' '$tmp/s.err'"
+check "the unmeasured note under the table" "grep -q '^utilization not measured for 0.1 GPU-h (counted idle)$' '$tmp/s.txt'"
 check "notes not on stdout" "! grep -q 'invalid' '$tmp/s.txt'"
 "$bin" goodput replay "$fx/straggler.jsonl" > /dev/null 2> "$tmp/st.err"
 check "stragglers on stderr" "grep -q '^runs with a straggler at 2026-11-02T10:12:00Z: llm (workers 2)$' '$tmp/st.err'"
@@ -87,7 +92,7 @@ awk 'BEGIN {
   print "{\"t\":" t0 ",\"event\":\"start\",\"run\":\"llm\"}";
   for (m = 0; m < 26 * 60; m++) {
     pct = (m >= 24 * 60 && m < 25 * 60) ? 0 : 90;
-    print "{\"t\":" (t0 + m * 60 + 30) ",\"event\":\"util\",\"run\":\"llm\",\"worker\":0,\"gpus_pct\":[" pct "]}";
+    print "{\"t\":" (t0 + m * 60) ",\"event\":\"util\",\"run\":\"llm\",\"worker\":0,\"gpus_pct\":[" pct "]}";
   }
   print "{\"t\":" (t0 + 26 * 3600) ",\"event\":\"end\",\"run\":\"llm\"}";
 }' > "$tmp/drop.jsonl"

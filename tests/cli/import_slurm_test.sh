@@ -50,15 +50,16 @@ imp "$fx/site-sacct.txt" --run 101 --end 2026-11-02T12:00:00Z > "$tmp/one.txt" 2
 # up to 12:00: held 11:00-11:45 (3.0), failure wait 11:45-12:00 (1.0)
 check "--run 101 --end 12:00" "grep -q '^101  *3.0 .* 1.0$' '$tmp/one.txt'"
 imp "$fx/site-sacct.txt" --events-out "$tmp/ev.jsonl" > /dev/null 2>&1
-check "--events-out: a goodput event log that replay reads" "\"$bin\" goodput replay '$tmp/ev.jsonl' --by run > '$tmp/replay.txt' 2> '$tmp/replay.err' && grep -q '^100  *48.0 ' '$tmp/replay.txt' && grep -q 'running minutes without a utilization sample (counted idle)' '$tmp/replay.err'"
+check "--events-out: a goodput event log that replay reads" "\"$bin\" goodput replay '$tmp/ev.jsonl' --by run > '$tmp/replay.txt' 2> '$tmp/replay.err' && grep -q '^100  *48.0 ' '$tmp/replay.txt' && grep -q '^utilization not measured for 55.5 GPU-h (counted idle)$' '$tmp/replay.err'"
 check "--events-out: the requeue is a preemption, the node failure a fail" "grep -q '\"event\":\"stop\",\"reason\":\"preemption\",\"run\":\"100\",\"t\":1793620800' '$tmp/ev.jsonl' && grep -q '\"event\":\"fail\",\"run\":\"101\",\"t\":1793619900' '$tmp/ev.jsonl'"
 
-# 2. The real captures: JSON and parsable2 give the same; by hand (all within 11:57, one minute:
-#    each run's whole time counts in the state it ended from):
+# 2. The real captures: JSON and parsable2 give the same; by hand (all within 11:57, counted to
+#    the second, so the held time equals Slurm's own figure on every job):
 #    2: 16 GPUs 11:57:06-:09 = 48 GPU-s held.  3: 4 GPUs, segments :06-:08, :10-:12, :14-:16, then
-#    cancelled: 4 x (36 - 26) = 40 held by the minute count, 4 x 6 = 24 by Slurm's own figure.
-#    4: held 3 GPUs, never started: 3 x 10 = 30 waiting.  5: no GPUs.  6: 4 GPUs on gpu[1-2]
-#    NODE_FAIL :16-:19, again :20-:22: 4 x 6 = 24 held, Slurm 4 x 5 = 20.
+#    cancelled at :16: 4 x 6 = 24 held (Slurm: 24), the 2 x 2 s between segments 4 x 4 = 16
+#    waiting (the minute rule gave 40 held, 0 waiting).  4: held 3 GPUs, never started: 3 x 10 =
+#    30 waiting.  5: no GPUs.  6: 4 GPUs on gpu[1-2] NODE_FAIL :16-:19, again :20-:22: 4 x 5 = 20
+#    held (Slurm: 20), the second :19-:20 between them 4 x 1 = 4 waiting.
 imp "$fx/cluster-sacct.json" --by run --json > "$tmp/cj.json" 2> "$tmp/cj.err"
 check "cluster json exits 0" '[ $? -eq 0 ]'
 imp "$fx/cluster-sacct.txt" --by run --json > "$tmp/ct.json" 2>/dev/null
@@ -66,11 +67,12 @@ check "cluster: json = parsable2" "cmp -s '$tmp/cj.json' '$tmp/ct.json'"
 check "cluster: figures by hand" "python3 -c \"
 import json; d = json.load(open('$tmp/cj.json'))
 got = {r['run']: (round(r['allocated_gpu_hours']*3600), round(r['waiting_gpu_hours']*3600), r['slurm_allocated_gpu_seconds']) for r in d['rows']}
-assert got == {'2': (48, 0, 48), '3': (40, 0, 24), '4': (0, 30, 0), '6': (24, 0, 20)}, got
+assert got == {'2': (48, 0, 48), '3': (24, 16, 24), '4': (0, 30, 0), '6': (20, 4, 20)}, got
+assert all(h == s for h, _, s in got.values()), got
 assert d['jobs'] == 4 and d['segments'] == 7 and d['jobs_without_gpus'] == 1, d\""
 imp "$fx/cluster-sacct.json" --by machine > "$tmp/cm.txt" 2>/dev/null
-# job 3's first segment on gpu3 (:06-:08) is not counted there: at the minute's end it was on gpu1.
-check "cluster: machines from the nodes" "[ \"\$(awk 'NR>2 && NF==11 {print \$1}' '$tmp/cm.txt' | tr '\n' ' ')\" = 'gpu1 gpu2 TOTAL ' ]"
+# job 3's first segment on gpu3 (:06-:08) is counted there (to the second), then on gpu1.
+check "cluster: machines from the nodes" "[ \"\$(awk 'NR>2 && NF==11 {print \$1}' '$tmp/cm.txt' | tr '\n' ' ')\" = 'gpu1 gpu2 gpu3 TOTAL ' ]"
 imp - --format parsable2 < "$fx/cluster-sacct.txt" > "$tmp/stdin.txt" 2>/dev/null
 check "stdin" "grep -q '^ml  ' '$tmp/stdin.txt' && grep -q '^vision  ' '$tmp/stdin.txt'"
 
@@ -104,6 +106,43 @@ bad notime.json '{"jobs": [{"job_id": 5, "account": "ml", "partition": "gpu", "s
 bad badstart.json '{"jobs": [{"job_id": 5, "account": "ml", "partition": "gpu", "state": {"current": "COMPLETED"}, "time": {"submission": 1793613600, "start": "soon"}}]}' \
   "badstart.json: jobs[0].time.start: expected an integer, got"
 bad fmt.txt "$H" "--format: expected auto, json or parsable2, got 'csv'" --format csv
+# Cut short, run without -D, in a local time zone: refused, naming the file and the line.
+bad cut.txt "$H"$'\n1|ml|gpu|COMPLETED|2026-11-02T10:00:00|2026-11-02T10:00:00|2026-11-02T11:00:00|n1|gres/gpu=1' \
+  "cut.txt:2: the last line has no line end: the output looks cut short"
+bad nodup.txt "$H|Restarts"$'\n7|ml|gpu|COMPLETED|2026-11-02T10:30:00|2026-11-02T10:30:00|2026-11-02T12:00:00|n1|gres/gpu=1|1\n' \
+  "nodup.txt:2: job 7 was requeued 1 times (Restarts) but has 1 record(s): run sacct with -D (--duplicates)"
+ONE="$H"$'\n1|ml|gpu|COMPLETED|2026-11-02T10:00:00|2026-11-02T10:00:00|2026-11-02T11:00:00|n1|gres/gpu=2\n'
+TZ=America/New_York bad localtz.txt "$ONE" \
+  "localtz.txt:2: field 'Submit': a time without a zone, and this machine's local time zone is not UTC (UTC-05:00)"
+bad badzone.txt "$ONE" "--timezone 'Mars/Base': no such zone" --timezone Mars/Base
+# ... and read when --timezone names the zone: 10:00 in New York (EST) is 15:00 UTC; +05:00 gives
+# 05:00 UTC; 2 GPUs x 1 h = 2.0 GPU-h held either way.
+printf '%s' "$ONE" > "$tmp/one.txt"
+TZ=America/New_York "$bin" goodput import-slurm "$tmp/one.txt" --by run --json --timezone America/New_York > "$tmp/ny.json" 2>/dev/null
+check "--timezone America/New_York: 10:00 EST is 15:00 UTC" "grep -q '\"start\": \"2026-11-02T15:00:00Z\"' '$tmp/ny.json' && grep -q '\"allocated_gpu_hours\": 2.0' '$tmp/ny.json'"
+TZ=America/New_York "$bin" goodput import-slurm "$tmp/one.txt" --by run --json --timezone +05:00 > "$tmp/p5.json" 2>/dev/null
+check "--timezone +05:00: 10:00 is 05:00 UTC" "grep -q '\"start\": \"2026-11-02T05:00:00Z\"' '$tmp/p5.json'"
+check "Unix seconds need no zone" "printf '%s\n' '$H' '1|ml|gpu|COMPLETED|1793613600|1793613600|1793617200|n1|gres/gpu=2' > '$tmp/unix.txt' && TZ=America/New_York '$bin' goodput import-slurm '$tmp/unix.txt' > /dev/null 2>&1"
+
+# Job arrays and heterogeneous jobs. A pending array 68_[0-5] asking 1 GPU each is 6 runs: from
+# 10:00 to --end 11:00, 6 x 1 GPU x 1 h = 6.0 GPU-h waiting (the record as one run gave 1.0).
+# Het job 80: components 80+0 (4 GPUs) and 80+1 (2 GPUs), 10:00:10-10:10:10: 2400 and 1200 GPU-s.
+printf '%s\n' "$H|ReqTRES" '68_[0-5]|ml|gpu|PENDING|2026-11-02T10:00:00|Unknown|Unknown|None assigned||gres/gpu=1' \
+  '69_[1,3-4%2]|ml|gpu|PENDING|2026-11-02T10:30:00|Unknown|Unknown|None assigned||gres/gpu=2' \
+  '80+0|ml|gpu|COMPLETED|2026-11-02T10:00:00|2026-11-02T10:00:10|2026-11-02T10:10:10|n1|gres/gpu=4|gres/gpu=4' \
+  '80+1|ml|gpu|COMPLETED|2026-11-02T10:00:00|2026-11-02T10:00:10|2026-11-02T10:10:10|n2|gres/gpu=2|gres/gpu=2' > "$tmp/arr.txt"
+"$bin" goodput import-slurm "$tmp/arr.txt" --by run --json --end 2026-11-02T11:00:00Z > "$tmp/arr.json" 2>/dev/null
+check "arrays: one run per element, het components each their own" "python3 -c \"
+import json; d = json.load(open('$tmp/arr.json'))
+got = {r['run']: (round(r['allocated_gpu_hours']*3600), round(r['waiting_gpu_hours']*3600)) for r in d['rows']}
+want = {f'68_{k}': (0, 3600) for k in range(6)}
+want.update({f'69_{k}': (0, 3600) for k in (1, 3, 4)})
+want.update({'80+0': (2400, 40), '80+1': (1200, 20)})
+assert got == want, got
+assert round(d['total']['waiting_gpu_hours'] * 3600) == 6 * 3600 + 3 * 3600 + 60, d['total']\""
+"$bin" goodput import-slurm "$tmp/arr.txt" --by run --end now > "$tmp/now.txt" 2>/dev/null
+check "--end now: counted up to the current time" "[ \$? -eq 0 ] && grep -q '^68_5 ' '$tmp/now.txt'"
+
 "$bin" goodput import-slurm "$tmp/missing.json" > "$tmp/out" 2> "$tmp/err"
 check "missing file: exit 2 and says so" "[ $? -eq 2 ] && grep -q 'missing.json: cannot open' '$tmp/err'"
 

@@ -2,9 +2,9 @@
 // hooks): tiny workloads whose ledgers are computed by hand, the non-interference of goodput
 // with the schedule, determinism, and the bundled utilization table.
 //
-// The minute rule used in the hand computations (goodput/counter.hpp): a count at a UTC minute
-// boundary b covers [previous count, b) in the state the worker was in just before b; the last
-// count at the end covers the partial minute in the state it ended from.
+// The rule used in the hand computations (goodput/counter.hpp, spec "The count"): every state
+// counts for the seconds it really lasted, from the simulator's event times; the counts are
+// made every UTC minute and at the end.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -118,14 +118,38 @@ TEST(SimGoodput, LeaseEndNotRenewedIsPreemptionWaitingAndStartupsCount) {
     EXPECT_EQ(r->goodput->events.placements, 3);
 }
 
+TEST(SimGoodput, PlacementFortySecondsIntoAMinuteAndNineSecondStartUps) {
+    // 1 x 4 GPUs, start-up 9 s, 100 % busy. A: 4 GPUs, submit 0, 31 s of work: starting 0..9,
+    // runs 9..40, ends 40. B: 4 GPUs, submit 0, 60 s of work: waits 0..40 (placed 40 s into
+    // the minute), starting 40..49, runs 49..109. To the second, x 4 GPUs:
+    //  A: starting 36, productive 124;  B: waiting 160 (not held), starting 36, productive 240.
+    // (The minute rule gave B waiting 0 and starting 240: its first minute was placed at the
+    // count.)
+    LifecycleConfig lc = LifecycleConfig::none();
+    lc.startup_s = 9;
+    const Workload w = workload({"t"}, {job(0, 4, 0, 31), job(0, 4, 0, 60)});
+    auto r = simulate(w, config(1, 4, 7200, lc));
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->runs[0].end_s, 40);
+    EXPECT_EQ(r->runs[1].end_s, 109);
+    const auto& L = r->goodput->ledger;
+    const goodput::Counts a = L.run_total(0), b = L.run_total(1);
+    EXPECT_EQ(held(a, Category::Starting), 36);
+    EXPECT_EQ(held(a, Category::Productive), 124);
+    EXPECT_EQ(not_held(b, Category::Waiting), 160);
+    EXPECT_EQ(held(b, Category::Starting), 36);
+    EXPECT_EQ(held(b, Category::Productive), 240);
+    EXPECT_EQ(sum(b), 4 * 109);
+    EXPECT_EQ(r->goodput->unmeasured_gpu_s, 0);  // the simulator gives every run a level
+}
+
 TEST(SimGoodput, FailureHoldsThenRestarts) {
     // 1 x 4 GPUs, one job of 1000 s, start-up 60 s, an early failure certain at running age 1 s
     // (window 2 s: age = 1 + floor(u x 1) = 1), held 180 s, lease 3600.
     //  place 0, start 60, fail 61 (the 60..61 work is lost), release 241, placed again 241,
     //  start 301, runs the whole 1000 s: ends 1301.
-    // Minute counts: [0,60) starting; [60,240) failure (the state at 120, 180, 240 is failed;
-    // the second 60..61 counts with the minute it is in); [240,300) restart (placed again at
-    // 241: the state at 300); [300,1301) productive (1001 s).
+    // To the second: [0,60) starting; [60,61) productive; [61,241) failure (held);
+    // [241,301) restart; [301,1301) productive: 1 + 1000 = 1001 s.
     LifecycleConfig lc = LifecycleConfig::none();
     lc.startup_s = 60;
     lc.early_failure_p = 1.0;
@@ -179,8 +203,9 @@ TEST(SimGoodput, LeaseEndNotRenewedCountsTheCheckpointAsHeldPreemption) {
 TEST(SimGoodput, LastFailedAttemptEndsTheJobForGood) {
     // FailureHoldsThenRestarts with --max-attempts 1: place 0, start 60, fail 61, holds its
     // GPUs 180 s and ends at 241 in the failed state (never placed again).
-    // Minutes: [0,60) starting; [60,240) failed (the states at 120, 180, 240); the last,
-    // partial count [240,241) in the state it ended from: failed. Failure 181 s x 4 GPUs.
+    // To the second: [0,60) starting; [60,61) productive (the work lost stays productive);
+    // [61,241) failed, holding: failure 180 s x 4 GPUs (the minute rule gave 181: the running
+    // second 60..61 counted with its minute, failed at the count).
     LifecycleConfig lc = LifecycleConfig::none();
     lc.startup_s = 60;
     lc.early_failure_p = 1.0;
@@ -195,7 +220,8 @@ TEST(SimGoodput, LastFailedAttemptEndsTheJobForGood) {
     EXPECT_EQ(r->end_s, 241);
     const goodput::Counts a = r->goodput->ledger.run_total(0);
     EXPECT_EQ(held(a, Category::Starting), 4 * 60);
-    EXPECT_EQ(held(a, Category::Failure), 4 * 181);
+    EXPECT_EQ(held(a, Category::Failure), 4 * 180);
+    EXPECT_EQ(held(a, Category::Productive), 4 * 1);
     EXPECT_EQ(held(a, Category::Restart), 0);
     EXPECT_EQ(sum(a), 4 * 241);
     EXPECT_EQ(r->goodput->events.failures, 1);

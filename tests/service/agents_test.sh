@@ -96,6 +96,19 @@ submit() {  # submit NAME STEPS PAUSE
   [ "$code" = 201 ] || fail "submit $1: HTTP $code $(cat "$WORK/post.out")"
 }
 
+# ledger_of RUN: the run's ledger recomputed from its history to the second (every state for the
+# seconds until the next, tests/exec/ledger_check.py; 4 GPUs: 2 workers x 2) must match the
+# service's, category by category (the stopping, failed and waiting-again seconds of the drain or
+# the lost machine included; under the old minute rule they went to the state at each count).
+ledger_of() {
+  local run=$1
+  curl -s -H "Authorization: Bearer $WT" "$API/runs/$run" > "$WORK/$run.run.json"
+  curl -s -H "Authorization: Bearer $WT" "$API/runs/$run/goodput" > "$WORK/$run.goodput.json"
+  python3 "$HERE/../exec/ledger_check.py" "$WORK/$run.run.json" "$WORK/$run.goodput.json" 4 > "$WORK/$run.ledger.txt" ||
+    fail "$run's ledger does not match its history: $(cat "$WORK/$run.ledger.txt")"
+  echo "$run's ledger (to the second, from its history):"; cat "$WORK/$run.ledger.txt"
+}
+
 progress_of() {  # progress_of RUN ATTEMPT WORKER: the step in its progress file (0: none)
   cat "$WORK/agents/progress/ml/$1/attempt-$2/worker-$3" 2> /dev/null || echo 0
 }
@@ -225,6 +238,7 @@ drain)
   [ "$(jq_py "$OT" machines "[m['state'] for m in d['machines'] if m['name'] == '$M'][0]")" = up ] || fail "undrain: not up"
   post "$WT" runs/d/stop '{}' > /dev/null
   wait_until 30 '[ "$(run_field d "d[\"state\"]")" = stopped ]' || fail "d did not stop"
+  ledger_of d
   ;;
 
 agent_kill)
@@ -250,6 +264,7 @@ agent_kill)
   grep -q "agent.logs_resumed streams=" "$WORK/$M.log" || fail "the returned agent did not take up its logs"
   wait_until 10 '[ "$(jq_py "$OT" machines "[m[\"state\"] for m in d[\"machines\"] if m[\"name\"] == \"$M\"][0]")" = up ]' ||
     fail "$M is not up again"
+  ledger_of k
   ;;
 
 service_kill)

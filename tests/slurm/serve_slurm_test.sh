@@ -6,7 +6,8 @@
 #  2. a second tenant's 4-node run: at the gang's lease end (ASTRAEA, not Slurm's queue) the gang
 #     gets the checkpoint signal, checkpoints, is requeued held; the other tenant runs; then the
 #     gang resumes from its checkpoint (attempt 2, Slurm's restart count 1);
-#  3. a node set DRAIN is a lost machine: the run on it fails and is placed again elsewhere.
+#  3. a node set DRAIN is a lost machine: the run on it fails and is placed again elsewhere;
+#  and a run that writes ASTRAEUS_PROGRESS_FILE has productive time (progress decides).
 # The service clock runs 20x (lease 60 s = 3 s). Skipped (77) without the cluster.
 # usage: serve_slurm_test.sh ASTRAEUS_BINARY SOURCE_DIR
 set -uo pipefail
@@ -86,6 +87,10 @@ post "$ML" /runs "$(ml_run fill)" > /dev/null
 check "fill running" waitfor 300 is_state "$ML" fill running
 post "$VI" /runs '{"name": "other", "workers": 2, "gpus_per_worker": 8, "command": "/bin/bash '"$T"'/worker.sh"}' > /dev/null
 check "vision's run starts after a lease end" waitfor 300 is_state "$VI" other running
+# Progress decides a Slurm run's running time (Slurm gives no utilization): its workers write
+# ASTRAEUS_PROGRESS_FILE in the run's folder, which the executor reads at every poll.
+productive() { curl -sS -H "Authorization: Bearer $VI" "$API/runs/other/goodput" | python3 -c 'import json,sys; sys.exit(0 if json.load(sys.stdin).get("productive_gpu_hours", 0) > 0 else 1)'; }
+check "a Slurm run reporting progress has productive time" waitfor 100 productive
 # The victim is read from the service's log, not from the runs' states at one instant: with
 # leases of 3 s and a grace of 5 s the two ml runs may trade places at their next lease ends (the
 # less served one runs: ASTRAEA's order within a tenant), so a snapshot can show neither pending.

@@ -565,3 +565,21 @@ TEST(AstraUrl, ParseAndEncode) {
 }
 
 }  // namespace
+
+TEST(AstraRender, UnmeasuredTimeIsReadAndNotedUnderTheTable) {
+    // A ledger of 1 GPU-h held, all idle, 0.4 of it unmeasured (1440 GPU-s): the row shows IDLE
+    // 1.0 and the note says 0.4 GPU-h; a ledger without the key has no note.
+    auto doc = json::parse(R"({"by": "run", "rows": [{"run": "r",
+        "gpu_hours": {"idle": 1.0}, "held_gpu_hours": {"idle": 1.0}, "allocated_gpu_hours": 1.0,
+        "productive_gpu_hours": 0, "lost_gpu_hours": 1.0, "waiting_gpu_hours": 0,
+        "goodput": 0, "unmeasured_gpu_hours": 0.4}]})");
+    auto c = astraeus::client::counts_from_ledger(doc["rows"][0]);
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_EQ(c->unmeasured, 1440);
+    auto text = astraeus::client::goodput_rows_text(doc);
+    ASSERT_TRUE(text) << text.error().message;
+    EXPECT_NE(text->find("\nutilization not measured for 0.4 GPU-h (counted idle)\n"), std::string::npos)
+        << *text;
+    doc["rows"][0].erase("unmeasured_gpu_hours");
+    EXPECT_EQ(astraeus::client::goodput_rows_text(doc)->find("not measured"), std::string::npos);
+}

@@ -309,8 +309,11 @@ TEST(CounterCost, ThirtyQuietDaysCostHoursNotMinutes) {
         EXPECT_EQ(sink.ledger.total().held_of(Category::Productive), 8 * kDays);
     }
     {
-        // Samples: one at the start, then none (idle minutes without a sample), and progress
-        // reports every 5 minutes for the first hour (the stall journal is per hour too).
+        // Samples: one 10 s in (50 %: it decides 10:00:10-10:00:30, 2 periods of 10 s), then
+        // none, and progress reports every 5 minutes for the first hour (the stall journal is
+        // per hour too). 10:00:00-10:00:10 and 10:00:30-10:05 are decided by neither: idle and
+        // unmeasured (280 s); from the first report (10:05) progress decides: productive until
+        // the last report (11:00), then stalled (detected at 11:10, moved back to 11:00).
         CountingSink sink;
         GoodputCounter c({}, sink);
         const int w = c.add_worker(T0, 0, 8);
@@ -324,18 +327,21 @@ TEST(CounterCost, ThirtyQuietDaysCostHoursNotMinutes) {
         // Stall detected at 11:10: hours moved once; a few deltas per hour at most.
         EXPECT_LE(sink.adds, 30 * 24 + 40);
         EXPECT_EQ(testing::sum_all(sink.ledger.total()), 8 * kDays);
-        EXPECT_EQ(sink.ledger.total().held_of(Category::Productive), 8 * kMin);
+        EXPECT_EQ(sink.ledger.total().held_of(Category::Productive), 8 * (20 + 55 * kMin));
+        EXPECT_EQ(sink.ledger.total().held_of(Category::Idle), 8 * 280);
+        EXPECT_EQ(sink.ledger.total().unmeasured, 8 * 280);
+        EXPECT_EQ(sink.ledger.total().held_of(Category::Stalled), 8 * (kDays - kHour));
     }
     {
         // Through the replay (which advances the counter at every hour boundary): rows stay
-        // one per hour.
+        // one per hour and kind (idle, and its unmeasured part: no sample, no progress).
         Log log;
         log.submit(T0, "q", "ws", "p", 1, 8).place(T0, "q", 0, "m").move(T0, "start", "q", 0);
         log.move(T0 + kDays, "end", "q");
         Replayer r;
         ASSERT_EQ(replay_text(log.text(), r), "");
-        EXPECT_LE(r.ledger().row_count(), 30U * 24 + 2);
-        EXPECT_EQ(r.no_sample_minutes(), 30 * 24 * 60);
+        EXPECT_LE(r.ledger().row_count(), 2 * (30U * 24) + 2);
+        EXPECT_EQ(r.unmeasured_gpu_s(), 8 * kDays);
     }
 }
 

@@ -111,12 +111,12 @@ TEST(GoodputCalendar, WeeksAndRfc3339) {
     EXPECT_FALSE(g::parse_rfc3339("2026-10-01T00:00:00"));
 }
 
-TEST(GoodputCounter, WaitStartRunEndByMinute) {
+TEST(GoodputCounter, WaitStartRunEndToTheSecond) {
     // Submit 10:00:30 asking 4 GPUs; placed 10:02:10; started 10:03:40, busy; ends 10:06:20.
-    // Each count is decided by the state just before its boundary:
-    //   [10:00:30,10:02) waiting (count at 10:02)       90 s x 4 = 360 not held
-    //   [10:02,10:03)    starting (placed before 10:03)  60 s x 4 = 240 held
-    //   [10:03,10:06:20) productive (running at 10:04)  200 s x 4 = 800 held
+    // Each state for the seconds it lasted (the minute rule gave 360 / 240 / 800):
+    //   [10:00:30,10:02:10) waiting     100 s x 4 = 400 not held
+    //   [10:02:10,10:03:40) starting     90 s x 4 = 360 held
+    //   [10:03:40,10:06:20) productive  160 s x 4 = 640 held
     const auto t0 = *g::parse_rfc3339("2026-11-02T10:00:30Z");
     g::GoodputLedger ledger;
     ledger.set_run(0, 0, 0);
@@ -128,15 +128,15 @@ TEST(GoodputCounter, WaitStartRunEndByMinute) {
     ASSERT_TRUE(c.utilization_level(t0 + 190, w, 80));
     ASSERT_TRUE(c.end(t0 + 350, w));
     const g::Counts r = ledger.run_total(0);
-    EXPECT_EQ(r.not_held_of(Category::Waiting), 360);
-    EXPECT_EQ(r.held_of(Category::Starting), 240);
-    EXPECT_EQ(r.held_of(Category::Productive), 800);
+    EXPECT_EQ(r.not_held_of(Category::Waiting), 400);
+    EXPECT_EQ(r.held_of(Category::Starting), 360);
+    EXPECT_EQ(r.held_of(Category::Productive), 640);
     EXPECT_EQ(g::figures(r).allocated + g::figures(r).waiting, 350 * 4);
     // Machine 3 holds the held time only.
     const auto rows = ledger.query(g::By::Machine, {t0 - 3600, t0 + 3600});
     ASSERT_EQ(rows.size(), 1u);
     EXPECT_EQ(rows[0].id, 3);
-    EXPECT_EQ(g::figures(rows[0].counts).allocated, 1040);
+    EXPECT_EQ(g::figures(rows[0].counts).allocated, 1000);
     EXPECT_EQ(g::figures(rows[0].counts).waiting, 0);
 }
 

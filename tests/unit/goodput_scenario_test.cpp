@@ -15,9 +15,11 @@ using testing::replay_text;
 constexpr Seconds kMin = 60;
 constexpr Seconds T0 = 1793613600;  // 2026-11-02T10:00:00Z, a Monday
 
-Counts counts(std::initializer_list<std::tuple<Category, bool, GpuSeconds>> parts) {
+Counts counts(std::initializer_list<std::tuple<Category, bool, GpuSeconds>> parts,
+              GpuSeconds unmeasured = 0) {
     Counts c;
     for (const auto& [k, h, v] : parts) c.add(k, h, v);
+    c.unmeasured = unmeasured;
     return c;
 }
 
@@ -61,7 +63,7 @@ TEST(GoodputScenario, FailHoldThreeMinutesWaitTenRestart) {
     EXPECT_EQ(f.allocated, 720 + 6960 + 720 + 720);
     EXPECT_EQ(f.waiting, 480 + 2400);
     EXPECT_EQ(f.lost, 12000 - 6960);
-    EXPECT_EQ(r.no_sample_minutes(), 0);
+    EXPECT_EQ(r.unmeasured_gpu_s(), 0);
 }
 
 TEST(GoodputScenario, StallDetectedAfterTheTimeoutMovesEarlierMinutes) {
@@ -69,6 +71,8 @@ TEST(GoodputScenario, StallDetectedAfterTheTimeoutMovesEarlierMinutes) {
     // then none: with the 600 s timeout the stall is detected at 10:20 and the minutes from
     // 10:10 move from productive to stalled. It stops for the stall at 10:40, releases at
     // 10:42, is placed again at 10:45, restarts until 10:46 and runs busy until its end at 10:50.
+    // The samples come 30 s into each minute (a sample decides up to 120 s): the first 30 s
+    // (10:00:00-10:00:30) have no sample and no progress yet: idle, unmeasured (30 x 2 = 60).
     Log log;
     log.submit(T0, "r", "ws", "a100", 1, 2).place(T0, "r", 0, "m1").move(T0, "start", "r", 0);
     for (int k = 0; k < 40; ++k) {
@@ -88,7 +92,7 @@ TEST(GoodputScenario, StallDetectedAfterTheTimeoutMovesEarlierMinutes) {
         Replayer early(o);
         ASSERT_EQ(replay_text(log.text(), early), "");
         EXPECT_EQ(early.ledger().run_total(0),
-                  counts({{Category::Productive, true, 15 * 2 * kMin}}));
+                  counts({{Category::Productive, true, 15 * 2 * kMin - 60}, {Category::Idle, true, 60}}, 60));
         EXPECT_EQ(early.counter()->stalled_now(), 0);
     }
     {
@@ -97,18 +101,21 @@ TEST(GoodputScenario, StallDetectedAfterTheTimeoutMovesEarlierMinutes) {
         o.end_s = T0 + 25 * kMin;
         Replayer mid(o);
         ASSERT_EQ(replay_text(log.text(), mid), "");
-        EXPECT_EQ(mid.ledger().run_total(0), counts({{Category::Productive, true, 10 * 2 * kMin},
-                                                     {Category::Stalled, true, 15 * 2 * kMin}}));
+        EXPECT_EQ(mid.ledger().run_total(0), counts({{Category::Productive, true, 10 * 2 * kMin - 60},
+                                                     {Category::Idle, true, 60},
+                                                     {Category::Stalled, true, 15 * 2 * kMin}},
+                                                    60));
         EXPECT_EQ(mid.counter()->stalled_now(), 1);
     }
     Replayer r;
     ASSERT_EQ(replay_text(log.text(), r), "");
     const Counts want = counts({
-        {Category::Productive, true, (10 + 4) * 2 * kMin},  // 10:00-10:10, 10:46-10:50
+        {Category::Productive, true, (10 + 4) * 2 * kMin - 60},  // 10:00:30-10:10, 10:46-10:50
+        {Category::Idle, true, 60},                         // 10:00:00-10:00:30, no sample
         {Category::Stalled, true, (30 + 2) * 2 * kMin},     // 10:10-10:40 running, 10:40-10:42 stopping
         {Category::Stalled, false, 3 * 2 * kMin},           // 10:42-10:45 waiting after a stall
         {Category::Restart, true, 1 * 2 * kMin},            // 10:45-10:46
-    });
+    }, 60);
     EXPECT_EQ(r.ledger().run_total(0), want);
     EXPECT_EQ(testing::sum_all(want), 50 * 2 * kMin);
     // The move leaves no negative row behind in any view.
@@ -190,23 +197,25 @@ TEST(GoodputScenario, OwnerStopWindsDownProductivelyAndPreemptionWaits) {
 }
 
 TEST(GoodputScenario, FivePercentIsBusyFourPointNineIsIdle) {
-    // Four runs of 2 GPUs, each running 10 minutes (10:00-10:10) with one sample a minute:
+    // Four runs of 2 GPUs, each running 10 minutes (10:00-10:10) with one sample at the start of
+    // each minute (each decides its minute: the log's sample period is 60 s):
     //   five: [5, 5] -> mean 5.0 >= 5: productive 10 x 2 min = 1200
     //   low: [4.9, 4.9] -> 4.9 < 5: idle 1200
     //   mixed: [0, 10] -> mean 5.0: productive; uneven: [9.8, 0] -> mean 4.9: idle
     // and "bad": samples [4294967295, null] and [-1, 50] each minute (one value per GPU per
-    // line; 3 invalid, the 50 counts: productive) for 5 minutes, then no samples for 5 minutes
-    // (idle, "without a sample").
+    // line; 3 invalid, the 50 counts: productive) for 5 minutes, then no samples for 5 minutes:
+    // the sample at 10:04 decides 2 periods (to 10:06): productive 6 min x 2 = 720; 10:06-10:10
+    // no sample, no progress: idle and unmeasured 4 min x 2 = 480.
     Log log;
     const char* names[] = {"five", "low", "mixed", "uneven", "bad"};
     const char* samples[] = {"5, 5", "4.9, 4.9", "0, 10", "9.8, 0"};
     for (const char* n : names) log.submit(T0, n, "ws", "p", 1, 2);
     for (const char* n : names) log.place(T0, n, 0, "m").move(T0, "start", n, 0);
     for (int m = 0; m < 10; ++m) {
-        for (int i = 0; i < 4; ++i) log.util(T0 + m * kMin + 30, names[i], 0, samples[i]);
+        for (int i = 0; i < 4; ++i) log.util(T0 + m * kMin, names[i], 0, samples[i]);
         if (m < 5) {
-            log.util(T0 + m * kMin + 30, "bad", 0, "4294967295, null");
-            log.util(T0 + m * kMin + 30, "bad", 0, "-1, 50");
+            log.util(T0 + m * kMin, "bad", 0, "4294967295, null");
+            log.util(T0 + m * kMin, "bad", 0, "-1, 50");
         }
     }
     log.move(T0 + 10 * kMin, "end", "five").move(T0 + 10 * kMin, "end", "low");
@@ -219,9 +228,10 @@ TEST(GoodputScenario, FivePercentIsBusyFourPointNineIsIdle) {
     EXPECT_EQ(r.ledger().run_total(2), counts({{Category::Productive, true, 1200}}));
     EXPECT_EQ(r.ledger().run_total(3), counts({{Category::Idle, true, 1200}}));
     EXPECT_EQ(r.ledger().run_total(4),
-              counts({{Category::Productive, true, 600}, {Category::Idle, true, 600}}));
+              counts({{Category::Productive, true, 720}, {Category::Idle, true, 480}}, 480));
     EXPECT_EQ(r.invalid_samples(), 5 * 3);
-    EXPECT_EQ(r.no_sample_minutes(), 5);
+    EXPECT_EQ(r.unmeasured_gpu_s(), 480);
+    EXPECT_EQ(r.ledger().run_total(4).unmeasured, 480);
     // The busy threshold is configurable: at 4.9 % the "low" run is productive.
     ReplayOptions o;
     o.busy_pct = 4.9;
@@ -258,12 +268,14 @@ TEST(GoodputScenario, CountAcrossAnHourAndAnIsoWeekBoundary) {
     rows = r.ledger().query(By::Run, monday_hour);
     ASSERT_EQ(rows.size(), 2U);
     EXPECT_EQ(rows[0].counts, counts({{Category::Productive, true, 3 * 4 * kMin}}));  // 720
-    // late, each minute counted in its state at the count: 00:00-00:01 placed at the count
-    // (00:00:30) -> starting 60 s x 2 = 120; 00:01-00:02 running at the count (started 00:01:30)
-    // and 00:02-00:03, no samples -> idle 120 s x 2 = 240. 23:59:30 -> 00:03 = 210 s x 2 = 60 + 360.
-    EXPECT_EQ(rows[1].counts,
-              counts({{Category::Starting, true, 120}, {Category::Idle, true, 240}}));
-    EXPECT_EQ(r.no_sample_minutes(), 2);
+    // late, to the second: waiting 00:00:00-00:00:30 = 30 s x 2 = 60 (not held); starting
+    // 00:00:30-00:01:30 = 60 s x 2 = 120; running 00:01:30-00:03 without samples or progress:
+    // idle and unmeasured 90 s x 2 = 180. 23:59:30 -> 00:03 = 210 s x 2 = 60 + 60 + 120 + 180.
+    Counts late = counts({{Category::Waiting, false, 60}, {Category::Starting, true, 120},
+                          {Category::Idle, true, 180}});
+    late.unmeasured = 180;
+    EXPECT_EQ(rows[1].counts, late);
+    EXPECT_EQ(r.unmeasured_gpu_s(), 180);
     // Weekly: week 47 (from 2026-11-16) holds Sunday's minutes, week 48 Monday's.
     auto weeks = r.ledger().weekly(By::Run, r.end_s(), 1);
     ASSERT_TRUE(weeks.has_value());
@@ -290,8 +302,9 @@ TEST(GoodputScenario, PeriodOf401DaysIsRejected) {
 }
 
 TEST(GoodputScenario, GangEventsWithoutWorkerApplyToEveryWorkerAndPartsSplitMachines) {
-    // A gang of 2 workers x 8 GPUs, each placed on two machines (4 + 4): waiting 30 s, starting
-    // 4.5 min (10:00:30-10:05), then idle (no samples) 55 min until the run ends at 11:00.
+    // A gang of 2 workers x 8 GPUs, each placed on two machines (4 + 4): waiting 30 s
+    // (10:00:30-10:01), starting 4 min (10:01-10:05), then idle (no samples, no progress: all
+    // unmeasured) 55 min until the run ends at 11:00.
     Log log;
     log.submit(T0 + 30, "g", "ws", "a100", 2, 8);
     log.line(fmt::format(R"({{"t":{},"event":"place","run":"g","worker":0,)"
@@ -306,13 +319,15 @@ TEST(GoodputScenario, GangEventsWithoutWorkerApplyToEveryWorkerAndPartsSplitMach
     // waiting: the first count (10:01) covers 30 s since the submission: 30 x 16 = 480.
     EXPECT_EQ(r.ledger().run_total(0), counts({{Category::Waiting, false, 30 * 16},
                                                {Category::Starting, true, 4 * 16 * kMin},
-                                               {Category::Idle, true, 55 * 16 * kMin}}));
+                                               {Category::Idle, true, 55 * 16 * kMin}},
+                                              55 * 16 * kMin));
     const auto machines = r.ledger().query(By::Machine, {T0, T0 + kHour});
     ASSERT_EQ(machines.size(), 4U);
     for (const Row& m : machines)
         EXPECT_EQ(m.counts, counts({{Category::Starting, true, 4 * 4 * kMin},
-                                    {Category::Idle, true, 55 * 4 * kMin}}));
-    EXPECT_EQ(r.no_sample_minutes(), 2 * 55);
+                                    {Category::Idle, true, 55 * 4 * kMin}},
+                                   55 * 4 * kMin));
+    EXPECT_EQ(r.unmeasured_gpu_s(), 55 * 16 * kMin);  // 52,800
 }
 
 TEST(GoodputScenario, RunsStillGoingAreCountedToTheEnd) {
@@ -332,16 +347,17 @@ TEST(GoodputScenario, RunsStillGoingAreCountedToTheEnd) {
         o.end_s = T0 + 2 * kHour;
         Replayer r(o);
         ASSERT_EQ(replay_text(log.text(), r), "");
-        // idle 10:00-12:00 except the minute 10:30 with the 50 % sample: 119 + 1 min.
+        // The 50 % sample at 10:30:20 decides 2 periods (120 s, to 10:32:20): productive 120 s;
+        // the rest of 10:00-12:00 has no sample and no progress: idle and unmeasured 7080 s.
         EXPECT_EQ(r.ledger().run_total(0),
-                  counts({{Category::Idle, true, 119 * kMin}, {Category::Productive, true, kMin}}));
+                  counts({{Category::Idle, true, 7080}, {Category::Productive, true, 120}}, 7080));
     }
     {
         ReplayOptions o;
         o.end_s = T0 + 10 * kMin;
         Replayer r(o);
         ASSERT_EQ(replay_text(log.text(), r), "");
-        EXPECT_EQ(r.ledger().run_total(0), counts({{Category::Idle, true, 10 * kMin}}));
+        EXPECT_EQ(r.ledger().run_total(0), counts({{Category::Idle, true, 10 * kMin}}, 10 * kMin));
         EXPECT_EQ(r.invalid_samples(), 0);
     }
 }
@@ -356,7 +372,7 @@ TEST(GoodputScenario, AQuietGapOfYearsIsSkippedNotLoopedOver) {
     Replayer r;
     ASSERT_EQ(replay_text(log.text(), r), "");
     EXPECT_EQ(r.ledger().run_total(0), counts({{Category::Waiting, false, 60}}));
-    EXPECT_EQ(r.ledger().run_total(1), counts({{Category::Idle, true, 2 * kHour}}));
+    EXPECT_EQ(r.ledger().run_total(1), counts({{Category::Idle, true, 2 * kHour}}, 2 * kHour));
 }
 
 struct BadCase {

@@ -55,10 +55,11 @@ public:
         return line_at(t, fmt::format(R"({{"t":{},"event":"util","run":"{}","worker":{},"gpus_pct":[{}]}})",
                                 t, run, worker, pct_list));
     }
-    /// One sample (pct_list) 30 s into every minute of [from, to) (minute-aligned from and to).
+    /// One sample (pct_list) at the start of every minute of [from, to) (minute-aligned from and
+    /// to): with the log's default sample period (60 s) each decides its whole minute.
     Log& util_minutes(Seconds from, Seconds to, const std::string& run, int worker,
                       const std::string& pct_list) {
-        for (Seconds m = from; m < to; m += 60) util(m + 30, run, worker, pct_list);
+        for (Seconds m = from; m < to; m += 60) util(m, run, worker, pct_list);
         return *this;
     }
     Log& progress(Seconds t, const std::string& run, int worker, std::int64_t step) {
@@ -110,5 +111,6 @@ inline void PrintTo(const Counts& c, std::ostream* os) {
         }
         *os << "}";
     }
+    if (c.unmeasured != 0) *os << " unmeasured " << c.unmeasured;
 }
 }  // namespace astraeus::goodput

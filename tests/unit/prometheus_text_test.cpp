@@ -72,6 +72,30 @@ TEST(PrometheusText, OneScopeAllCategories) {
     EXPECT_EQ(prometheus_text(s), expected);
 }
 
+TEST(PrometheusText, UnmeasuredGaugeOnlyWhenSomeScopeHasUnmeasuredTime) {
+    // Pool "a": idle 1 GPU-h of which 0.5 unmeasured (1800 GPU-s); pool "b": none (0 shown, since
+    // the family is there). Without any unmeasured time the family is absent (previous test).
+    MetricsSnapshot s;
+    Counts a = counts({{Category::Idle, true, 3600}});
+    a.unmeasured = 1800;
+    s.goodput.push_back({MetricScope::Pool, "a", MetricWindow::Day, a});
+    s.goodput.push_back({MetricScope::Pool, "b", MetricWindow::Day, counts({{Category::Idle, true, 3600}})});
+    const std::string text = prometheus_text(s);
+    const std::string family =
+        "# HELP astraeus_goodput_unmeasured_gpu_hours Running GPU-hours that no utilization sample "
+        "or progress decided (counted idle), in the current UTC hour (window=hour) or the last 24 "
+        "hours (window=day).\n"
+        "# TYPE astraeus_goodput_unmeasured_gpu_hours gauge\n"
+        "astraeus_goodput_unmeasured_gpu_hours{scope=\"pool\",name=\"a\",window=\"day\"} 0.5\n"
+        "astraeus_goodput_unmeasured_gpu_hours{scope=\"pool\",name=\"b\",window=\"day\"} 0\n";
+    EXPECT_NE(text.find(family), std::string::npos) << text;
+    // The category label values stay the eight categories.
+    EXPECT_EQ(text.find("category=\"unmeasured\""), std::string::npos);
+    s.goodput.pop_back();
+    s.goodput.back().counts.unmeasured = 0;
+    EXPECT_EQ(prometheus_text(s).find("unmeasured"), std::string::npos);
+}
+
 TEST(PrometheusText, RatioAbsentWhenNothingHeldAndOrderIsSorted) {
     MetricsSnapshot s;
     // Given out of order: pool before cluster, day before hour, "b" before "a".
@@ -182,6 +206,7 @@ MetricsSnapshot rich_snapshot() {
                 for (Category cat : astraeus::goodput::kAllCategories)
                     c.add(cat, cat != Category::Waiting, k++ * 97);
                 c.add(Category::Failure, false, k * 13);
+                c.unmeasured = k * 7;  // a part of idle
                 if (k % 5 == 0) c = counts({{Category::Waiting, false, 3600}});
                 s.goodput.push_back({sc, name, w, c});
             }
@@ -224,7 +249,8 @@ TEST(PrometheusText, PromtoolAcceptsRichSnapshot) {
     std::string rest = output;
     for (const char* allowed :
          {"astraeus_goodput_gpu_hours use base unit \"seconds\" instead of \"hours\"\n",
-          "astraeus_run_goodput_gpu_hours use base unit \"seconds\" instead of \"hours\"\n"}) {
+          "astraeus_run_goodput_gpu_hours use base unit \"seconds\" instead of \"hours\"\n",
+          "astraeus_goodput_unmeasured_gpu_hours use base unit \"seconds\" instead of \"hours\"\n"}) {
         const auto at = rest.find(allowed);
         if (at != std::string::npos) rest.erase(at, std::string(allowed).size());
     }

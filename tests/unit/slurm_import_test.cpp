@@ -56,6 +56,32 @@ Segment seg(std::string job, std::string state, Seconds submit, std::optional<Se
     return s;
 }
 
+TEST(SlurmArrays, PendingElementsAreOneJobEach) {
+    EXPECT_EQ(*array_elements("68_[0-5]"), (V{"68_0", "68_1", "68_2", "68_3", "68_4", "68_5"}));
+    EXPECT_EQ(*array_elements("69_[1,3-4%2]"), (V{"69_1", "69_3", "69_4"}));
+    EXPECT_EQ(*array_elements("70_7"), V{"70_7"});
+    EXPECT_EQ(*array_elements("80+1"), V{"80+1"});
+    EXPECT_FALSE(array_elements("68_[5-0]"));
+    EXPECT_FALSE(array_elements("68_[a]"));
+    EXPECT_FALSE(array_elements("68_[0-2000000]"));
+    // In the text form: one segment per element, each asking its requested GPUs.
+    const std::string text =
+        "JobID|Account|Partition|State|Submit|Start|End|NodeList|AllocTRES|ReqTRES\n"
+        "68_[0-2]|ml|gpu|PENDING|1793613600|Unknown|Unknown|None assigned||gres/gpu=2\n";
+    auto segs = parse_sacct_parsable(text, "t.txt");
+    ASSERT_TRUE(segs) << segs.error().message;
+    ASSERT_EQ(segs->size(), 3U);
+    EXPECT_EQ((*segs)[2].job, "68_2");
+    EXPECT_EQ((*segs)[2].requested_gpus, 2);
+    // A wall clock that is not UTC: 10:00 at +05:00 is 05:00 UTC (the converter is the caller's).
+    const std::string local =
+        "JobID|Account|Partition|State|Submit|Start|End|NodeList|AllocTRES\n"
+        "1|ml|gpu|COMPLETED|2026-11-02T10:00:00|2026-11-02T10:00:00|2026-11-02T11:00:00|n1|gres/gpu=1\n";
+    auto shifted = parse_sacct_parsable(local, "l.txt", [](Seconds w) -> Result<Seconds> { return w - 5 * 3600; });
+    ASSERT_TRUE(shifted) << shifted.error().message;
+    EXPECT_EQ((*shifted)[0].submit_s, 1793613600 - 5 * 3600);
+}
+
 TEST(SlurmEvents, RequeueNodeFailAndEnd) {
     auto log = segments_to_events({
         seg("9", "NODE_FAIL", 100, 160, 220, {"b1"}, 4),

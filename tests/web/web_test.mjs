@@ -259,16 +259,27 @@ try {
     check(`goodput ${by} ${period}: productive as the API`, (await card('sum-productive')) === `${gpuh(t.productive_gpu_hours)} GPU-h`);
     check(`goodput ${by} ${period}: not productive as the API`, (await card('sum-notproductive')) === `${gpuh(t.allocated_gpu_hours - t.productive_gpu_hours)} GPU-h`);
     check(`goodput ${by} ${period}: waiting as the API`, (await card('sum-waiting')) === `${gpuh(t.waiting_gpu_hours)} GPU-h`);
+    const note = (await page.$('#unmeasured')) ? (await page.textContent('#unmeasured')).trim() : '';
+    check(`goodput ${by} ${period}: the unmeasured note as the API (${t.unmeasured_gpu_hours ?? 0})`,
+      note === (t.unmeasured_gpu_hours > 0 ? `utilization not measured for ${gpuh(t.unmeasured_gpu_hours)} GPU-h (counted idle)` : ''), note);
     const rows = await page.$$eval('#goodput-table tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
     check(`goodput ${by} ${period}: one row per API row`, rows.length === doc.rows.length, `${rows.length} vs ${doc.rows.length}`);
     for (const r of doc.rows) {
       const name = by === 'run' ? r.run : r[by];
       const shown = rows.find((x) => x[0] === name || x[0] === `${r.workspace}/${r.run}`);
       const want = [gpuh(r.allocated_gpu_hours), gpuh(r.productive_gpu_hours), pct(r.goodput),
-        ...['idle', 'stalled', 'starting', 'restart', 'failure', 'preemption', 'waiting'].map((c) => gpuh(r.gpu_hours[c]))];
+        // One meaning per column, as the CLI's: held parts, and WAITING every not-held part.
+        ...['idle', 'stalled', 'starting', 'restart', 'failure', 'preemption'].map((c) => gpuh(r.held_gpu_hours[c])),
+        gpuh(r.waiting_gpu_hours)];
       check(`goodput ${by} ${period}: row ${name} as the API`, shown && JSON.stringify(shown.slice(1, 11)) === JSON.stringify(want),
         `${JSON.stringify(shown)} vs ${JSON.stringify(want)}`);
+      const heldCols = shown ? [2, 4, 5, 6, 7, 8, 9].reduce((a, i) => a + Number(shown[i]), 0) : NaN;
+      check(`goodput ${by} ${period}: row ${name}: held = its held columns (to the rounding)`,
+        Math.abs(heldCols - Number(shown?.[1])) <= 0.35, `${heldCols} vs ${shown?.[1]}`);
     }
+    const widths = await page.$$eval('#goodput-table .bar-inner', (els) => els.map((e) => e.style.width));
+    check(`goodput ${by} ${period}: every bar is scaled to its own row's total`,
+      widths.length === doc.rows.length && widths.every((w) => w === '100%' || w === '0%'), widths.join(','));
     if (by === 'pool') {
       check('goodput: the pool named like markup is text', rows.some((x) => x[0] === XSS));
       check('goodput: the held time is not zero', t.allocated_gpu_hours > 0);

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
     auto serve = astraeus::cli::add_serve(app);
     auto admin = astraeus::cli::add_admin(app);
     auto agent = astraeus::cli::add_agent(app);
+    auto gpu_sample = astraeus::cli::add_gpu_sample(app);
     try {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
@@ -31,5 +32,6 @@ int main(int argc, char** argv) {
     if (app.got_subcommand("serve")) return serve();
     if (app.got_subcommand("admin")) return admin();
     if (app.got_subcommand("agent")) return agent();
+    if (app.got_subcommand("gpu-sample")) return gpu_sample();
     return 2;
 }

@@ -31,4 +31,7 @@ std::function<int()> add_admin(CLI::App& app);
 /// `astraeus agent`: the node agent of a machine (registers it, runs the service's workers).
 std::function<int()> add_agent(CLI::App& app);
 
+/// `astraeus gpu-sample`: a Slurm step's GPU sampler (gpu_sample_command.cpp).
+std::function<int()> add_gpu_sample(CLI::App& app);
+
 }  // namespace astraeus::cli

@@ -167,14 +167,14 @@ int run_replay(const ReplayArgs& a) {
         notes += fmt::format("invalid utilization samples (rejected): {}{}\n", replayer.invalid_samples(),
                              at.empty() ? "" : ", at " + terminal_safe(at));
     }
-    if (replayer.no_sample_minutes() > 0)
-        notes += fmt::format("running minutes without a utilization sample (counted idle): {}\n",
-                             replayer.no_sample_minutes());
+    if (replayer.unmeasured_gpu_s() > 0)
+        notes += fmt::format("utilization not measured for {:.1f} GPU-h (counted idle)\n",
+                             gpu_hours(replayer.unmeasured_gpu_s()));
     if (a.json) {
         j["alerts"] = std::move(alerts);
         j["runs_with_straggler"] = std::move(stragglers);
         j["invalid_utilization_samples"] = replayer.invalid_samples();
-        j["minutes_without_utilization_sample"] = replayer.no_sample_minutes();
+        j["unmeasured_gpu_hours"] = gpu_hours(replayer.unmeasured_gpu_s());
         out = j.dump(2) + "\n";
     }
     return write_goodput_output("replay", notes, out);  // names in notes escaped where added

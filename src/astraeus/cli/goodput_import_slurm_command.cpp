@@ -7,6 +7,7 @@
 // input or usage (one message on stderr, nothing on stdout), 1 an output failure.
 #include <fmt/format.h>
 
+#include <ctime>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -17,6 +18,7 @@
 #include "astraeus/cli/commands.hpp"
 #include "astraeus/cli/goodput_cli_common.hpp"
 #include "astraeus/cli/input_file.hpp"
+#include "astraeus/cli/sacct_timezone.hpp"
 #include "astraeus/goodput/ledger.hpp"
 #include "astraeus/goodput_io/event_log.hpp"
 #include "astraeus/goodput_io/rfc3339.hpp"
@@ -36,6 +38,7 @@ struct ImportArgs {
     std::optional<int> weeks;
     std::string run;
     std::string start, end;
+    std::string timezone;
     bool json = false;
 };
 
@@ -48,8 +51,13 @@ int run_import(const ImportArgs& a) {
     if (const auto e = weeks_run_error(a.weeks, a.run)) return usage(*e);
     const auto start = parse_time_arg("--start", a.start);
     if (!start) return usage(start.error().message);
-    const auto end = parse_time_arg("--end", a.end);
+    // --end now: the current time (jobs still running are counted up to it).
+    const auto end = a.end == "now" ? Result<std::optional<Seconds>>{std::optional<Seconds>{
+                                          static_cast<Seconds>(std::time(nullptr))}}
+                                    : parse_time_arg("--end", a.end);
     if (!end) return usage(end.error().message);
+    auto zone = ZoneScope::make(a.timezone);
+    if (!zone) return usage(zone.error().message);
 
     std::string text;
     const std::string name = a.input == "-" ? "<stdin>" : a.input;
@@ -60,7 +68,7 @@ int run_import(const ImportArgs& a) {
         if (!in) return usage(in.error().message);
         text.assign(std::istreambuf_iterator<char>(**in), {});
     }
-    auto segments = slurm::parse_sacct(text, name, *format);
+    auto segments = slurm::parse_sacct(text, name, *format, zone->wall());
     if (!segments) return usage(segments.error().message);
     auto log = slurm::segments_to_events(std::move(*segments));
     if (!log) return usage(log.error().message);
@@ -174,7 +182,8 @@ std::function<int()> add_goodput_import_slurm(CLI::App& goodput) {
         "  TZ=UTC sacct --json -a -D -S 2026-11-01 -E now > jobs.json\n"
         "  TZ=UTC sacct -a -X -D -P -S 2026-11-01 -E now \\\n"
         "    --format=JobID,JobName,Account,Partition,State,Submit,Start,End,NodeList,\\\n"
-        "             AllocTRES,ReqTRES\n"
+        "             AllocTRES,ReqTRES,Restarts\n"
+        "(-D: every requeued segment; with Restarts, a job missing segments is refused)\n"
         "\n"
         "Examples:\n"
         "  astraeus goodput import-slurm jobs.json --by run\n"
@@ -195,8 +204,12 @@ std::function<int()> add_goodput_import_slurm(CLI::App& goodput) {
     cmd->add_option("--start", args->start,
                     "the period's start, RFC 3339 or Unix seconds (default: the first record)");
     cmd->add_option("--end", args->end,
-                    "count up to this time (default: the latest time in the records); jobs "
-                    "still running are counted up to it");
+                    "count up to this time, or now (default: the latest time in the records); "
+                    "jobs still running are counted up to it");
+    cmd->add_option("--timezone", args->timezone,
+                    "the zone of times printed without one (sacct prints local time): UTC, "
+                    "+05:00, or a name such as America/New_York (default: refused unless this "
+                    "machine's zone is UTC)");
     cmd->add_flag("--json", args->json, "print JSON ({source, by, start, end, rows, total, "
                   "not_recorded_by_slurm, ...})");
     return [cmd, args] {

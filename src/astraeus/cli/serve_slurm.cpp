@@ -29,6 +29,7 @@ Result<std::unique_ptr<service::Executor>> make_slurm_executor(service::ServiceC
     exec::SlurmExecutorConfig sc;
     sc.runs_dir = cfg.data_dir + "/runs";
     sc.grace_s = grace_s;
+    sc.sample_period_s = cfg.local.utilization_period_s;  // the service counts a sample 2 periods
     return std::make_unique<exec::SlurmExecutor>(sc, std::move(*client), std::move(*pools));
 #else
     (void)cfg, (void)slurm_conf, (void)grace_s;

@@ -125,6 +125,11 @@ Result<goodput::Counts> counts_from_ledger(const json& ledger) {
         c.add(k, true, h);
         c.add(k, false, total - h);
     }
+    if (ledger.contains("unmeasured_gpu_hours")) {
+        auto u = hours_to_gpu_s(ledger["unmeasured_gpu_hours"], "unmeasured_gpu_hours");
+        if (!u) return std::unexpected(u.error());
+        c.unmeasured = *u;
+    }
     return c;
 }
 

@@ -361,12 +361,14 @@ void AgentHub::worker_event(Seconds t, std::int64_t machine, const json& ev) {
         }
     } else if (kind == "progress") {
         if (w.st == W::Gone) return;
-        emit({ExecEvent::Kind::Progress, t, run, machine, 0, k, int_of(ev, "step", 0), -1, 0, attempt});
+        // Running at the first progress: Started first, so that this report is the running
+        // attempt's first progress (the count tracks it from here, as the local gang does).
         if (r.phase == ExecPhase::Starting && r.spec.running_at_progress) {
             r.phase = ExecPhase::Running;
             r.running_since = t;
             emit({ExecEvent::Kind::Started, t, run, 0, -1, -1, 0, -1, 0, attempt});
         }
+        emit({ExecEvent::Kind::Progress, t, run, machine, 0, k, int_of(ev, "step", 0), -1, 0, attempt});
     } else if (kind == "exited") {
         if (w.st == W::Gone) return;
         w.exit_code = static_cast<int>(int_of(ev, "exit_code", -1));

@@ -7,12 +7,24 @@
 #include <cstdio>
 #include <ctime>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <set>
+
+#include "astraeus/exec/worker_runner.hpp"
 
 namespace astraeus::exec {
 namespace {
 
 Seconds wall_now() { return static_cast<Seconds>(std::time(nullptr)); }
+
+// The step's GPU sampler: the configured program, else this process's own executable.
+std::string sampler_path(const std::string& configured) {
+    if (!configured.empty()) return configured;
+    std::error_code ec;
+    const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+    return ec ? std::string() : self.string();
+}
 
 // A word for a bash script, single-quoted.
 std::string quote(const std::string& s) {
@@ -153,6 +165,10 @@ std::string SlurmExecutor::script(const RunState& s) const {
            "export ASTRAEUS_WORKER=$SLURM_PROCID RANK=$SLURM_PROCID NODE_RANK=$SLURM_PROCID "
            "LOCAL_RANK=0 WORLD_SIZE=$SLURM_NTASKS ASTRAEUS_WORKERS=$SLURM_NTASKS; "
            "export ASTRAEUS_PROGRESS_FILE=\"$A/worker-$SLURM_PROCID.progress\"; "
+           // The node's GPU sampler beside the worker (it ends with it): utilization on Slurm.
+           "if [ -x \"$ASTRAEUS_SAMPLER\" ]; then \"$ASTRAEUS_SAMPLER\" gpu-sample --out "
+           "\"$A/worker-$SLURM_PROCID.util\" --gpus \"$CUDA_VISIBLE_DEVICES\" --period "
+           "\"$ASTRAEUS_SAMPLE_PERIOD\" </dev/null >/dev/null 2>&1 & fi; "
            "cd \"$ASTRAEUS_WORKDIR\" && exec \"$@\" >> \"$A/worker-$SLURM_PROCID.log\" 2>&1' "
            "astraeus-worker" + argv + " &\n"
            "step=$!\n"
@@ -173,6 +189,8 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
         s.requeue_sent = false;
         s.forgotten_at = -1;
         s.segment_end_s = -1;
+        s.steps.assign(static_cast<std::size_t>(r.workers), -1);
+        s.sampled.assign(static_cast<std::size_t>(r.workers), -1);
         s.executed_s = r.executed_s;
         std::string nodes;
         for (const auto& p : r.placement) nodes += (nodes.empty() ? "" : ",") + node_of(p);
@@ -219,7 +237,12 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
                         "ASTRAEUS_RUN_DIR=" + dir, "ASTRAEUS_CHECKPOINT_DIR=" + dir + "/checkpoint",
                         "ASTRAEUS_WORKDIR=" + (r.workdir.empty() ? dir : r.workdir),
                         "MASTER_ADDR=" + node_addr_[first],
-                        "MASTER_PORT=" + std::to_string(29500 + r.run % 1000)};
+                        "MASTER_PORT=" + std::to_string(29500 + r.run % 1000),
+                        "ASTRAEUS_SAMPLER=" + sampler_path(c_.sampler),
+                        "ASTRAEUS_SAMPLE_PERIOD=" + std::to_string(c_.sample_period_s)};
+            // The NVML library and the fake's file (tests), when this process was given them.
+            for (const char* k : {"ASTRAEUS_NVML_LIBRARY", "FAKE_NVML_FILE"})
+                if (const char* v = std::getenv(k)) spec.env.push_back(std::string(k) + "=" + v);
             for (const auto& [k, v] : r.env) spec.env.push_back(k + "=" + v);
             auto id = client_.submit_held(spec);
             if (!id) {
@@ -427,6 +450,8 @@ void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
         switch (s.phase) {
             case Phase::Starting:
             case Phase::Running:
+                if (s.phase == Phase::Running && j.state == slurm::JobState::Running)
+                    poll_worker_files(s, j.restarts, t, out);
                 if (s.phase == Phase::Starting && j.state == slurm::JobState::Running) {
                     // The segment's start as Slurm records it (sacct's Start), not this poll's.
                     const Seconds start = slurm_time(j.start_s, t);
@@ -498,6 +523,42 @@ void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
         }
     }
     for (auto run : erase) runs_.erase(run);
+}
+
+void SlurmExecutor::poll_worker_files(RunState& s, std::uint32_t restarts, Seconds t,
+                                      std::vector<ExecEvent>& out) const {
+    const std::string dir = run_dir(s.r) + "/attempt-" + std::to_string(restarts + 1);
+    const auto n = static_cast<std::size_t>(s.r.workers);
+    if (s.steps.size() != n) s.steps.assign(n, -1);
+    if (s.sampled.size() != n) s.sampled.assign(n, -1);
+    auto event = [&](ExecEvent::Kind k, int w) {
+        ExecEvent e{k, t, s.r.run};
+        e.worker = w;
+        e.attempt = s.r.attempt;
+        out.push_back(e);
+        return &out.back();
+    };
+    for (int w = 0; w < s.r.workers; ++w) {
+        const std::string base = dir + "/worker-" + std::to_string(w);
+        if (std::ifstream in(base + ".progress"); in) {
+            const std::string text((std::istreambuf_iterator<char>(in)), {});
+            const auto step = parse_progress(text);
+            auto& last = s.steps[static_cast<std::size_t>(w)];
+            if (step && *step > last) {
+                last = *step;
+                event(ExecEvent::Kind::Progress, w)->step = *step;
+            }
+        }
+        if (std::ifstream in(base + ".util"); in) {  // "UNIX_SECONDS MEAN_PERCENT"
+            std::int64_t at = -1;
+            double pct = -1;
+            auto& last = s.sampled[static_cast<std::size_t>(w)];
+            if (in >> at >> pct && at > last && pct >= 0) {
+                last = at;
+                event(ExecEvent::Kind::Utilization, w)->level = pct;
+            }
+        }
+    }
 }
 
 void SlurmExecutor::poll_nodes(Seconds t, std::vector<ExecEvent>& out) {

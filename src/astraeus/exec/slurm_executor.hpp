@@ -49,6 +49,10 @@ struct SlurmExecutorConfig {
     int poll_ms = 100;
     Seconds grace_s = 10;        ///< after the checkpoint signal, before requeue-held
     std::string account;         ///< Slurm account of the jobs (empty: the default)
+    /// The program each step runs as `PROGRAM gpu-sample` beside its worker (NVML on the node;
+    /// empty: this process's own executable, which the nodes must see at the same path).
+    std::string sampler;
+    double sample_period_s = 10;  ///< the samplers' period (the service's utilization period)
 };
 
 /// A pool per Slurm partition (in Slurm's order), its machines the partition's nodes not listed
@@ -95,6 +99,8 @@ private:
         Seconds forgotten_at = -1;     ///< Parked and forgotten: cancel unless relaunched
         Seconds segment_end_s = -1;    ///< when Slurm ended the current segment, real clock
                                        ///< (-1: not yet)
+        std::vector<std::int64_t> steps;  ///< each worker's last progress step (-1: none yet)
+        std::vector<std::int64_t> sampled;  ///< each worker's last sample's time (-1: none yet)
     };
     /// The newest Slurm job of run `r` (its name and its working directory, the run's folder),
     /// for a run this process has no job of: after a restart of the service. Jobs that ended
@@ -106,6 +112,12 @@ private:
     void loop();
     void poll_jobs(Seconds now, std::vector<ExecEvent>& out);
     void poll_nodes(Seconds now, std::vector<ExecEvent>& out);
+    /// The workers' files in the run's folder on the shared file system (attempt folder
+    /// `restarts` + 1, as the batch script names it): ASTRAEUS_PROGRESS_FILE, a Progress event
+    /// for each step above the last one seen; the step's GPU sampler's (`gpu-sample`), a
+    /// Utilization event for each newer sample.
+    void poll_worker_files(RunState& s, std::uint32_t restarts, Seconds now,
+                           std::vector<ExecEvent>& out) const;
     std::string script(const RunState& s) const;
     std::string run_dir(const ExecRun& r) const;
     std::string node_of(const WorkerPlacement& p) const;

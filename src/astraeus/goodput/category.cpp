@@ -9,7 +9,10 @@ constexpr std::array<std::string_view, kCategories> kKeys{
     "productive", "idle", "stalled", "starting", "restart", "failure", "preemption", "waiting"};
 }
 
-std::string_view to_string(Category c) { return kKeys[static_cast<int>(c)]; }
+std::string_view to_string(Category c) {
+    const int i = static_cast<int>(c);
+    return i < kCategories ? kKeys[i] : "unmeasured";
+}
 
 Result<Category> parse_category(std::string_view key) {
     for (int i = 0; i < kCategories; ++i)
@@ -24,6 +27,7 @@ Counts& Counts::operator+=(const Counts& o) {
         held[i] += o.held[i];
         not_held[i] += o.not_held[i];
     }
+    unmeasured += o.unmeasured;
     return *this;
 }
 

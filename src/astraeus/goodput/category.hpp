@@ -36,13 +36,18 @@ std::string_view to_string(Category c);
 /// The inverse of to_string; an error naming the valid keys otherwise.
 Result<Category> parse_category(std::string_view key);
 
-/// GPU-seconds per category, the held part and the not-held part (asked for, not placed).
+/// GPU-seconds per category, the held part and the not-held part (asked for, not placed), and
+/// beside them the unmeasured part of idle (running time no utilization sample or progress
+/// decided; spec/goodput.md "Busy or idle"), added under the pseudo-category kCategories.
 struct Counts {
     std::array<GpuSeconds, kCategories> held{};
     std::array<GpuSeconds, kCategories> not_held{};
+    GpuSeconds unmeasured = 0;  ///< included in held idle too
 
     void add(Category c, bool is_held, GpuSeconds gpu_s) {
-        (is_held ? held : not_held)[static_cast<int>(c)] += gpu_s;
+        const int i = static_cast<int>(c);
+        if (i >= kCategories) unmeasured += gpu_s;
+        else (is_held ? held : not_held)[i] += gpu_s;
     }
     Counts& operator+=(const Counts& o);
     bool operator==(const Counts&) const = default;

@@ -19,6 +19,7 @@ int GoodputCounter::add_worker(Seconds submit_s, int run, int gpus) {
     k.run = run;
     k.gpus_asked = gpus;
     k.last_count = submit_s;
+    k.decided_to = submit_s;
     k.last_event = submit_s;
     w_.push_back(std::move(k));
     return static_cast<int>(w_.size()) - 1;
@@ -35,73 +36,99 @@ Result<void> GoodputCounter::check(Seconds t, int w, const char* what) const {
     return {};
 }
 
-int GoodputCounter::held_gpus(const Worker& k) const {
-    int g = 0;
-    for (const auto& p : k.parts) g += p.gpus;
-    return g;
-}
-
-void GoodputCounter::emit(const Worker& k, Seconds from, Seconds to, Category c, bool held,
-                          int sign) {
-    for (Seconds h = hour_start(from); h < to; h += kHour) {
-        const Seconds secs = std::min(to, h + kHour) - std::max(from, h);
-        if (held) {
-            for (const auto& p : k.parts)
-                sink_.add({k.run, p.machine, h, c, true, sign * GpuSeconds{p.gpus} * secs});
+void GoodputCounter::emit(const Worker& k, const Piece& p, int sign) {
+    const auto& parts = p.gen < 0 ? k.parts : k.old_parts[static_cast<std::size_t>(p.gen)];
+    for (Seconds h = hour_start(p.from); h < p.to; h += kHour) {
+        const Seconds secs = std::min(p.to, h + kHour) - std::max(p.from, h);
+        if (p.held) {
+            for (const auto& hp : parts) {
+                const GpuSeconds g = sign * GpuSeconds{hp.gpus} * secs;
+                sink_.add({k.run, hp.machine, h, p.category, true, g});
+                if (p.unmeasured) sink_.add({k.run, hp.machine, h, kUnmeasured, true, g});
+            }
         } else {
-            sink_.add({k.run, -1, h, c, false, sign * GpuSeconds{k.gpus_asked} * secs});
+            sink_.add({k.run, -1, h, p.category, false, sign * GpuSeconds{k.gpus_asked} * secs});
         }
     }
 }
 
-void GoodputCounter::put(Worker& k, Seconds from, Seconds to, Category c) {
-    if (to <= from) return;
-    emit(k, from, to, c, holds_gpus(k.s), 1);
-    const bool journaled = k.tracked && k.s.phase == Phase::Running && !k.s.stalled;
-    if (!journaled) return;
-    // The time from the last progress on moves to stalled if a stall follows: in the minute of
-    // the report, only its seconds after the report (the stall counts from the last progress).
-    const Seconds jf = std::max(from, k.last_progress);
-    for (Seconds h = hour_start(jf); h < to; h += kHour) {
-        const Seconds secs = std::min(to, h + kHour) - std::max(jf, h);
-        if (secs <= 0) continue;
+void GoodputCounter::piece(Worker& k, Piece p, bool now) {
+    if (p.to <= p.from) return;
+    if (!now) {
+        k.pending.push_back(p);
+        return;
+    }
+    emit(k, p, 1);
+    if (p.unmeasured)
+        for (const auto& hp : p.gen < 0 ? k.parts : k.old_parts[static_cast<std::size_t>(p.gen)])
+            unmeasured_gpu_s_ += GpuSeconds{hp.gpus} * (p.to - p.from);
+    if (!p.journal) return;
+    for (Seconds h = hour_start(p.from); h < p.to; h += kHour) {
+        const Seconds secs = std::min(p.to, h + kHour) - std::max(p.from, h);
         auto it = std::find_if(k.journal.begin(), k.journal.end(), [&](const JournalEntry& e) {
-            return e.hour == h && e.category == c;
+            return e.hour == h && e.category == p.category;
         });
         if (it != k.journal.end()) it->seconds += secs;
-        else k.journal.push_back({h, c, secs});
+        else k.journal.push_back({h, p.category, secs});
     }
+}
+
+void GoodputCounter::flush(Worker& k) {
+    for (const Piece& p : k.pending) piece(k, p, true);
+    k.pending.clear();
+    k.old_parts.clear();
+}
+
+void GoodputCounter::decide(Worker& k, Seconds from, Seconds to, bool now) {
+    if (to <= from) return;
+    const bool held = holds_gpus(k.s);
+    if (k.s.phase != Phase::Running || k.s.stalled) {
+        piece(k, {from, to, categorize(k.s, false), held, false, false, -1}, now);
+        return;
+    }
+    // Running: the journal holds what moves if a stall follows (since the last progress).
+    const bool journal = k.tracked && from >= k.last_progress;
+    auto run = [&](Seconds a, Seconds b, bool busy, bool unmeasured) {
+        piece(k, {a, b, busy ? Category::Productive : Category::Idle, true, unmeasured, journal, -1},
+              now);
+    };
+    if (k.has_level) return run(from, to, k.level >= cfg_.busy_pct, false);
+    Seconds undecided = from;
+    if (k.has_sample) {
+        const Seconds valid_to = std::min(to, k.sample_t + 2 * cfg_.sample_period_s);
+        if (valid_to > from) {
+            run(from, valid_to, k.sample_busy, false);
+            undecided = valid_to;
+        }
+    }
+    // No valid sample: progress decides (busy while tracked and not stalled), else unmeasured.
+    if (undecided < to) run(undecided, to, k.tracked, !k.tracked);
 }
 
 void GoodputCounter::count_to(Worker& k, Seconds t) {
     const Seconds boundary = minute_start(t);
-    if (boundary <= k.last_count) return;
-    const Seconds first_end = minute_start(k.last_count) + kMinute;  // first boundary after
-    const bool running = k.s.phase == Phase::Running && !k.s.stalled;
-    if (!running || k.has_level) {
-        const bool busy = k.has_level && k.level >= cfg_.busy_pct;
-        put(k, k.last_count, boundary, categorize(k.s, busy));
-    } else {
-        // The minute being accumulated has the samples; later ones had none.
-        const bool busy = k.samples > 0 && k.sample_sum >= cfg_.busy_pct * k.samples;
-        if (k.samples == 0) ++no_sample_minutes_;
-        put(k, k.last_count, first_end, busy ? Category::Productive : Category::Idle);
-        if (boundary > first_end) {
-            no_sample_minutes_ += (boundary - first_end) / kMinute;
-            put(k, first_end, boundary, Category::Idle);
-        }
+    if (boundary > k.last_count) {  // the count(s) at the boundaries <= t
+        flush(k);
+        decide(k, k.decided_to, boundary, true);
+        k.last_count = boundary;
+        k.decided_to = std::max(k.decided_to, boundary);
     }
-    k.sample_sum = 0;
-    k.samples = 0;
-    k.last_count = boundary;
+    decide(k, k.decided_to, t, false);
+    k.decided_to = std::max(k.decided_to, t);
 }
 
 void GoodputCounter::stall(Worker& k) {
     for (const auto& e : k.journal) {
-        emit(k, e.hour, e.hour + e.seconds, e.category, true, -1);
-        emit(k, e.hour, e.hour + e.seconds, Category::Stalled, true, 1);
+        const Piece p{e.hour, e.hour + e.seconds, e.category, true, false, false, -1};
+        emit(k, p, -1);
+        emit(k, {p.from, p.to, Category::Stalled, true, false, false, -1}, 1);
     }
     k.journal.clear();
+    for (Piece& p : k.pending)
+        if (p.journal) {
+            p.category = Category::Stalled;
+            p.journal = false;
+        }
     k.s.stalled = true;
 }
 
@@ -146,9 +173,11 @@ Result<void> GoodputCounter::start(Seconds t, int w) {
     k.s.phase = Phase::Running;
     k.s.stalled = false;
     k.journal.clear();
+    for (Piece& p : k.pending) p.journal = false;
     // A new attempt starts with no progress history: it is not tracked (and cannot stall)
     // until it reports progress itself.
     k.tracked = false;
+    k.has_sample = false;
     k.last_progress = t;
     k.step = std::numeric_limits<std::int64_t>::min();
     return {};
@@ -166,6 +195,7 @@ Result<void> GoodputCounter::stop(Seconds t, int w, Cause why) {
     k.s.cause = why;
     k.s.stalled = false;
     k.journal.clear();
+    for (Piece& p : k.pending) p.journal = false;
     return {};
 }
 
@@ -179,6 +209,7 @@ Result<void> GoodputCounter::fail(Seconds t, int w) {
     k.s.cause = Cause::Failure;
     k.s.stalled = false;
     k.journal.clear();
+    for (Piece& p : k.pending) p.journal = false;
     return {};
 }
 
@@ -192,6 +223,17 @@ Result<void> GoodputCounter::release(Seconds t, int w) {
                     "ends with end)");
     catch_up(k, t);
     k.s.phase = Phase::Waiting;
+    // Pending held pieces keep the GPUs they were on (over 100 releases in one minute: emitted
+    // now instead, so that the generation stays small).
+    if (k.old_parts.size() >= 100) flush(k);
+    const auto gen = static_cast<std::int8_t>(k.old_parts.size());
+    bool used = false;
+    for (Piece& p : k.pending)
+        if (p.held && p.gen < 0) {
+            p.gen = gen;
+            used = true;
+        }
+    if (used) k.old_parts.push_back(std::move(k.parts));
     k.parts.clear();
     return {};
 }
@@ -200,17 +242,8 @@ Result<void> GoodputCounter::end(Seconds t, int w) {
     if (auto ok = check(t, w, "end"); !ok) return ok;
     Worker& k = w_[w];
     catch_up(k, t);
-    if (t > k.last_count) {  // the last, partial minute, in the state it ended from
-        const bool running = k.s.phase == Phase::Running && !k.s.stalled;
-        bool busy = false;
-        if (running && k.has_level) busy = k.level >= cfg_.busy_pct;
-        else if (running) {
-            busy = k.samples > 0 && k.sample_sum >= cfg_.busy_pct * k.samples;
-            if (k.samples == 0) ++no_sample_minutes_;
-        }
-        put(k, k.last_count, t, categorize(k.s, busy));
-        k.last_count = t;
-    }
+    flush(k);  // the last count, in the state it ended from
+    k.last_count = t;
     k.s.phase = Phase::Ended;
     k.parts.clear();
     k.parts.shrink_to_fit();
@@ -223,14 +256,20 @@ Result<void> GoodputCounter::utilization(Seconds t, int w, std::span<const doubl
     if (auto ok = check(t, w, "utilization"); !ok) return ok;
     Worker& k = w_[w];
     catch_up(k, t);
+    double sum = 0;
+    int n = 0;
     for (double v : pct) {
         if (!std::isfinite(v) || v < 0 || v > 100) {
             ++invalid_samples_;
             continue;
         }
-        k.sample_sum += v;
-        ++k.samples;
+        sum += v;
+        ++n;
     }
+    if (n == 0) return {};  // decides nothing
+    k.has_sample = true;
+    k.sample_t = t;
+    k.sample_busy = sum >= cfg_.busy_pct * n;
     return {};
 }
 
@@ -254,13 +293,10 @@ Result<void> GoodputCounter::progress(Seconds t, int w, std::int64_t step) {
     if (!first && step <= k.step) return {};  // no progress
     k.step = step;
     if (k.s.phase != Phase::Running) return {};
-    if (k.s.stalled && t > k.last_count) {
-        // The stall ends at this report: its minute's seconds before the report stay stalled.
-        put(k, k.last_count, t, Category::Stalled);
-        k.last_count = t;
-    }
+    // The time up to this report is decided (a stall ends here); what preceded it stays.
     k.last_progress = t;
     k.journal.clear();
+    for (Piece& p : k.pending) p.journal = false;
     k.s.stalled = false;
     return {};
 }

@@ -1,25 +1,26 @@
 // The minute count (spec/goodput.md, "The count"): every worker's GPU time since its run was
-// submitted, put into one category per UTC minute, times the GPUs it held (or asked for while
-// waiting), and written to hourly rows through a DeltaSink.
+// submitted, added every UTC minute to the categories it was really in, to the second, times
+// the GPUs it held (or asked for while waiting), and written to hourly rows through a DeltaSink.
 //
 // Rules (one place for all of them):
-//  - A count at minute boundary b covers [previous count, b) and is decided by the worker's
-//    state just before b: every call at time t first counts the boundaries <= t in the old
-//    state, then applies the change. A change at exactly b belongs to the minute after b.
-//  - The first count of a worker covers the time since its run's submission; end() makes a
-//    last count of the time since the previous one, in the state it ended from.
-//  - Running minutes are productive when the mean of the minute's valid utilization samples is
-//    >= busy_pct, idle otherwise; a running minute with no valid sample is idle and counted in
-//    no_sample_minutes. Samples outside 0..100 (NaN, negative, 4294967295) are rejected and
-//    counted. A worker given a utilization *level* (the simulator) uses that level for every
-//    minute until the next level instead of samples.
+//  - Every call at time t first decides the worker's time up to t in its old state, then
+//    applies the change: state intervals come from the calls' own timestamps. A count at
+//    boundary b emits everything decided in [previous count, b); what is decided after the
+//    last boundary waits in `pending` for the next count (the service persists "counted to
+//    minute b"). The first count covers the time since the run's submission; end() makes a
+//    last count up to the end.
+//  - Running time: each valid utilization sample decides the running time from it to the next
+//    sample (>= busy_pct: productive, else idle), at most 2 sample periods; a worker given a
+//    utilization *level* (the simulator) uses it until the next level. Running time no sample
+//    decides is productive while the worker reports progress (tracked, not stalled), else idle
+//    and also counted as unmeasured (a Delta of category kUnmeasured). Samples outside 0..100
+//    (NaN, negative, 4294967295) are rejected and counted.
 //  - Stalls: a worker that reported progress (a rising step counter) is stalled once it makes
-//    none for stall_timeout_s; the time counted since its last progress (to the second: in the
-//    report's minute, only the seconds after it) moves from productive/idle to stalled (the
-//    retroactive rule), negative deltas on the old category and positive on stalled in the same
-//    hours. Progress again ends the stall at the report (the seconds of its minute before the
-//    report stay stalled). Workers that never report progress never stall; each attempt
-//    starts with no progress history (start() forgets the previous attempt's reports).
+//    none for stall_timeout_s; its running time since the last progress moves from
+//    productive/idle to stalled (the retroactive rule: negative deltas on the old category and
+//    positive on stalled in the same hours for what was emitted; pending pieces are recast).
+//    Progress again ends the stall at the report. Workers that never report progress never
+//    stall; each attempt starts with no progress or sample history.
 //
 // Cost: O(changes + hours spanned), not O(worker-minutes): a worker is counted only when one
 // of its own calls (or advance()) needs it, and a quiet stretch is counted in one step split
@@ -36,8 +37,14 @@ namespace astraeus::goodput {
 
 struct CounterConfig {
     Seconds stall_timeout_s = 600;  ///< no progress for this long = stalled (cluster config)
-    double busy_pct = 5.0;          ///< a minute's mean utilization >= this = busy
+    double busy_pct = 5.0;          ///< a sample's mean utilization >= this = busy
+    Seconds sample_period_s = 10;   ///< a sample decides at most 2 periods after it
 };
+
+/// The pseudo-category of a Delta counting unmeasured GPU time: running time that neither a
+/// utilization sample nor progress decided. It is also counted idle (a second Delta); sinks
+/// keep it beside the categories (Counts::unmeasured), never as a ninth category.
+inline constexpr Category kUnmeasured = static_cast<Category>(kCategories);
 
 /// One addition to the hourly ledgers: the run's row for (hour, category, held), on a machine
 /// (held time) or on none (-1: not placed; attributed to the run's pool by the ledger).
@@ -105,8 +112,9 @@ public:
     /// Workers Running and stalled now (as of their last count).
     int stalled_now() const;
     std::int64_t invalid_samples() const { return invalid_samples_; }
-    /// Running minutes without a valid utilization sample (counted idle), all workers.
-    std::int64_t no_sample_minutes() const { return no_sample_minutes_; }
+    /// Running GPU-seconds that neither a sample nor progress decided (counted idle), all
+    /// workers, as emitted so far.
+    GpuSeconds unmeasured_gpu_s() const { return unmeasured_gpu_s_; }
     const CounterConfig& config() const { return cfg_; }
 
 private:
@@ -115,41 +123,57 @@ private:
         Category category;
         Seconds seconds;  ///< per GPU
     };
+    /// A decided interval not yet emitted (after the last count).
+    struct Piece {
+        Seconds from;
+        Seconds to;
+        Category category;
+        bool held;
+        bool unmeasured;
+        bool journal;      ///< running time since the last progress (moves on a stall)
+        std::int8_t gen;   ///< -1: the current parts; else old_parts[gen]
+    };
     struct Worker {
         int run;
         int gpus_asked;
         WorkerStatus s;
-        Seconds last_count;           ///< time counted up to
+        Seconds last_count;           ///< emitted up to (a boundary, the submission, the end)
+        Seconds decided_to;           ///< decided up to (>= last_count)
         Seconds last_event;
         std::vector<HeldPart> parts;  ///< while holding
-        // utilization of the minute being accumulated
-        double sample_sum = 0;
-        int samples = 0;
+        std::vector<Piece> pending;   ///< decided in [last_count, decided_to)
+        std::vector<std::vector<HeldPart>> old_parts;  ///< released during the pending minute
+        // utilization
         bool has_level = false;
         double level = 0;
+        bool has_sample = false;
+        bool sample_busy = false;
+        Seconds sample_t = 0;
         // progress and stalls
         bool tracked = false;         ///< has reported progress
         std::int64_t step = 0;
         Seconds last_progress = 0;
-        std::vector<JournalEntry> journal;  ///< running counts since the last progress
+        std::vector<JournalEntry> journal;  ///< emitted running time since the last progress
     };
 
     Result<void> check(Seconds t, int w, const char* what) const;
-    /// Stall detection and counts up to t (the boundaries <= t), then last_event = t.
+    /// Stall detection and counts up to t (the boundaries <= t, then pending up to t), then
+    /// last_event = t.
     void catch_up(Worker& k, Seconds t);
-    /// Counts the boundaries <= t in k's current state.
+    /// Emits the boundaries <= t and decides the time up to t in k's current state.
     void count_to(Worker& k, Seconds t);
-    /// Adds [from, to) in category c; journals running time if tracked.
-    void put(Worker& k, Seconds from, Seconds to, Category c);
-    void emit(const Worker& k, Seconds from, Seconds to, Category c, bool held, int sign);
+    /// Decides [from, to) in k's current state: emitted now (`now`) or kept pending.
+    void decide(Worker& k, Seconds from, Seconds to, bool now);
+    void piece(Worker& k, Piece p, bool now);
+    void flush(Worker& k);
+    void emit(const Worker& k, const Piece& p, int sign);
     void stall(Worker& k);
-    int held_gpus(const Worker& k) const;
 
     CounterConfig cfg_;
     DeltaSink& sink_;
     std::vector<Worker> w_;
     std::int64_t invalid_samples_ = 0;
-    std::int64_t no_sample_minutes_ = 0;
+    GpuSeconds unmeasured_gpu_s_ = 0;
 };
 
 }  // namespace astraeus::goodput

@@ -59,7 +59,7 @@ std::unexpected<Error> bad(std::string_view field, std::string_view expected, co
 std::vector<std::string_view> allowed(EventKind k) {
     switch (k) {
         case EventKind::Config:
-            return {"stall_timeout_s", "busy_pct",    "straggler_window_s", "straggler_ratio",
+            return {"stall_timeout_s", "busy_pct",    "sample_period_s", "straggler_window_s", "straggler_ratio",
                     "drop_below_pct",  "drop_points", "drop_min_gpu_hours", "thresholds"};
         case EventKind::Submit: return {"run", "workspace", "pool", "workers", "gpus"};
         case EventKind::Place: return {"run", "worker", "machine", "gpus", "parts"};
@@ -166,6 +166,11 @@ Result<void> parse_config(const json& o, LogConfig& c) {
         auto v = number(o, "busy_pct", 0, 100, "a percent 0..100");
         if (!v) return std::unexpected(v.error());
         c.busy_pct = *v;
+    }
+    if (o.contains("sample_period_s")) {
+        auto v = integer(o, "sample_period_s", 1, kMaxInt, "an integer number of seconds 1..2147483647");
+        if (!v) return std::unexpected(v.error());
+        c.sample_period_s = *v;
     }
     if (o.contains("straggler_window_s")) {
         auto v = integer(o, "straggler_window_s", 1, kMaxInt,
@@ -485,6 +490,7 @@ Result<void> Replayer::setup() {
     CounterConfig cc;
     if (c.stall_timeout_s) cc.stall_timeout_s = *c.stall_timeout_s;
     if (c.busy_pct) cc.busy_pct = *c.busy_pct;
+    cc.sample_period_s = c.sample_period_s.value_or(kMinute);  // the format's one sample a minute
     if (opt_.stall_timeout_s) cc.stall_timeout_s = *opt_.stall_timeout_s;
     if (opt_.busy_pct) cc.busy_pct = *opt_.busy_pct;
     counter_ = std::make_unique<GoodputCounter>(cc, ledger_);

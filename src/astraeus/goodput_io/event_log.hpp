@@ -40,6 +40,7 @@ struct NamedThreshold {
 struct LogConfig {
     std::optional<Seconds> stall_timeout_s;
     std::optional<double> busy_pct;
+    std::optional<Seconds> sample_period_s;  ///< a util sample decides at most 2 periods
     std::optional<Seconds> straggler_window_s;
     std::optional<double> straggler_ratio;
     std::optional<double> drop_below_pct;      ///< goodput_drop: the hour under this percent
@@ -155,7 +156,8 @@ public:
     void note_rejected_sample(std::string where) {
         if (rejected_where_.size() < kRejectedWhereMax) rejected_where_.push_back(std::move(where));
     }
-    std::int64_t no_sample_minutes() const { return counter_ ? counter_->no_sample_minutes() : 0; }
+    /// Running GPU-seconds neither a sample nor progress decided (counted idle).
+    GpuSeconds unmeasured_gpu_s() const { return counter_ ? counter_->unmeasured_gpu_s() : 0; }
 
 private:
     struct RunInfo {

@@ -20,6 +20,7 @@ nlohmann::json ledger_json(const Counts& c) {
     j["lost_gpu_hours"] = gpu_hours(f.lost);
     j["waiting_gpu_hours"] = gpu_hours(f.waiting);
     if (f.goodput) j["goodput"] = *f.goodput;
+    if (c.unmeasured != 0) j["unmeasured_gpu_hours"] = gpu_hours(c.unmeasured);
     return j;
 }
 

@@ -13,7 +13,9 @@ namespace astraeus::goodput {
 
 /// {"gpu_hours": {category: held + not held, all 8}, "held_gpu_hours": {category: held part,
 ///  all but waiting}, "allocated_gpu_hours", "productive_gpu_hours", "lost_gpu_hours",
-///  "waiting_gpu_hours", "goodput" (0..1; the key is absent when nothing was held)}.
+///  "waiting_gpu_hours", "goodput" (0..1; the key is absent when nothing was held),
+///  "unmeasured_gpu_hours" (the part of idle no utilization sample or progress decided; only
+///  when non-zero)}.
 nlohmann::json ledger_json(const Counts& c);
 
 /// {"by": by, "start": RFC3339, "end": RFC3339, "rows": [{<by>: name, ...ledger}],

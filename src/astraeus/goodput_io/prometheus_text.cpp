@@ -122,6 +122,21 @@ std::string prometheus_text(const MetricsSnapshot& snapshot) {
         }
     }
 
+    bool any_unmeasured = false;
+    for (const auto& [key, c] : scoped) any_unmeasured = any_unmeasured || c.unmeasured != 0;
+    if (any_unmeasured) {
+        family_head(out, "astraeus_goodput_unmeasured_gpu_hours",
+                    "Running GPU-hours that no utilization sample or progress decided (counted "
+                    "idle), in the current UTC hour (window=hour) or the last 24 hours (window=day).");
+        for (const auto& [key, c] : scoped) {
+            out += "astraeus_goodput_unmeasured_gpu_hours";
+            label(out, true, "scope", to_string(std::get<0>(key)));
+            label(out, false, "name", std::get<1>(key));
+            label(out, false, "window", to_string(std::get<2>(key)));
+            value_line(out, goodput::gpu_hours(c.unmeasured));
+        }
+    }
+
     // Runs still going: merged by (namespace, run).
     std::map<std::pair<std::string, std::string>, Counts> runs;
     for (const auto& r : snapshot.runs) runs[{r.ns, r.run}] += r.counts;

@@ -94,10 +94,19 @@ std::string goodput_table_lines(std::string_view key_header, const std::vector<N
     return out;
 }
 
+std::string unmeasured_note(const std::vector<NamedCounts>& rows) {
+    GpuSeconds u = 0;
+    for (const auto& r : rows) u += r.counts.unmeasured;
+    if (u == 0) return "";
+    return "utilization not measured for " + format_tenths((u * 10 + 1800) / 3600) +
+           " GPU-h (counted idle)\n";
+}
+
 std::string goodput_table(std::string_view key_header, const std::vector<NamedCounts>& rows) {
     std::string out = goodput_table_lines(key_header, rows, cells);
     out += "\nUSED = productive (running, GPUs busy); GOODPUT = used / held; WAITING = asked for, "
            "not yet held\n";
+    out += unmeasured_note(rows);
     return out;
 }
 

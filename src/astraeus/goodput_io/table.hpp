@@ -47,5 +47,8 @@ std::string goodput_table_lines(std::string_view key_header, const std::vector<N
 /// column included) widens for every row when a value needs more room, so that at least one
 /// space always separates values (e.g. 1,000,000 GPU-hours and more).
 std::string goodput_table(std::string_view key_header, const std::vector<NamedCounts>& rows);
+/// "utilization not measured for N GPU-h (counted idle)\n" over the rows' unmeasured time;
+/// empty when there is none.
+std::string unmeasured_note(const std::vector<NamedCounts>& rows);
 
 }  // namespace astraeus::goodput

@@ -1,6 +1,7 @@
 #include "astraeus/service/service.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 #include "astraeus/goodput_io/prometheus_text.hpp"
@@ -141,8 +142,11 @@ Service::Service(ServiceConfig config, std::unique_ptr<store::Store> store,
     sink_ = std::make_unique<Sink>(ledger_, batch_);
     agents_ = dynamic_cast<exec::AgentHub*>(exec_.get());
     if (agents_) agents_->set_notify([this] { agent_cv_.notify_all(); });
+    // A utilization sample decides 2 sampling periods, on the service's clock (the samplers'
+    // period is real time: local.utilization_period_s, an agent's default alike).
+    const auto period = static_cast<Seconds>(std::ceil(cfg_.local.utilization_period_s * cfg_.time_scale));
     counter_ = std::make_unique<gp::GoodputCounter>(
-        gp::CounterConfig{cfg_.stall_timeout_s, cfg_.busy_pct}, *sink_);
+        gp::CounterConfig{cfg_.stall_timeout_s, cfg_.busy_pct, std::max<Seconds>(1, period)}, *sink_);
     exec_->attach([this] { return clock_.now(); },
                   [this] {
                       {

@@ -165,7 +165,7 @@ std::shared_ptr<GoodputResult> GoodputRecorder::finish(Seconds end_t) {
     counter_.advance(unix_s(end_t));
     res_->end_unix = std::max(res_->start_unix, unix_s(end_t));
     res_->events = events_;
-    res_->no_sample_minutes = counter_.no_sample_minutes();
+    res_->unmeasured_gpu_s = counter_.unmeasured_gpu_s();
     return std::move(res_);
 }
 
@@ -275,7 +275,7 @@ nlohmann::json goodput_json(const GoodputResult& r, goodput::By by, int weeks) {
                    {"machine_losses", e.machine_losses}, {"stalls", e.stalls},
                    {"stragglers", e.stragglers},       {"preemptions", e.preemptions},
                    {"failed_for_good", e.failed_for_good}, {"most_failures", e.most_failures}};
-    j["no_sample_minutes"] = r.no_sample_minutes;
+    j["unmeasured_gpu_hours"] = goodput::gpu_hours(r.unmeasured_gpu_s);
     return j;
 }
 

@@ -42,7 +42,7 @@ struct GoodputResult {
     Seconds start_unix = 0;   ///< the first submit
     Seconds end_unix = 0;     ///< the last event
     GoodputEvents events;
-    std::int64_t no_sample_minutes = 0;
+    GpuSeconds unmeasured_gpu_s = 0;  ///< running time no utilization level decided
     LifecycleConfig lifecycle;
     std::uint64_t seed = 0;
 };
@@ -121,7 +121,7 @@ std::vector<goodput::NamedCounts> goodput_rows(const GoodputResult& r, goodput::
 std::string goodput_text(const GoodputResult& r, goodput::By by, int weeks);
 /// goodput.json: the REST shape (rows_json of `by` over the whole simulation), "weekly" (one
 /// rows_json per week when weeks > 0), "lifecycle" (the parameters and seed), "events" and
-/// "no_sample_minutes".
+/// "unmeasured_gpu_hours".
 nlohmann::json goodput_json(const GoodputResult& r, goodput::By by, int weeks);
 
 }  // namespace astraeus

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <charconv>
+#include <map>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -101,8 +102,15 @@ Result<Segment> json_segment(const json& j, const std::string& path) {
         if (!aj) return std::unexpected(aj.error());
         auto at = json_int(j.at("array"), "task_id", path + ".array");
         if (!at) return std::unexpected(at.error());
-        if (*aj && **aj != 0 && *at && **at >= 0 && **at < kNoVal32)
+        if (*aj && **aj != 0 && *at && **at >= 0 && **at < kNoVal32) {
             s.job = std::to_string(**aj) + "_" + std::to_string(**at);
+        } else if (*aj && **aj != 0 && j.at("array").contains("task") &&
+                   j.at("array").at("task").is_string()) {  // pending elements: "0-5", "[0-5]"
+            std::string task = j.at("array").at("task").get<std::string>();
+            if (!task.empty() && task.front() == '[') task = task.substr(1, task.size() - 1);
+            if (!task.empty() && task.back() == ']') task.pop_back();
+            s.job = std::to_string(**aj) + "_[" + task + "]";
+        }
     }
     if (j.contains("het") && j.at("het").is_object()) {
         auto hj = json_int(j.at("het"), "job_id", path + ".het");
@@ -176,14 +184,20 @@ std::vector<std::string_view> split_bar(std::string_view line) {
     }
 }
 
-// A sacct time: "Unknown"/"None"/"" -> none; Unix seconds; or "YYYY-MM-DDTHH:MM:SS" (UTC).
-Result<std::optional<Seconds>> sacct_time(std::string_view v) {
+// A sacct time: "Unknown"/"None"/"" -> none; Unix seconds; or "YYYY-MM-DDTHH:MM:SS" (the wall
+// clock of `wall`'s zone; UTC without one).
+Result<std::optional<Seconds>> sacct_time(std::string_view v, const WallClock& wall) {
     v = trim(v);
     if (v.empty() || v == "Unknown" || v == "None") return std::optional<Seconds>{};
     if (auto n = integer(v)) return std::optional<Seconds>{*n};
     std::string s(v);
     if (s.size() == 19 && s[10] == 'T') s += 'Z';
-    if (auto t = goodput::parse_rfc3339(s)) return std::optional<Seconds>{*t};
+    if (auto t = goodput::parse_rfc3339(s)) {
+        if (!wall || s.back() != 'Z' || s.size() != 20) return std::optional<Seconds>{*t};
+        auto u = wall(*t);
+        if (!u) return std::unexpected(u.error());
+        return std::optional<Seconds>{*u};
+    }
     return fail("expected a time YYYY-MM-DDTHH:MM:SS (UTC), Unix seconds, or Unknown; got '" +
                 std::string(v) + "'");
 }
@@ -238,7 +252,12 @@ Result<std::vector<Segment>> parse_sacct_json(std::string_view text, std::string
             auto s = json_segment(jobs[i], path);
             if (!s) return fail(f + ": " + s.error().message);
             s->where = f + ": " + path;
-            out.push_back(std::move(*s));
+            auto ids = array_elements(s->job);
+            if (!ids) return fail(s->where + ": " + ids.error().message);
+            for (std::string& id : *ids) {
+                out.push_back(*s);
+                out.back().job = std::move(id);
+            }
         } catch (const json::exception& e) {
             return fail(f + ": " + path + ": " + e.what());
         }
@@ -246,7 +265,32 @@ Result<std::vector<Segment>> parse_sacct_json(std::string_view text, std::string
     return out;
 }
 
-Result<std::vector<Segment>> parse_sacct_parsable(std::string_view text, std::string_view file) {
+Result<std::vector<std::string>> array_elements(std::string_view job) {
+    const std::size_t open = job.find("_[");
+    if (open == std::string_view::npos || job.back() != ']') return std::vector<std::string>{std::string(job)};
+    const std::string base(job.substr(0, open));
+    std::string_view list = job.substr(open + 2, job.size() - open - 3);
+    list = list.substr(0, list.find('%'));  // "%N": at most N at once
+    std::vector<std::string> out;
+    const std::string bad = "job array '" + std::string(job) + "': expected elements like 68_[0-5] or 68_[1,3-5]";
+    std::size_t from = 0;
+    while (from <= list.size()) {
+        std::size_t comma = list.find(',', from);
+        if (comma == std::string_view::npos) comma = list.size();
+        const std::string_view item = list.substr(from, comma - from);
+        from = comma + 1;
+        const std::size_t dash = item.find('-');
+        const auto lo = integer(item.substr(0, dash));
+        const auto hi = dash == std::string_view::npos ? lo : integer(item.substr(dash + 1));
+        if (!lo || !hi || *lo < 0 || *hi < *lo) return fail(bad);
+        if (*hi - *lo + static_cast<std::int64_t>(out.size()) >= 1000000) return fail(bad + " (at most 1,000,000)");
+        for (std::int64_t k = *lo; k <= *hi; ++k) out.push_back(base + "_" + std::to_string(k));
+    }
+    return out;
+}
+
+Result<std::vector<Segment>> parse_sacct_parsable(std::string_view text, std::string_view file,
+                                                  const WallClock& wall) {
     const std::string f(file);
     static constexpr std::array<std::string_view, 9> kRequired{
         "JobID", "State", "Submit", "Start", "End", "NodeList", "AllocTRES", "Account", "Partition"};
@@ -254,6 +298,9 @@ Result<std::vector<Segment>> parse_sacct_parsable(std::string_view text, std::st
     std::vector<std::string> header;
     std::array<std::size_t, 9> col{};
     std::size_t name_col = std::string_view::npos, req_col = std::string_view::npos;
+    std::size_t restarts_col = std::string_view::npos;
+    std::map<std::string, std::pair<std::int64_t, std::string>> restarts;  // job -> (most, where)
+    std::map<std::string, std::int64_t> records;
     std::size_t line_no = 0, from = 0;
     while (from < text.size()) {
         std::size_t nl = text.find('\n', from);
@@ -264,6 +311,9 @@ Result<std::vector<Segment>> parse_sacct_parsable(std::string_view text, std::st
         if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
         if (trim(line).empty()) continue;
         const std::string where = f + ":" + std::to_string(line_no);
+        if (nl == text.size())
+            return fail(where + ": the last line has no line end: the output looks cut short "
+                        "(run sacct again, or end the file with a newline if it is whole)");
         const auto cells = split_bar(line);
         if (header.empty()) {
             for (auto c : cells) header.emplace_back(trim(c));
@@ -286,6 +336,7 @@ Result<std::vector<Segment>> parse_sacct_parsable(std::string_view text, std::st
             for (std::size_t h = 0; h < header.size(); ++h) {
                 if (header[h] == "JobName") name_col = h;
                 if (header[h] == "ReqTRES") req_col = h;
+                if (header[h] == "Restarts") restarts_col = h;
             }
             continue;
         }
@@ -301,15 +352,15 @@ Result<std::vector<Segment>> parse_sacct_parsable(std::string_view text, std::st
         if (name_col != std::string_view::npos) s.name = std::string(trim(cells[name_col]));
         s.state = base_state(cells[col[1]]);
         if (s.state.empty()) return fail(where + ": field 'State': empty");
-        auto submit = sacct_time(cells[col[2]]);
+        auto submit = sacct_time(cells[col[2]], wall);
         if (!submit) return fail(where + ": field 'Submit': " + submit.error().message);
         if (!*submit) return fail(where + ": field 'Submit': expected a time, got '" +
                                   std::string(cells[col[2]]) + "'");
         s.submit_s = **submit;
-        auto start = sacct_time(cells[col[3]]);
+        auto start = sacct_time(cells[col[3]], wall);
         if (!start) return fail(where + ": field 'Start': " + start.error().message);
         s.start_s = *start;
-        auto end = sacct_time(cells[col[4]]);
+        auto end = sacct_time(cells[col[4]], wall);
         if (!end) return fail(where + ": field 'End': " + end.error().message);
         s.end_s = *end;
         auto nodes = expand_hostlist(trim(cells[col[5]]));
@@ -325,21 +376,38 @@ Result<std::vector<Segment>> parse_sacct_parsable(std::string_view text, std::st
         }
         s.account = std::string(trim(cells[col[7]]));
         s.partition = std::string(trim(cells[col[8]]));
-        out.push_back(std::move(s));
+        if (restarts_col != std::string_view::npos) {
+            const auto n = integer(trim(cells[restarts_col]));
+            if (!n || *n < 0) return fail(where + ": field 'Restarts': expected a count >= 0");
+            auto& r = restarts[s.job];
+            if (*n >= r.first) r = {*n, where};
+            ++records[s.job];
+        }
+        auto ids = array_elements(s.job);
+        if (!ids) return fail(where + ": field 'JobID': " + ids.error().message);
+        for (std::string& id : *ids) {
+            out.push_back(s);
+            out.back().job = std::move(id);
+        }
     }
     if (header.empty()) return fail(f + ": empty; expected `sacct --parsable2` output with a header line");
+    for (const auto& [job, r] : restarts)
+        if (records[job] < r.first + 1)
+            return fail(r.second + ": job " + job + " was requeued " + std::to_string(r.first) +
+                        " times (Restarts) but has " + std::to_string(records[job]) +
+                        " record(s): run sacct with -D (--duplicates), which prints every segment");
     return out;
 }
 
 Result<std::vector<Segment>> parse_sacct(std::string_view text, std::string_view file,
-                                         SacctFormat format) {
+                                         SacctFormat format, const WallClock& wall) {
     if (format == SacctFormat::Auto) {
         const std::size_t first = text.find_first_not_of(" \t\r\n");
         format = first != std::string_view::npos && text[first] == '{' ? SacctFormat::Json
                                                                       : SacctFormat::Parsable2;
     }
     return format == SacctFormat::Json ? parse_sacct_json(text, file)
-                                       : parse_sacct_parsable(text, file);
+                                       : parse_sacct_parsable(text, file, wall);
 }
 
 }  // namespace astraeus::slurm

@@ -6,6 +6,7 @@
 // Thread safety: pure functions.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,18 +43,30 @@ Result<SacctFormat> parse_sacct_format(std::string_view name);
 /// "FILE: jobs[i].field: what was expected".
 Result<std::vector<Segment>> parse_sacct_json(std::string_view text, std::string_view file);
 
+/// How a sacct time printed without a zone ("YYYY-MM-DDTHH:MM:SS", given here as if it were UTC)
+/// becomes Unix seconds; an error when it cannot be known (e.g. printed in a local time zone
+/// that was not named). Empty: the times are UTC.
+using WallClock = std::function<Result<Seconds>(Seconds wall_as_utc)>;
+
+/// Job ids of a job array record: "68_[0-5]" (pending elements, also "68_[1,3-5%2]") -> "68_0",
+/// ..., "68_5"; any other id -> itself. An error on a malformed or huge (> 1,000,000) list.
+Result<std::vector<std::string>> array_elements(std::string_view job);
+
 /// `sacct --parsable2` output: '|'-separated, the first non-blank line a header. Required fields:
 /// JobID, State, Submit, Start, End, NodeList, AllocTRES, Account, Partition (any order; others,
 /// e.g. JobName, ExitCode, are allowed; ReqTRES, when given, supplies the GPUs of jobs that never
 /// started). Step rows (JobID with a '.') are skipped. Times:
 /// "YYYY-MM-DDTHH:MM:SS" read as UTC (run sacct with TZ=UTC), or Unix seconds
-/// (SLURM_TIME_FORMAT=%s); "Unknown", "None" and "" are no time. Errors: "FILE:LINE: field
-/// 'Start': what was expected".
-Result<std::vector<Segment>> parse_sacct_parsable(std::string_view text, std::string_view file);
+/// (SLURM_TIME_FORMAT=%s); "Unknown", "None" and "" are no time. A pending job array's record
+/// ("68_[0-5]") is one segment per element. With a `Restarts` field, a job with fewer records
+/// than Restarts + 1 is refused (sacct was run without -D). The last line must end with a line
+/// end (a cut-short file is refused). Errors: "FILE:LINE: field 'Start': what was expected".
+Result<std::vector<Segment>> parse_sacct_parsable(std::string_view text, std::string_view file,
+                                                  const WallClock& wall = {});
 
 /// Either format: `Auto` picks JSON when the first non-blank character is '{'.
 Result<std::vector<Segment>> parse_sacct(std::string_view text, std::string_view file,
-                                         SacctFormat format);
+                                         SacctFormat format, const WallClock& wall = {});
 
 /// GPUs in a TRES string ("billing=2,cpu=2,gres/gpu=16,node=2" -> 16): the untyped gres/gpu
 /// count, else the sum of typed ones (gres/gpu:a100=8); 0 when none. Errors on a malformed count.

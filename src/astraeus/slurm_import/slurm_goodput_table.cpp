@@ -26,7 +26,7 @@ std::string slurm_goodput_table(std::string_view key_header,
     std::string out = goodput::goodput_table_lines(key_header, rows, cells);
     out += "\nFrom Slurm accounting: HELD = allocated GPUs x (End - Start) of every job segment;\n"
            "WAITING = asked for, not held (before the first start, and between requeued segments);\n"
-           "each minute counted in the state at its end (docs/formats/goodput-events.md).\n"
+           "counted to the second: HELD equals Slurm's own figure (docs/slurm.md).\n"
            "\"-\" = not in Slurm's records: no GPU utilization, progress or start-up phase, and a\n"
            "segment's GPUs are freed at its End (docs/slurm.md).\n";
     return out;

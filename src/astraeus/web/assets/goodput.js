@@ -3,7 +3,7 @@
 // waiting) over a period (last 24 h, 7 days, a custom range up to 400 days); a sortable row per
 // run, machine, pool or workspace with a stacked bar of the eight categories; By week (8).
 // Every figure is the API's (GET /v1/goodput, /v1/goodput/weekly) for the period it shows.
-import { api, q, h, s, gpuh, pct, when, CATEGORIES, cat, asked, stackedBar, legend, biggestLoss, sortableTable, message } from './lib.js';
+import { api, q, h, s, gpuh, pct, when, CATEGORIES, cat, asked, stackedBar, legend, biggestLoss, sortableTable, message, unmeasuredNote } from './lib.js';
 
 const state = { period: '7d', by: 'run', from: '', to: '' };
 const MAX_DAYS = 400;
@@ -97,7 +97,7 @@ async function period(me) {
   out.append(h('p.period', { id: 'period', 'data-start': doc.start, 'data-end': doc.end, 'data-by': doc.by },
     `From ${when(doc.start)} to ${when(doc.end)} (whole UTC hours)`));
   out.append(summary(doc.total));
-  const scale = Math.max(0, ...doc.rows.map(asked));
+  if (unmeasuredNote(doc.total)) out.append(h('p.note', { id: 'unmeasured', text: unmeasuredNote(doc.total) }));
   const catCol = (c) => ({ label: c.label, num: true, cls: 'cat', value: (r) => cat(r, c.key), cell: (r) => gpuh(cat(r, c.key)) });
   const columns = [
     { label: state.by[0].toUpperCase() + state.by.slice(1), value: (r) => rowName(doc.by, r, multi),
@@ -106,7 +106,7 @@ async function period(me) {
     { label: 'Productive', num: true, value: (r) => r.productive_gpu_hours, cell: (r) => gpuh(r.productive_gpu_hours) },
     { label: 'Goodput', num: true, value: (r) => r.goodput, cell: (r) => pct(r.goodput) },
     ...CATEGORIES.slice(1).map(catCol),
-    { label: 'Where the time went', cell: (r) => stackedBar(r, scale), cls: 'barcell' },
+    { label: 'Where the time went', cell: (r) => stackedBar(r), cls: 'barcell' },
   ];
   out.append(h('h2', { text: `By ${state.by}` }), legend());
   if (!doc.rows.length) out.append(message('No GPU time in this period.'));

@@ -85,19 +85,29 @@ export const CATEGORIES = [
   { key: 'waiting', label: 'Waiting', color: '#999999' },
 ];
 
-// A ledger's GPU-hours in category `key` (held and waiting parts together).
-export const cat = (ledger, key) => (ledger && ledger.gpu_hours ? ledger.gpu_hours[key] || 0 : 0);
+// A ledger's GPU-hours in the column of category `key`, with the CLI's meaning (spec/goodput.md
+// "CLI"): the held part of each category, and for 'waiting' every not-held part (first
+// placement and placement again), so that Held = the seven held columns.
+export const cat = (ledger, key) => {
+  if (!ledger) return 0;
+  if (key === 'waiting') return ledger.waiting_gpu_hours || 0;
+  return ledger.held_gpu_hours ? ledger.held_gpu_hours[key] || 0 : 0;
+};
 export const asked = (ledger) => CATEGORIES.reduce((a, c) => a + cat(ledger, c.key), 0);
 
-// A horizontal stacked bar of a ledger's eight categories; `scale` = GPU-hours of a full bar.
-export function stackedBar(ledger, scale) {
+// The note shown wherever goodput is: running time no utilization sample or progress decided.
+export const unmeasuredNote = (ledger) => (ledger && ledger.unmeasured_gpu_hours > 0
+  ? `utilization not measured for ${gpuh(ledger.unmeasured_gpu_hours)} GPU-h (counted idle)` : '');
+
+// A horizontal stacked bar of a ledger's columns (held parts, then waiting), scaled to the
+// row's own total: the bar shows where this row's time went, whatever its size.
+export function stackedBar(ledger) {
   const total = asked(ledger);
   const parts = CATEGORIES.filter((c) => cat(ledger, c.key) > 0).map((c) => `${c.label} ${gpuh(cat(ledger, c.key))}`);
   const bar = h('div.bar', { role: 'img', 'aria-label': parts.length ? `GPU-hours: ${parts.join(', ')}` : 'no GPU time' });
   bar.title = parts.join('\n') || 'no GPU time';
-  const width = scale > 0 ? Math.max(0, Math.min(1, total / scale)) : 0;
   const inner = h('div.bar-inner');
-  inner.style.width = `${(width * 100).toFixed(2)}%`;
+  inner.style.width = total > 0 ? '100%' : '0%';
   for (const c of CATEGORIES) {
     const v = cat(ledger, c.key);
     if (v <= 0) continue;
@@ -119,12 +129,13 @@ export function legend() {
     }));
 }
 
-// The biggest loss among the held categories other than productive.
+// The biggest loss among the held categories other than productive: the biggest held segment
+// of the bar after productive (the same values the bar and the columns show).
 export function biggestLoss(ledger) {
   let best = null;
   for (const c of CATEGORIES) {
     if (c.key === 'productive' || c.key === 'waiting') continue;
-    const v = ledger.held_gpu_hours ? ledger.held_gpu_hours[c.key] || 0 : 0;
+    const v = cat(ledger, c.key);
     if (v > 0 && (!best || v > best.value)) best = { ...c, value: v };
   }
   return best;

@@ -1,7 +1,7 @@
 // A run's page: state and reason, its workers and their machines, its attempts on a timeline
 // (placed, ended with the outcome), its goodput and bar under Goodput, each worker's progress,
 // its logs when the server has GET /v1/runs/{run}/logs, and stop for its owner.
-import { api, q, h, s, gpuh, pct, when, CATEGORIES, stackedBar, legend, asked, biggestLoss, message, ApiError } from './lib.js';
+import { api, q, h, s, gpuh, pct, when, CATEGORIES, stackedBar, legend, biggestLoss, message, ApiError, unmeasuredNote } from './lib.js';
 import { stateBadge } from './runs.js';
 
 const OUTCOME_COLOR = { succeeded: '#009E73', failed: '#D55E00', preempted: '#CC79A7', lease: '#CC79A7', stopped: '#555555', '': '#0072B2' };
@@ -41,7 +41,8 @@ export async function runView(me, ws, name) {
   const loss = biggestLoss(gp);
   root.append(h('p', { id: 'run-goodput' }, `Goodput ${pct(gp.goodput)} · held ${gpuh(gp.allocated_gpu_hours)} GPU-h · productive ${gpuh(gp.productive_gpu_hours)} GPU-h · waiting ${gpuh(gp.waiting_gpu_hours)} GPU-h`,
     loss ? ` · biggest loss: ${loss.label.toLowerCase()} ${gpuh(loss.value)} GPU-h` : ''));
-  root.append(stackedBar(gp, asked(gp)), legend());
+  root.append(stackedBar(gp), legend());
+  if (unmeasuredNote(gp)) root.append(h('p.note', { id: 'run-unmeasured', text: unmeasuredNote(gp) }));
 
   root.append(h('h2', { text: 'Attempts' }), timeline(detail));
   if (Array.isArray(run.history) && run.history.length) root.append(historyList(run.history));
