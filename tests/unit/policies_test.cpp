@@ -8,8 +8,12 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "astraeus/config/tenant_config.hpp"
+#include "astraeus/placement/consolidate.hpp"
 #include "astraeus/policies/registry.hpp"
+#include "astraeus/sched/astraea_round.hpp"
 #include "astraeus/sim/engine.hpp"
 #include "astraeus/sim/metrics.hpp"
 #include "astraeus/sim/report.hpp"
@@ -176,6 +180,123 @@ INSTANTIATE_TEST_SUITE_P(Policies, EveryBaseline, testing::ValuesIn(kBaselines),
                              std::replace(n.begin(), n.end(), '-', '_');
                              return n;
                          });
+
+}  // namespace
+}  // namespace astraeus
+
+namespace astraeus {
+namespace {
+
+/// One ASTRAEA round on a hand-made state: 3 tenants on 4 x 8 GPUs, running jobs (two of
+/// tenant 0 restarted 60 s ago: delay jobs), pending new jobs, a starving gang, and jobs that
+/// already ran. Returns its actions as (kind, job, machine:gpus...) text.
+std::vector<std::string> round_with_durations(const std::vector<Seconds>& durations) {
+    static const std::vector<Tenant> tenants = {{"a", 1}, {"b", 2}, {"c", 1}};
+    std::vector<Job> jobs;
+    const int gpus[] = {8, 4, 4, 2, 8, 1, 16, 2, 4, 1, 8, 2};
+    const int owner[] = {0, 0, 0, 1, 1, 1, 1, 2, 2, 2, 0, 1};
+    for (int j = 0; j < 12; ++j) {
+        Job x;
+        x.id = j;
+        x.tenant = owner[j];
+        x.gpus = gpus[j];
+        x.submit_s = 100 * j;
+        x.duration_s = durations[static_cast<std::size_t>(j)];
+        jobs.push_back(x);
+    }
+    std::vector<RunState> runs(jobs.size());
+    ClusterState cluster(ClusterSpec::uniform(4, 8));
+    const Seconds now = 30000;
+    std::vector<Seconds> lease_end(jobs.size(), 0), wait_begin(jobs.size(), 0);
+    // Running: 0 (8 GPUs, machine 0), 1 and 2 (tenant 0's delay jobs, machine 1), 3 (machine 2).
+    auto run_on = [&](int j, int m, Seconds since, Seconds executed) {
+        RunState& r = runs[static_cast<std::size_t>(j)];
+        r.status = RunStatus::Running;
+        r.placement.parts.push_back({m, gpus[j]});
+        r.executed_s = executed;
+        r.lease_expiries = 1;
+        r.utilized_gpu_s = static_cast<double>(executed * gpus[j]);
+        r.deserved_gpu_s = 2000.0 * gpus[j];
+        r.fairness = r.utilized_gpu_s / r.deserved_gpu_s;
+        cluster.take(m, gpus[j]);
+        lease_end[static_cast<std::size_t>(j)] = now - since + 900;
+    };
+    run_on(0, 0, 600, 5000);
+    run_on(1, 1, 60, 3000);
+    run_on(2, 1, 60, 900);
+    run_on(3, 2, 300, 100);
+    std::vector<int> pending = {4, 5, 6, 7, 8, 9, 10, 11};
+    for (int j : pending) {
+        RunState& r = runs[static_cast<std::size_t>(j)];
+        r.status = RunStatus::Pending;
+        r.executed_s = j % 2 == 0 ? 0 : 1200;  // odd ones already ran
+        r.utilized_gpu_s = static_cast<double>(r.executed_s * gpus[j]);
+        r.deserved_gpu_s = 1500.0 * gpus[j] + j;
+        r.fairness = r.utilized_gpu_s / r.deserved_gpu_s;
+        wait_begin[static_cast<std::size_t>(j)] = j == 6 ? 0 : now - 500;  // 6 is starving
+    }
+    RoundInput in;
+    in.jobs = jobs;
+    in.runs = runs;
+    in.tenant_info = tenants;
+    in.now = now;
+    in.sticky_renewals = true;
+    in.pending_jobs = static_cast<int>(pending.size());
+    in.lease_end_s = lease_end;
+    in.wait_begin_s = wait_begin;
+    const std::vector<int> running = {0, 1, 2, 3}, share_order = {0, 1, 2};
+    in.running_all = running;
+    in.share_order = share_order;
+    const int quota[] = {8, 16, 8}, used[] = {16, 2, 0};
+    const double index[] = {1.4, 0.6, 0.9};
+    in.tenants.resize(3);
+    for (std::size_t u = 0; u < 3; ++u) {
+        TenantQueue& q = in.tenants[u];
+        q.quota = quota[u];
+        q.used = used[u];
+        q.index = index[u];
+        q.utilized = static_cast<GpuSeconds>(index[u] * 100000);
+        q.entitled = 100000;
+        q.min_gpus = 1;
+        q.new_jobs = 2;
+        q.starving_jobs = u == 1 ? 1 : 0;
+    }
+    static const std::vector<int> starving_b = {6};
+    in.prepare = [&](std::size_t u, TenantQueue& q) {
+        q.pending.clear();
+        for (int j : pending)
+            if (owner[j] == static_cast<int>(u) && j != 6) q.pending.push_back(j);
+        q.starving = u == 1 ? std::span<const int>(starving_b) : std::span<const int>();
+        q.delay.clear();
+        if (u == 0) q.delay = {1, 2};
+    };
+    AstraeaOptions opt;
+    opt.lease_s = 900;
+    ConsolidatePlacer placer;
+    Rng rng(1);
+    std::vector<Action> actions;
+    astraea_round(in, cluster, opt, placer, rng, actions);
+    std::vector<std::string> out;
+    for (const Action& a : actions) {
+        std::string s = fmt::format("{} {}", a.kind == Action::Kind::Start ? "start" : "preempt", a.job);
+        for (const auto& p : a.placement.parts) s += fmt::format(" {}:{}", p.machine, p.gpus);
+        out.push_back(s);
+    }
+    return out;
+}
+
+// The default ASTRAEA (fairness order, no backfill) does not predict run times
+// (predicts_run_times() is false), so the simulator hands it the real jobs: its decisions must
+// not depend on them. Two very different sets of run times give the same round.
+TEST(AstraeaRound, DecisionsDoNotDependOnRunTimes) {
+    const std::vector<Seconds> short_ones(12, 60);
+    std::vector<Seconds> mixed;
+    for (int j = 0; j < 12; ++j) mixed.push_back(j % 3 == 0 ? 9'000'000 : 1 + 37 * j);
+    const auto a = round_with_durations(short_ones);
+    const auto b = round_with_durations(mixed);
+    EXPECT_FALSE(a.empty());
+    EXPECT_EQ(a, b);
+}
 
 }  // namespace
 }  // namespace astraeus

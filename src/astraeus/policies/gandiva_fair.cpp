@@ -4,7 +4,8 @@
 
 namespace astraeus {
 
-void GandivaFairPolicy::on_admit(const RoundInput&, int j, PolicyLedger& ledger) const {
+void GandivaFairPolicy::on_admit(const RoundInput& in, int j, PolicyLedger& ledger) const {
+    if (ledger.job.size() < in.jobs.size()) ledger.job.resize(in.jobs.size(), 0.0);  // first use
     ledger.job[j] = ledger.run;
 }
 

@@ -30,8 +30,10 @@ public:
     virtual std::string_view name() const = 0;
 
     /// true: the policy predicts run times and reads jobs' duration_s (d_j) in its rounds (srtf,
-    /// themis, ASTRAEA with the srtf/themis order or --backfill). Otherwise the event engine
-    /// shows it every job with duration_s = 0: a scheduler does not know how long a job runs.
+    /// themis, ASTRAEA with the srtf/themis order or --backfill). Otherwise it must not read
+    /// them: a scheduler does not know how long a job runs (the engine hands every policy the
+    /// real jobs; tests/unit/policies_test.cpp checks ASTRAEA's round against two sets of run
+    /// times, and every policy's outputs against the engine that blanked them).
     virtual bool predicts_run_times() const { return false; }
     /// true: the shell fills ASTRAEA's lists (starving and delay jobs per tenant, tenant
     /// indexes, F_j of pending jobs refreshed) and renews leases in ASTRAEA's job order.

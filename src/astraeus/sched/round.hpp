@@ -48,7 +48,7 @@ struct TenantQueue {
 /// a run can be replayed): one number per job and one for the run, stored by the shell and
 /// written only by the policy's admission and release hooks (gandiva-fair: stride passes).
 struct PolicyLedger {
-    std::vector<double> job;  ///< per job index
+    std::vector<double> job;  ///< per job index; sized by the policy that uses it (on_admit)
     double run = 0;
 };
 

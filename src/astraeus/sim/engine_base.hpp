@@ -67,10 +67,8 @@ protected:
     /// The result, with each tenant's F_u over the whole run.
     SimResult finish_result();
 
-    /// The jobs as policies see them: w_.jobs, or (event engine, a policy that does not predict
-    /// run times) a copy with duration_s = 0.
+    /// The jobs as policies see them (w_.jobs).
     std::span<const Job> policy_jobs_;
-    std::vector<Job> blind_jobs_;
     const Workload& w_;
     const SimConfig& c_;
     const AstraeaOptions& opt_;

@@ -90,23 +90,10 @@ public:
         integrals_.resize(tenants());
         active_.assign(tenants(), 0);
         demand_.assign(tenants(), 0);
-        ledger_.job.assign(n, 0.0);
+        // Policies get the real jobs: one that does not predict run times (predicts_run_times()
+        // false) must not read duration_s (a copy with run times 0 cost 56 bytes a job;
+        // tests/unit/policies_test.cpp AstraeaRound.DecisionsDoNotDependOnRunTimes).
         // What every policy reads; these vectors keep their size for the whole run.
-        if (!policy_->predicts_run_times()) {
-            // What a scheduler knows of a job: not its run time.
-            blind_jobs_.resize(n);
-            for (std::size_t j = 0; j < n; ++j) {
-                const Job& job = w.jobs[j];
-                Job& b = blind_jobs_[j];
-                b.id = job.id;
-                b.tenant = job.tenant;
-                b.gpus = job.gpus;
-                b.submit_s = job.submit_s;
-                b.weight = job.weight;
-                b.duration_s = 0;
-            }
-            policy_jobs_ = blind_jobs_;
-        }
         RoundInput& in = round_in_;
         in.jobs = policy_jobs_;
         in.runs = res_.runs;
