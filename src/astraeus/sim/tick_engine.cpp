@@ -19,9 +19,13 @@ public:
         Seconds t = 0;
         while (next_arrival_ < w_.jobs.size() || !pending_.empty(0) || !running_.empty(0)) {
             if (t % opt_.bucket_s == 0) close_buckets(t);
-            advance_pending(t);
-            advance_running(t);
-            accrue_job_ledgers(tick);
+            // The reference's passes (advance the pending jobs' clocks, then the running ones',
+            // then every job's deserved service, then the tenants'), fused into one pass over
+            // each list: a job's updates read only its own fields and per-tenant values that
+            // these passes do not change, so the results are the same, bit for bit.
+            tenant_shares();
+            advance_pending(t, tick);
+            advance_running(t, tick);
             accrue_tenant_ledgers(tick);
             end_leases_and_jobs(t);
             find_delay_jobs();
@@ -36,10 +40,14 @@ public:
     }
 
 private:
-    std::vector<TenantServiceSums> window_sums() const {
-        std::vector<TenantServiceSums> s;
-        for (const auto& l : ledgers_) s.push_back(l.window());
-        return s;
+    std::vector<TenantServiceSums> sums_;  ///< window_sums()'s, reused every tick
+    std::vector<double> share_;            ///< per tenant: a job's fair share this tick
+    std::vector<int> pending_gpus_;        ///< per tenant: GPUs of its pending jobs this tick
+
+    const std::vector<TenantServiceSums>& window_sums() {
+        sums_.resize(tenants());
+        for (std::size_t u = 0; u < tenants(); ++u) sums_[u] = ledgers_[u].window();
+        return sums_;
     }
 
     void close_buckets(Seconds t) {
@@ -49,7 +57,21 @@ private:
         }
     }
 
-    void advance_pending(Seconds t) {
+    // Each tenant's per-job fair share this tick (job_fair_share(1, n, n, Q_u): the same
+    // expression per job as before, computed once per tenant) and its pending GPUs (summed by
+    // advance_pending).
+    void tenant_shares() {
+        const std::size_t n = tenants();
+        share_.resize(n);
+        pending_gpus_.assign(n, 0);
+        for (std::size_t u = 0; u < n; ++u) {
+            const int active = static_cast<int>(t_pending_.size(u) + t_running_.size(u));
+            share_[u] = active > 0 ? job_fair_share(1.0, active, active, quota(static_cast<int>(u)))
+                                   : 0.0;
+        }
+    }
+
+    void advance_pending(Seconds t, Seconds dt_accrue) {
         clear_starving();
         for (int j : pending_.live(0)) {
             RunState& r = run(j);
@@ -59,11 +81,16 @@ private:
             r.life_s += dt;
             r.last_check_s = t;
             if (r.waiting_since_start_s >= opt_.starvation_s) add_starving(j);
+            const int u = tenant(j);
+            const int g = gpus(j);
+            pending_gpus_[u] += g;
+            accrue_deserved(r, g, share_[u], dt_accrue);
+            refresh_fairness(r);
         }
         sort_starving();
     }
 
-    void advance_running(Seconds t) {
+    void advance_running(Seconds t, Seconds dt_accrue) {
         for (int j : running_.live(0)) {
             RunState& r = run(j);
             const Seconds dt = t - r.last_check_s;
@@ -71,26 +98,16 @@ private:
             r.life_s += dt;
             r.last_check_s = t;
             r.lease_run_s += dt;
-        }
-    }
-
-    void accrue_job_ledgers(Seconds dt) {
-        auto accrue = [&](int j, bool running) {
-            RunState& r = run(j);
-            const int u = tenant(j);
-            const int active = static_cast<int>(t_pending_.size(u) + t_running_.size(u));
-            accrue_deserved(r, gpus(j), job_fair_share(1.0, active, active, quota(u)), dt);
-            if (running) r.utilized_gpu_s = static_cast<double>(GpuSeconds{gpus(j)} * r.executed_s);
+            const int g = gpus(j);
+            accrue_deserved(r, g, share_[tenant(j)], dt_accrue);
+            r.utilized_gpu_s = static_cast<double>(GpuSeconds{g} * r.executed_s);
             refresh_fairness(r);
-        };
-        for (int j : pending_.live(0)) accrue(j, false);
-        for (int j : running_.live(0)) accrue(j, true);
+        }
     }
 
     void accrue_tenant_ledgers(Seconds dt) {
         for (std::size_t u = 0; u < tenants(); ++u) {
-            int demand = used_[u];
-            for (int j : t_pending_.live(u)) demand += gpus(j);
+            const int demand = used_[u] + pending_gpus_[u];
             ledgers_[u].accrue(quota(static_cast<int>(u)), demand, used_[u], dt);
         }
     }
