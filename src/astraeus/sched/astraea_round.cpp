@@ -379,7 +379,10 @@ void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& 
                    const Placer& placer, Rng& rng, std::vector<Action>& actions) {
     actions.clear();
     in.lease_until.clear();
-    if (in.eager)
+    // Only the random order (it draws from rng) and themis (its cached rho) depend on a queue
+    // being ranked when the round does not read it; every other order ranks from the runs'
+    // state, which the round does not change, so ranking on first read is the same.
+    if (in.eager && (opt.job_order == JobOrder::Random || opt.job_order == JobOrder::Themis))
         for (std::size_t u = 0; u < in.tenants.size(); ++u) queue(in, u, opt, rng);
     const AstraeaImprovements imp = improvements(opt);
     thread_local std::vector<int> early;
