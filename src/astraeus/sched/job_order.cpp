@@ -15,6 +15,15 @@ int LazyRanking::operator[](std::size_t k) {
         built_ = true;
     }
     while (k >= ordered_.size()) {
+        if (ordered_.size() >= kHeapReads) {
+            // Read this far, a round usually reads on (phase 1 walks a queue past every gang
+            // too big for the free GPUs): the rest sorted at once is cheaper than a pop each.
+            // RankKey's order is total (pos is unique), so the order is the heap's.
+            std::sort(heap_.begin(), heap_.end());
+            for (const RankKey& key : heap_) ordered_.push_back(key.job);
+            heap_.clear();
+            break;
+        }
         std::pop_heap(heap_.begin(), heap_.end(), later);
         ordered_.push_back(heap_.back().job);
         heap_.pop_back();
