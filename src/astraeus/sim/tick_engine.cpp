@@ -23,12 +23,13 @@ public:
             // then every job's deserved service, then the tenants'), fused into one pass over
             // each list: a job's updates read only its own fields and per-tenant values that
             // these passes do not change, so the results are the same, bit for bit.
+            // The running pass also ends leases and jobs and finds the delay jobs, as the
+            // reference's later passes over the running list do (its skip included); the tenant
+            // ledgers accrue before it, on the GPUs held before any end, as in the reference.
             tenant_shares();
             advance_pending(t, tick);
-            advance_running(t, tick);
             accrue_tenant_ledgers(tick);
-            end_leases_and_jobs(t);
-            find_delay_jobs();
+            advance_running(t, tick);
             admit_arrivals(t);
             schedule(t);
             res_.busy_gpu_s += GpuSeconds{cluster_.total_gpus() - cluster_.free_gpus()} * tick;
@@ -91,18 +92,38 @@ private:
     }
 
     void advance_running(Seconds t, Seconds dt_accrue) {
-        for (int j : running_.live(0)) {
-            RunState& r = run(j);
-            const Seconds dt = t - r.last_check_s;
-            r.executed_s += dt;
-            r.life_s += dt;
-            r.last_check_s = t;
-            r.lease_run_s += dt;
-            const int g = gpus(j);
-            accrue_deserved(r, g, share_[tenant(j)], dt_accrue);
-            r.utilized_gpu_s = static_cast<double>(GpuSeconds{g} * r.executed_s);
-            refresh_fairness(r);
+        for (auto& d : delay_) d.clear();
+        const std::vector<int>& running = running_.stored(0);  // erased from as it is walked
+        std::size_t i = 0;
+        while (i < running.size()) {
+            const int j = running[i];
+            advance_run(j, t, dt_accrue);
+            if (end_lease_or_job(j, t)) {
+                // The reference's end pass removed j and stepped on: the job that moved into
+                // j's place is not looked at for an end until the next tick.
+                if (i < running.size()) {
+                    advance_run(running[i], t, dt_accrue);
+                    note_delay_job(running[i]);
+                    ++i;
+                }
+                continue;
+            }
+            note_delay_job(j);
+            ++i;
         }
+    }
+
+    void advance_run(int j, Seconds t, Seconds dt_accrue) {
+        RunState& r = run(j);
+        const Seconds dt = t - r.last_check_s;
+        r.executed_s += dt;
+        r.life_s += dt;
+        r.last_check_s = t;
+        r.lease_run_s += dt;
+        const int g = gpus(j);
+        accrue_deserved(r, g, share_[tenant(j)], dt_accrue);
+        r.utilized_gpu_s = static_cast<double>(GpuSeconds{g} * r.executed_s);
+        refresh_fairness(r);
     }
 
     void accrue_tenant_ledgers(Seconds dt) {
@@ -112,19 +133,20 @@ private:
         }
     }
 
-    // The reference walks its running list while removing from it, so the job after each
-    // removed one is looked at only in the next tick (kept in compat).
-    void end_leases_and_jobs(Seconds t) {
-        const std::vector<int>& running = running_.stored(0);  // erased from as it is walked
-        for (std::size_t i = 0; i < running.size(); ++i) {
-            const int j = running[i];
-            RunState& r = run(j);
-            if (r.executed_s >= w_.jobs[j].duration_s) {
-                finish(j, t);
-            } else if (r.lease_run_s >= opt_.lease_s) {
-                expire_lease(j, t);
-            }
+    // Ends j's job or lease if due; true if j left the running list. The reference walks its
+    // running list while removing from it, so the job after each removed one is looked at only
+    // in the next tick (kept in compat: advance_running).
+    bool end_lease_or_job(int j, Seconds t) {
+        RunState& r = run(j);
+        if (r.executed_s >= w_.jobs[j].duration_s) {
+            finish(j, t);
+            return true;
         }
+        if (r.lease_run_s >= opt_.lease_s) {
+            expire_lease(j, t);
+            return true;
+        }
+        return false;
     }
 
     void finish(int j, Seconds t) {
@@ -156,17 +178,15 @@ private:
         return r.lease_run_s >= 120 && r.lease_run_s < opt_.delay_s;
     }
 
-    void find_delay_jobs() {
-        for (auto& d : delay_) d.clear();
-        for (int j : running_.live(0)) {
-            RunState& r = run(j);
-            if (!is_delay_job(r)) continue;
-            // Judged without the current lease's work, which a preemption would lose.
-            r.utilized_gpu_s =
-                static_cast<double>(GpuSeconds{gpus(j)} * (r.executed_s - r.lease_run_s));
-            refresh_fairness(r);
-            delay_[tenant(j)].push_back(j);
-        }
+    // A running job still in the list after the end checks, in list order (the reference's
+    // pass after its end pass).
+    void note_delay_job(int j) {
+        RunState& r = run(j);
+        if (!is_delay_job(r)) return;
+        // Judged without the current lease's work, which a preemption would lose.
+        r.utilized_gpu_s = static_cast<double>(GpuSeconds{gpus(j)} * (r.executed_s - r.lease_run_s));
+        refresh_fairness(r);
+        delay_[tenant(j)].push_back(j);
     }
 
     void admit_arrivals(Seconds t) {
