@@ -430,9 +430,10 @@ void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& 
         const double budget = fill[u].budget;
         {
             // No candidate fits the budget, and only a new job could make room (by preempting
-            // delay jobs): nothing can happen for this tenant.
+            // delay jobs, if the tenant has any): nothing can happen for this tenant.
             const TenantQueue& peek = in.tenants[u];
-            const bool may_preempt = opt.quota_mode == QuotaMode::Fair && peek.new_jobs > 0;
+            const bool may_preempt = opt.quota_mode == QuotaMode::Fair && peek.new_jobs > 0 &&
+                                     peek.delay_jobs != 0;
             if (budget - peek.used < peek.min_gpus && !may_preempt) {
                 head[u] = 0;
                 continue;

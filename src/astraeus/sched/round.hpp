@@ -32,6 +32,10 @@ struct TenantQueue {
     int min_gpus = 0;              ///< smallest gang among its pending jobs (INT_MAX if none)
     int new_jobs = 0;              ///< pending jobs that never ran (the only ones that preempt)
     std::size_t starving_jobs = 0; ///< how many of its pending jobs are starving
+    /// How many delay jobs (possible victims) it has, known before its queues are prepared;
+    /// kUnknown (a shell that does not say): as if it had some.
+    static constexpr std::size_t kUnknown = static_cast<std::size_t>(-1);
+    std::size_t delay_jobs = kUnknown;
     /// GPU-seconds of entitlement per second used in the one-lease projection of phase 1:
     /// C * s_u / sum(s) with exact entitlements; < 0: the quota Q_u (as published).
     double entitlement_rate = -1;

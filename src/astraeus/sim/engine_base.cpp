@@ -173,6 +173,8 @@ void EngineBase::prepare_astraea_round(const std::vector<TenantServiceSums>& sum
         q.min_gpus = min_pending_gpus(u);
         q.new_jobs = new_pending_[u];
         q.starving_jobs = starving_[u].size();
+        // compat fills delay_ before the round; default mode finds delay jobs in prepare.
+        q.delay_jobs = opt_.mode == Mode::Compat ? delay_[u].size() : TenantQueue::kUnknown;
         q.prepared = false;
     }
     if (!in.prepare) in.prepare = [this](std::size_t u, TenantQueue& q) { prepare_tenant(u, q); };
