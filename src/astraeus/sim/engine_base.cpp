@@ -20,7 +20,6 @@ EngineBase::EngineBase(const Workload& w, const SimConfig& c, std::vector<int> q
       rng_(c.options.seed), pending_(1, w.jobs.size(), tombstone_lists),
       running_(1, w.jobs.size(), tombstone_lists),
       t_pending_(per_tenant(w, tombstone_lists)), t_running_(per_tenant(w, tombstone_lists)) {
-    policy_jobs_ = w.jobs;
     const std::size_t n = w.tenants.size();
     res_.quotas = std::move(quotas);
     res_.runs.resize(w.jobs.size());
@@ -141,7 +140,7 @@ void EngineBase::prepare_astraea_round(const std::vector<TenantServiceSums>& sum
     in.now = now;
     in.sticky_renewals = opt_.mode == Mode::Default;
     in.eager = opt_.mode == Mode::Compat;
-    in.jobs = policy_jobs_;
+    in.jobs = w_.jobs;
     in.runs = res_.runs;
     in.themis_rho = themis_rho_;
     in.share_order = w_.share_order;

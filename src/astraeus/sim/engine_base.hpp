@@ -67,8 +67,6 @@ protected:
     /// The result, with each tenant's F_u over the whole run.
     SimResult finish_result();
 
-    /// The jobs as policies see them (w_.jobs).
-    std::span<const Job> policy_jobs_;
     const Workload& w_;
     const SimConfig& c_;
     const AstraeaOptions& opt_;

@@ -90,12 +90,11 @@ public:
         integrals_.resize(tenants());
         active_.assign(tenants(), 0);
         demand_.assign(tenants(), 0);
-        // Policies get the real jobs: one that does not predict run times (predicts_run_times()
-        // false) must not read duration_s (a copy with run times 0 cost 56 bytes a job;
-        // tests/unit/policies_test.cpp AstraeaRound.DecisionsDoNotDependOnRunTimes).
-        // What every policy reads; these vectors keep their size for the whole run.
+        // What every policy reads; these vectors keep their size for the whole run. Policies get
+        // the real jobs: one that does not predict run times must not read duration_s
+        // (sched/policy.hpp; FairerAstraea.PoliciesThatDoNotPredictRunTimesNeverReadThem).
         RoundInput& in = round_in_;
-        in.jobs = policy_jobs_;
+        in.jobs = w_.jobs;
         in.runs = res_.runs;
         in.tenant_info = w_.tenants;
         in.name_rank = tenant_name_ranks(w_.tenants);
