@@ -5,6 +5,8 @@
 #include <cmath>
 #include <limits>
 
+#include "astraeus/base/huge_pages.hpp"
+
 namespace astraeus::detail {
 namespace {
 
@@ -22,6 +24,7 @@ EngineBase::EngineBase(const Workload& w, const SimConfig& c, std::vector<int> q
       t_pending_(per_tenant(w, tombstone_lists)), t_running_(per_tenant(w, tombstone_lists)) {
     const std::size_t n = w.tenants.size();
     res_.quotas = std::move(quotas);
+    reserve_huge(res_.runs, w.jobs.size());  // 184 bytes a job, filled at once
     res_.runs.resize(w.jobs.size());
     // Only the themis job order reads and writes it (sched/job_order.cpp).
     if (c.options.job_order == JobOrder::Themis) themis_rho_.assign(w.jobs.size(), 1.0);

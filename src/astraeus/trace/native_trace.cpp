@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 
+#include "astraeus/base/huge_pages.hpp"
 #include "astraeus/trace/civil_time.hpp"
 #include "astraeus/trace/csv.hpp"
 #include "astraeus/trace/tenants.hpp"
@@ -74,6 +75,7 @@ Result<Workload> parse_native(std::string_view text, const std::string& source) 
                     "' (this build reads '" + magic + "')");
 
     Workload w;
+    reserve_huge(w.jobs, lines.size());  // at most one job a line: no copies while reading
     std::optional<std::vector<int>> share_order;
     std::optional<std::int64_t> epoch_utc;
     std::size_t epoch_utc_line = 0;

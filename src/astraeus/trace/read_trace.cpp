@@ -82,7 +82,9 @@ Result<Workload> read_trace(const std::string& path, const std::string& format, 
     for (const auto& [n, reader] : registry()) {
         if (n != name) continue;
         auto w = reader(path, skips);
-        if (w) w->jobs.shrink_to_fit();  // the readers grow it by doubling
+        // The readers grow it by doubling or reserve a job a line: give back what is well over
+        // (shrinking copies every job, not worth it for the few header lines).
+        if (w && w->jobs.capacity() - w->jobs.size() > w->jobs.size() / 16) w->jobs.shrink_to_fit();
         return w;
     }
     return fail("unknown trace format '" + format + "' (valid: " + format_list() + ")");
