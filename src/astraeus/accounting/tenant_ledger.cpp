@@ -25,13 +25,6 @@ TenantLedger::TenantLedger(int window_buckets)
     assert(window_buckets >= 1);
 }
 
-void TenantLedger::accrue(int quota_gpus, int demand_gpus, int used_gpus, Seconds dt_s) {
-    current_.entitled += GpuSeconds{quota_gpus} * dt_s;
-    current_.demand += GpuSeconds{demand_gpus} * dt_s;
-    current_.utilized += GpuSeconds{used_gpus} * dt_s;
-    current_.deserved += GpuSeconds{std::min(demand_gpus, quota_gpus)} * dt_s;
-}
-
 void TenantLedger::close_bucket() {
     if (closed_ >= ring_.size()) add(sums_, ring_[next_], -1);
     ring_[next_] = current_;

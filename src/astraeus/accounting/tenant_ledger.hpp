@@ -21,7 +21,13 @@ public:
     explicit TenantLedger(int window_buckets = 24);
     /// Adds dt_s seconds at the given rates (GPUs): W += quota*dt, demand += demand*dt,
     /// U += used*dt, D += min(demand, quota)*dt.
-    void accrue(int quota_gpus, int demand_gpus, int used_gpus, Seconds dt_s);
+    /// (Inline: the simulator calls it for every tenant at every instant.)
+    void accrue(int quota_gpus, int demand_gpus, int used_gpus, Seconds dt_s) {
+        current_.entitled += GpuSeconds{quota_gpus} * dt_s;
+        current_.demand += GpuSeconds{demand_gpus} * dt_s;
+        current_.utilized += GpuSeconds{used_gpus} * dt_s;
+        current_.deserved += GpuSeconds{demand_gpus < quota_gpus ? demand_gpus : quota_gpus} * dt_s;
+    }
     /// Closes the current bucket (pushes it into the window) and starts an empty one.
     void close_bucket();
     /// Sums over the last `window` closed buckets, plus `current_fraction` (0..1) of the

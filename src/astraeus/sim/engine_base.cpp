@@ -52,8 +52,12 @@ void EngineBase::decay(Seconds dt) {
     const Seconds half = improve_.index_half_life_s;
     if (half <= 0 || dt <= 0) return;
     // Over dt at a constant rate r: S <- S * 2^(-dt/h) + r * (h / ln 2) * (1 - 2^(-dt/h)).
-    const double keep = std::exp2(-static_cast<double>(dt) / static_cast<double>(half));
-    const double gain = static_cast<double>(half) / std::log(2.0) * (1.0 - keep);
+    if (dt != decay_dt_) {
+        decay_dt_ = dt;
+        decay_keep_ = std::exp2(-static_cast<double>(dt) / static_cast<double>(half));
+        decay_gain_ = static_cast<double>(half) / std::log(2.0) * (1.0 - decay_keep_);
+    }
+    const double keep = decay_keep_, gain = decay_gain_;
     for (std::size_t u = 0; u < tenants(); ++u) {
         const double rate = improve_.exact_entitlement ? exact_share_[u] : quota(int(u));
         decayed_used_[u] = decayed_used_[u] * keep + used_[u] * gain;

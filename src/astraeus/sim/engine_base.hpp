@@ -83,6 +83,9 @@ protected:
     /// Decays the usage and entitlement sums over dt seconds at the given rates (the tenants'
     /// GPUs in use now); no-op unless the index half-life is on.
     void decay(Seconds dt);
+    /// decay()'s factors for the last dt (2^(-dt/h) and its gain): instants often repeat a gap.
+    Seconds decay_dt_ = -1;
+    double decay_keep_ = 1.0, decay_gain_ = 0.0;
     /// Global lists (list 0; reference order) and per-tenant lists (list u).
     JobLists pending_, running_, t_pending_, t_running_;
     std::vector<std::vector<int>> starving_, delay_;
