@@ -21,7 +21,8 @@
 #                 kill -9 (machine lost: failure), a drain (preemption) and an agent restart
 #                 (its workers killed: failure); the run's failure, preemption and restart
 #                 GPU-seconds equal the gaps this test measures on its own clock (a poller
-#                 records each state change), within 2 s per event x 4 GPUs
+#                 records each state change), within 2 s per event x 4 GPUs; each worker's
+#                 checkpoint takes 3 s, so every interruption holds the GPUs a few seconds
 #   ddp_drain     the example PyTorch DDP script (examples/train_ddp.py, gloo on CPU) as the gang:
 #                 ranks and master right, a drain -> checkpoint -> resumed from that step on the
 #                 other machines -> done (skipped, 77, without python3-torch)
@@ -274,7 +275,10 @@ agent_kill)
   ;;
 
 interruptions)
-  submit x 100000 0.1
+  # Each worker's checkpoint takes 3 s on the signal: every interruption holds the GPUs a while.
+  code=$(post "$WT" runs "{\"name\": \"x\", \"workers\": 2, \"gpus_per_worker\": 2,
+          \"command\": \"$HERE/agent_worker.sh 100000 0.1 '' 3\"}")
+  [ "$code" = 201 ] || fail "submit x: HTTP $code $(cat "$WORK/post.out")"
   python3 "$HERE/run_state_poller.py" "$API" "$WT" x "$WORK/x.states" &
   POLLER=$!
   running_on() {  # running_on ATTEMPT: waits until the run runs that attempt (then 2 s more)
