@@ -111,7 +111,18 @@ bad cut.txt "$H"$'\n1|ml|gpu|COMPLETED|2026-11-02T10:00:00|2026-11-02T10:00:00|2
   "cut.txt:2: the last line has no line end: the output looks cut short"
 bad nodup.txt "$H|Restarts"$'\n7|ml|gpu|COMPLETED|2026-11-02T10:30:00|2026-11-02T10:30:00|2026-11-02T12:00:00|n1|gres/gpu=1|1\n' \
   "nodup.txt:2: job 7 was requeued 1 times (Restarts) but has 1 record(s): run sacct with -D (--duplicates)"
+# The same check in JSON (restart_cnt, Slurm 23.02+): job 7 requeued twice, one record.
+bad nodup.json '{"jobs": [{"job_id": 7, "account": "ml", "partition": "gpu", "state": {"current": "COMPLETED"}, "restart_cnt": 2, "time": {"submission": 1793613600, "start": 1793613600, "end": 1793617200}, "nodes": "n1", "tres": {"allocated": [{"type": "gres", "name": "gpu", "count": 1}]}}]}' \
+  "nodup.json: jobs[0]: job 7 was requeued 2 times (restart_cnt) but has 1 record(s): run sacct with -D (--duplicates)"
 ONE="$H"$'\n1|ml|gpu|COMPLETED|2026-11-02T10:00:00|2026-11-02T10:00:00|2026-11-02T11:00:00|n1|gres/gpu=2\n'
+# Without a restart count nothing can tell whether sacct ran with -D: read, and said on stderr
+# (and in --json's notes); with Restarts (0: never requeued) nothing is said.
+printf '%s' "$ONE" > "$tmp/norestarts.txt"
+"$bin" goodput import-slurm "$tmp/norestarts.txt" --by run --json > "$tmp/nr.json" 2> "$tmp/nr.err"
+check "no restart count: read, and the note on stderr and in --json" "[ $? -eq 0 ] && grep -q '^no restart count in the input (sacct.s Restarts field; restart_cnt in the JSON of Slurm 23.02+): requeued segments missing from it (sacct without -D) cannot be detected; add Restarts to --format$' '$tmp/nr.err' && grep -q 'no restart count in the input' '$tmp/nr.json'"
+printf '%s\n' "$H|Restarts" '1|ml|gpu|COMPLETED|2026-11-02T10:00:00|2026-11-02T10:00:00|2026-11-02T11:00:00|n1|gres/gpu=2|0' > "$tmp/withrestarts.txt"
+"$bin" goodput import-slurm "$tmp/withrestarts.txt" --by run > /dev/null 2> "$tmp/wr.err"
+check "with Restarts: no such note" "[ $? -eq 0 ] && ! grep -q 'no restart count' '$tmp/wr.err'"
 TZ=America/New_York bad localtz.txt "$ONE" \
   "localtz.txt:2: field 'Submit': a time without a zone, and this machine's local time zone is not UTC (UTC-05:00)"
 bad badzone.txt "$ONE" "--timezone 'Mars/Base': no such zone" --timezone Mars/Base
@@ -141,7 +152,7 @@ want.update({'80+0': (2400, 40), '80+1': (1200, 20)})
 assert got == want, got
 assert round(d['total']['waiting_gpu_hours'] * 3600) == 6 * 3600 + 3 * 3600 + 60, d['total']\""
 "$bin" goodput import-slurm "$tmp/arr.txt" --by run --end now > "$tmp/now.txt" 2>/dev/null
-check "--end now: counted up to the current time" "[ \$? -eq 0 ] && grep -q '^68_5 ' '$tmp/now.txt'"
+check "--end now: counted up to the current time" "[ $? -eq 0 ] && grep -q '^68_5 ' '$tmp/now.txt'"
 
 "$bin" goodput import-slurm "$tmp/missing.json" > "$tmp/out" 2> "$tmp/err"
 check "missing file: exit 2 and says so" "[ $? -eq 2 ] && grep -q 'missing.json: cannot open' '$tmp/err'"

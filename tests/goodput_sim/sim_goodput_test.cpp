@@ -169,6 +169,30 @@ TEST(SimGoodput, FailureHoldsThenRestarts) {
     EXPECT_EQ(r->goodput->events.failures, 1);
 }
 
+TEST(SimGoodput, TwentySecondFailureCostsTwentySeconds) {
+    // The case in the simulator: as FailureHoldsThenRestarts with a failure held 20 s.
+    //  place 0, start 60, fail 61, release 81, placed again 81, start 141, runs 1000 s: ends 1141.
+    // x 4 GPUs: starting 240, failure 80 (held; none waiting: placed again at once), restart 240,
+    // productive 4 x 1001; all 4 x 1141. (The minute rule put the 20 s in whatever state held
+    // at the minute's count: failure 0.)
+    LifecycleConfig lc = LifecycleConfig::none();
+    lc.startup_s = 60;
+    lc.early_failure_p = 1.0;
+    lc.early_failure_window_s = 2;
+    lc.failure_hold_s = 20;
+    const Workload w = workload({"a"}, {job(0, 4, 0, 1000)});
+    auto r = simulate(w, config(1, 4, 3600, lc));
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_EQ(r->runs[0].end_s, 1141);
+    const goodput::Counts a = r->goodput->ledger.run_total(0);
+    EXPECT_EQ(held(a, Category::Starting), 4 * 60);
+    EXPECT_EQ(held(a, Category::Failure), 4 * 20);
+    EXPECT_EQ(not_held(a, Category::Failure), 0);
+    EXPECT_EQ(held(a, Category::Restart), 4 * 60);
+    EXPECT_EQ(held(a, Category::Productive), 4 * 1001);
+    EXPECT_EQ(sum(a), 4 * 1141);
+}
+
 TEST(SimGoodput, LeaseEndNotRenewedCountsTheCheckpointAsHeldPreemption) {
     // As LeaseEndNotRenewedIsPreemptionWaitingAndStartupsCount with a checkpoint of 60 s at
     // every lease end (the lease's last 60 s write it).

@@ -17,6 +17,12 @@
 #                 them, read from the service's copies (the agents ship them; 4 KiB chunks)
 #   logs_service_kill  the same with a kill -9 of the service mid-run and a restart: no line
 #                 lost or duplicated
+#   interruptions one run through three interruptions, as a user met them (issue 19): an agent
+#                 kill -9 (machine lost: failure), a drain (preemption) and an agent restart
+#                 (its workers killed: failure); the run's failure, preemption and restart
+#                 GPU-seconds equal the gaps this test measures on its own clock (a poller
+#                 records each state change), within 2 s per event x 4 GPUs; each worker's
+#                 checkpoint takes 3 s, so every interruption holds the GPUs a few seconds
 #   ddp_drain     the example PyTorch DDP script (examples/train_ddp.py, gloo on CPU) as the gang:
 #                 ranks and master right, a drain -> checkpoint -> resumed from that step on the
 #                 other machines -> done (skipped, 77, without python3-torch)
@@ -40,6 +46,7 @@ declare -A AGENT_TOKEN=()  # one agent token per machine: a token registers one 
 
 cleanup() {
   local p
+  [ -n "${POLLER:-}" ] && kill "$POLLER" 2> /dev/null
   for p in "${AGENT_PID[@]}"; do kill -TERM "$p" 2> /dev/null || true; done
   stop_all
   for p in "${AGENT_PID[@]}"; do
@@ -265,6 +272,48 @@ agent_kill)
   wait_until 10 '[ "$(jq_py "$OT" machines "[m[\"state\"] for m in d[\"machines\"] if m[\"name\"] == \"$M\"][0]")" = up ]' ||
     fail "$M is not up again"
   ledger_of k
+  ;;
+
+interruptions)
+  # Each worker's checkpoint takes 3 s on the signal: every interruption holds the GPUs a while.
+  code=$(post "$WT" runs "{\"name\": \"x\", \"workers\": 2, \"gpus_per_worker\": 2,
+          \"command\": \"$HERE/agent_worker.sh 100000 0.1 '' 3\"}")
+  [ "$code" = 201 ] || fail "submit x: HTTP $code $(cat "$WORK/post.out")"
+  python3 "$HERE/run_state_poller.py" "$API" "$WT" x "$WORK/x.states" &
+  POLLER=$!
+  running_on() {  # running_on ATTEMPT: waits until the run runs that attempt (then 2 s more)
+    local att=$1
+    wait_until 60 '[ "$(run_field x "d[\"state\"] + \" \" + str(d[\"attempts\"])")" = "running $att" ]' ||
+      fail "x is not running attempt $att: $(run_field x d)"
+    sleep 2
+  }
+  running_on 1
+  # 1. kill -9 of the agent of worker 0's machine: lost after lost_after_s, the run fails and is
+  #    placed again on the other two machines.
+  M=$(run_field x "d['worker_list'][0]['machine']")
+  kill -KILL "${AGENT_PID[$M]}"
+  running_on 2
+  start_agent "$M"   # back (it kills its orphans), idle
+  wait_until 20 '[ "$(jq_py "$OT" machines "[m[\"state\"] for m in d[\"machines\"] if m[\"name\"] == \"$M\"][0]")" = up ]' ||
+    fail "$M did not come back"
+  # 2. a drain of worker 0's machine: a preemption; placed again on the other two.
+  D=$(run_field x "d['worker_list'][0]['machine']")
+  ASTRALYX_API=$API ASTRALYX_TOKEN=$OT "$ASTRA" machines drain "$D" > /dev/null || fail "drain $D"
+  running_on 3
+  ASTRALYX_API=$API ASTRALYX_TOKEN=$OT "$ASTRA" machines undrain "$D" > /dev/null || fail "undrain $D"
+  # 3. a restart of the agent of worker 1's machine (SIGTERM kills its workers at once): a failure.
+  R=$(run_field x "d['worker_list'][1]['machine']")
+  kill -TERM "${AGENT_PID[$R]}"
+  wait_until 10 '! kill -0 "${AGENT_PID[$R]}" 2> /dev/null' || fail "agent $R did not stop"
+  start_agent "$R"
+  running_on 4
+  post "$WT" runs/x/stop '{}' > /dev/null
+  wait_until 30 '[ "$(run_field x "d[\"state\"]")" = stopped ]' || fail "x did not stop"
+  wait "$POLLER"
+  curl -s -H "Authorization: Bearer $WT" "$API/runs/x/goodput" > "$WORK/x.goodput.json"
+  python3 "$HERE/interruptions_check.py" "$WORK/x.states" "$WORK/x.goodput.json" 4 2 failure preemption failure ||
+    fail "x's failure, preemption and restart time against the gaps measured here"
+  ledger_of x
   ;;
 
 service_kill)

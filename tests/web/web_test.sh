@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# usage: web_test.sh ASTRAEUS_BINARY OUT_DIR
+# usage: web_test.sh ASTRAEUS_BINARY OUT_DIR [ASTRA_BINARY]
 # The web pages in a real browser: starts `astraeus serve` on 127.0.0.1 (simulated executor, 60x
 # clock) with seeded runs in two workspaces, a pool and a cluster named
 # `<img src=x onerror=alert(1)>` and a run whose command is that string, then drives Debian's
 # Chromium through npm's playwright-core (web_test.mjs): sign-in, each view, the figures against
-# the REST API's for the same period, who sees what, names shown as text, a bad token refused.
+# the REST API's and `astra`'s table for the same period, who sees what, names shown as text, a bad token refused.
 # Screenshots and the measured page budget go to OUT_DIR. Skipped (exit 77, with the reason)
 # without chromium, node, curl or `npm ci` in tests/web. Bounded: about 30 s.
 set -u
 ASTRAEUS=$1; mkdir -p "$2" && OUT=$(cd "$2" && pwd) || exit 1
+# astra: the goodput views against the CLI's table for the same period (default: beside astraeus).
+ASTRA=${3:-$(dirname "$ASTRAEUS")/astra}
+[ -x "$ASTRA" ] || { echo "no astra binary at $ASTRA"; exit 1; }
+ASTRA=$(cd "$(dirname "$ASTRA")" && pwd)/$(basename "$ASTRA")
 HERE=$(cd "$(dirname "$0")" && pwd)
 CHROMIUM=${CHROMIUM:-/usr/bin/chromium}
 [ -x "$CHROMIUM" ] || { echo "SKIP: no Chromium at $CHROMIUM (apt-get install chromium)"; exit 77; }
@@ -71,7 +75,7 @@ wait_for "$ML" /stalls '"stalled":\[\{'
 sleep 1
 
 cd "$HERE" && BASE="$BASE" OUT="$OUT" CHROMIUM="$CHROMIUM" XSS="$XSS" \
-  ML="$ML" CV="$CV" ADMIN="$ADMIN" OPERATOR="$OPERATOR" timeout 150 node web_test.mjs
+  ML="$ML" CV="$CV" ADMIN="$ADMIN" OPERATOR="$OPERATOR" ASTRA="$ASTRA" timeout 150 node web_test.mjs
 rc=$?
 [ $rc = 0 ] || { echo "--- server log (tail)"; tail -20 "$WORK/server.log"; }
 exit $rc

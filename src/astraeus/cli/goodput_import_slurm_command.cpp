@@ -70,6 +70,13 @@ int run_import(const ImportArgs& a) {
     }
     auto segments = slurm::parse_sacct(text, name, *format, zone->wall());
     if (!segments) return usage(segments.error().message);
+    // Records missing because sacct ran without -D can be detected only from a restart count.
+    const std::string no_restarts =
+        slurm::restart_count_given(*segments)
+            ? ""
+            : "no restart count in the input (sacct's Restarts field; restart_cnt in the JSON of "
+              "Slurm 23.02+): requeued segments missing from it (sacct without -D) cannot be "
+              "detected; add Restarts to --format";
     auto log = slurm::segments_to_events(std::move(*segments));
     if (!log) return usage(log.error().message);
     if (log->jobs == 0)
@@ -153,12 +160,14 @@ int run_import(const ImportArgs& a) {
         notes += fmt::format("jobs still running or waiting at {} (counted up to it): {}\n",
                              format_rfc3339(end_s), log->jobs_still_going);
     for (const auto& n : log->notes) notes += terminal_safe(n) + "\n";
+    if (!no_restarts.empty()) notes += no_restarts + "\n";
     if (a.json) {
         j["jobs"] = log->jobs;
         j["segments"] = log->segments;
         j["jobs_without_gpus"] = log->jobs_without_gpus;
         j["jobs_still_going"] = log->jobs_still_going;
         j["notes"] = log->notes;
+        if (!no_restarts.empty()) j["notes"].push_back(no_restarts);
         // sacct text may hold bytes that are not UTF-8: replaced (U+FFFD), never a throw.
         out = j.dump(2, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
     }

@@ -165,7 +165,32 @@ Result<Segment> json_segment(const json& j, const std::string& path) {
         if (!req) return std::unexpected(req.error());
         s.requested_gpus = *req;
     }
+    if (j.contains("restart_cnt")) {  // Slurm 23.02 and later
+        auto r = json_int(j, "restart_cnt", path);
+        if (!r) return std::unexpected(r.error());
+        if (!*r || **r < 0) return fail(path + ".restart_cnt: expected a count >= 0");
+        s.restarts = **r;
+    }
     return s;
+}
+
+// A job requeued N times has N + 1 records with -D; fewer: sacct ran without -D (each Segment
+// of the job carries the count; the first record with the largest is named).
+Result<void> check_duplicates(const std::vector<Segment>& segments, const char* field) {
+    std::map<std::string, std::pair<std::int64_t, const Segment*>> most;
+    std::map<std::string, std::int64_t> records;
+    for (const Segment& s : segments) {
+        if (s.restarts < 0) continue;
+        auto& m = most[s.job];
+        if (m.second == nullptr || s.restarts > m.first) m = {s.restarts, &s};
+        ++records[s.job];
+    }
+    for (const auto& [job, m] : most)
+        if (records[job] < m.first + 1)
+            return fail(m.second->where + ": job " + job + " was requeued " + std::to_string(m.first) +
+                        " times (" + field + ") but has " + std::to_string(records[job]) +
+                        " record(s): run sacct with -D (--duplicates), which prints every segment");
+    return {};
 }
 
 // ---- parsable2 -------------------------------------------------------------------------------
@@ -262,6 +287,7 @@ Result<std::vector<Segment>> parse_sacct_json(std::string_view text, std::string
             return fail(f + ": " + path + ": " + e.what());
         }
     }
+    if (auto ok = check_duplicates(out, "restart_cnt"); !ok) return std::unexpected(ok.error());
     return out;
 }
 
@@ -382,6 +408,7 @@ Result<std::vector<Segment>> parse_sacct_parsable(std::string_view text, std::st
             auto& r = restarts[s.job];
             if (*n >= r.first) r = {*n, where};
             ++records[s.job];
+            s.restarts = *n;
         }
         auto ids = array_elements(s.job);
         if (!ids) return fail(where + ": field 'JobID': " + ids.error().message);
@@ -408,6 +435,12 @@ Result<std::vector<Segment>> parse_sacct(std::string_view text, std::string_view
     }
     return format == SacctFormat::Json ? parse_sacct_json(text, file)
                                        : parse_sacct_parsable(text, file, wall);
+}
+
+bool restart_count_given(const std::vector<Segment>& segments) {
+    for (const Segment& s : segments)
+        if (s.restarts >= 0) return true;
+    return false;
 }
 
 }  // namespace astraeus::slurm

@@ -31,7 +31,15 @@ struct Segment {
     std::int64_t gpus = 0;           ///< allocated GPUs, all nodes together (gres/gpu)
     std::int64_t requested_gpus = 0; ///< requested GPUs (ReqTRES; for jobs never allocated)
     std::string where;               ///< "FILE:LINE" or "FILE: jobs[i]", for messages
+    /// The job's restart count when the input gives it (parsable2's Restarts field; the JSON's
+    /// restart_cnt, Slurm 23.02 and later), else -1. A job with fewer records than restarts + 1
+    /// is refused: sacct ran without -D and its requeued segments are missing.
+    std::int64_t restarts = -1;
 };
+
+/// True when some segment carries a restart count: only then can records missing because sacct
+/// ran without -D be detected (the caller says so when none does).
+bool restart_count_given(const std::vector<Segment>& segments);
 
 enum class SacctFormat : std::uint8_t { Auto, Json, Parsable2 };
 /// "auto", "json", "parsable2"; else an error naming them.
@@ -39,8 +47,9 @@ Result<SacctFormat> parse_sacct_format(std::string_view name);
 
 /// `sacct --json` output: {"jobs": [...]} with job_id, name, account, partition, state.current,
 /// time.{submission,start,end} (Unix seconds, 0 = none), nodes, tres.allocated [{type, name,
-/// count}] (and tres.requested), array.{job_id,task_id}, het.{job_id,job_offset}. Steps are ignored. Errors:
-/// "FILE: jobs[i].field: what was expected".
+/// count}] (and tres.requested), array.{job_id,task_id}, het.{job_id,job_offset}, restart_cnt
+/// (when given). Steps are ignored. Errors: "FILE: jobs[i].field: what was expected"; a job
+/// requeued restart_cnt times with fewer records than restart_cnt + 1 (sacct without -D).
 Result<std::vector<Segment>> parse_sacct_json(std::string_view text, std::string_view file);
 
 /// How a sacct time printed without a zone ("YYYY-MM-DDTHH:MM:SS", given here as if it were UTC)

@@ -3,7 +3,7 @@
 // waiting) over a period (last 24 h, 7 days, a custom range up to 400 days); a sortable row per
 // run, machine, pool or workspace with a stacked bar of the eight categories; By week (8).
 // Every figure is the API's (GET /v1/goodput, /v1/goodput/weekly) for the period it shows.
-import { api, q, h, s, gpuh, pct, when, CATEGORIES, cat, asked, stackedBar, legend, biggestLoss, sortableTable, message, unmeasuredNote } from './lib.js';
+import { api, q, h, s, gpuh, pct, when, CATEGORIES, cat, asked, heldCells, stackedBar, legend, biggestLoss, sortableTable, message, unmeasuredNote } from './lib.js';
 
 const state = { period: '7d', by: 'run', from: '', to: '' };
 const MAX_DAYS = 400;
@@ -98,12 +98,14 @@ async function period(me) {
     `From ${when(doc.start)} to ${when(doc.end)} (whole UTC hours)`));
   out.append(summary(doc.total));
   if (unmeasuredNote(doc.total)) out.append(h('p.note', { id: 'unmeasured', text: unmeasuredNote(doc.total) }));
-  const catCol = (c) => ({ label: c.label, num: true, cls: 'cat', value: (r) => cat(r, c.key), cell: (r) => gpuh(cat(r, c.key)) });
+  // The held columns add up to Held as in `astra` (largest remainder); Waiting is rounded alone.
+  const catCol = (c) => ({ label: c.label, num: true, cls: 'cat', value: (r) => cat(r, c.key),
+    cell: (r) => (c.key === 'waiting' ? gpuh(cat(r, c.key)) : heldCells(r)[c.key]) });
   const columns = [
     { label: state.by[0].toUpperCase() + state.by.slice(1), value: (r) => rowName(doc.by, r, multi),
       cell: (r) => (doc.by === 'run' ? runLink(r.workspace, r.run, rowName(doc.by, r, multi)) : h('span', { text: r[doc.by] })), cls: 'name' },
     { label: 'Held', num: true, value: (r) => r.allocated_gpu_hours, cell: (r) => gpuh(r.allocated_gpu_hours) },
-    { label: 'Productive', num: true, value: (r) => r.productive_gpu_hours, cell: (r) => gpuh(r.productive_gpu_hours) },
+    { label: 'Productive', num: true, value: (r) => r.productive_gpu_hours, cell: (r) => heldCells(r).productive },
     { label: 'Goodput', num: true, value: (r) => r.goodput, cell: (r) => pct(r.goodput) },
     ...CATEGORIES.slice(1).map(catCol),
     { label: 'Where the time went', cell: (r) => stackedBar(r), cls: 'barcell' },
@@ -123,7 +125,7 @@ function summary(t) {
   return h('div.cards', { role: 'group', 'aria-label': 'Summary' },
     card('sum-goodput', 'Goodput', pct(t.goodput), 'productive ÷ held'),
     card('sum-held', 'GPU time held', `${gpuh(held)} GPU-h`),
-    card('sum-productive', 'Productive', `${gpuh(t.productive_gpu_hours)} GPU-h`),
+    card('sum-productive', 'Productive', `${heldCells(t).productive} GPU-h`),
     card('sum-notproductive', 'Not productive', `${gpuh(notProductive)} GPU-h`,
       loss ? `biggest loss: ${loss.label.toLowerCase()} ${gpuh(loss.value)} GPU-h` : 'no loss'),
     card('sum-waiting', 'Waiting', `${gpuh(t.waiting_gpu_hours)} GPU-h`, 'asked for, not yet held'));
@@ -136,7 +138,7 @@ async function weekly(me) {
   const columns = [
     { label: 'Week', value: (w) => w.week, cell: (w) => `${w.week} (from ${w.start.slice(0, 10)})` },
     { label: 'Held', num: true, value: (w) => w.total.allocated_gpu_hours, cell: (w) => gpuh(w.total.allocated_gpu_hours) },
-    { label: 'Productive', num: true, value: (w) => w.total.productive_gpu_hours, cell: (w) => gpuh(w.total.productive_gpu_hours) },
+    { label: 'Productive', num: true, value: (w) => w.total.productive_gpu_hours, cell: (w) => heldCells(w.total).productive },
     { label: 'Goodput', num: true, value: (w) => w.total.goodput, cell: (w) => pct(w.total.goodput) },
     { label: 'Waiting', num: true, value: (w) => w.total.waiting_gpu_hours, cell: (w) => gpuh(w.total.waiting_gpu_hours) },
     { label: `${doc.by[0].toUpperCase()}${doc.by.slice(1)}s`, cell: (w) => w.rows.map((r) => r[doc.by]).join(', ') },

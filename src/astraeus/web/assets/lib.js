@@ -68,7 +68,13 @@ export function s(tag, attrs = {}, ...children) {
 }
 
 // Formats: GPU-hours with one decimal, goodput a whole percent ('-' when nothing was held).
-export const gpuh = (v) => (v ?? 0).toFixed(1);
+// GPU-hours are rounded as `astra` rounds them (goodput_io/table.cpp), so that the pages and the
+// CLI show the same digits: from the exact GPU-seconds (the API's hours x 3600), to tenths half
+// away from zero (toFixed would round the double: 0.15 h = 540 GPU-s shows 0.1, astra 0.2).
+const gpuSeconds = (v) => Math.round((v ?? 0) * 3600);
+const tenths = (s) => (s >= 0 ? Math.floor((s + 180) / 360) : -Math.floor((-s + 180) / 360));
+const showTenths = (t) => `${t < 0 ? '-' : ''}${Math.floor(Math.abs(t) / 10)}.${Math.abs(t) % 10}`;
+export const gpuh = (v) => showTenths(tenths(gpuSeconds(v)));
 export const pct = (v) => (v === undefined || v === null ? '-' : `${Math.round(v * 100)}%`);
 export const when = (t) => (t ? t.replace('T', ' ').replace(/:\d\dZ$/, 'Z') : '-');
 
@@ -94,6 +100,24 @@ export const cat = (ledger, key) => {
   return ledger.held_gpu_hours ? ledger.held_gpu_hours[key] || 0 : 0;
 };
 export const asked = (ledger) => CATEGORIES.reduce((a, c) => a + cat(ledger, c.key), 0);
+
+// The seven held columns of a ledger as `astra` shows them: {category: 'N.N'}. Rounded by
+// largest remainder (floors in tenths, then the tenths left to Held to the largest remainders,
+// ties in column order) so that they add up to the Held column exactly, as in the CLI's table.
+export function heldCells(ledger) {
+  const keys = CATEGORIES.slice(0, 7).map((c) => c.key);
+  const secs = keys.map((k) => Math.max(0, gpuSeconds(cat(ledger, k))));
+  const out = secs.map((s) => Math.floor(s / 360));
+  const rem = secs.map((s) => s % 360);
+  for (let left = tenths(gpuSeconds(ledger?.allocated_gpu_hours)) - out.reduce((a, b) => a + b, 0); left > 0; left--) {
+    let i = 0;
+    for (let k = 1; k < rem.length; k++) if (rem[k] > rem[i]) i = k;
+    if (rem[i] < 0) break;
+    out[i]++;
+    rem[i] = -1;
+  }
+  return Object.fromEntries(keys.map((k, i) => [k, showTenths(out[i])]));
+}
 
 // The note shown wherever goodput is: running time no utilization sample or progress decided.
 export const unmeasuredNote = (ledger) => (ledger && ledger.unmeasured_gpu_hours > 0
