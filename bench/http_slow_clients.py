@@ -11,6 +11,7 @@ Prints one JSON object. Needs RLIMIT_NOFILE >= SLOW + 100 (raised to the hard li
 """
 import json
 import resource
+import select
 import socket
 import sys
 import threading
@@ -98,6 +99,7 @@ for s in slow:
 
 # --- 2: parallel 1 GiB chunked bodies ---------------------------------------------------------------
 peak = [rss_kib()]
+out["rss_before_bodies_mib"] = round(peak[0] / 1024, 1)
 sampling = threading.Event()
 
 
@@ -119,16 +121,14 @@ def body_client():
               "Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n".encode())
     sent, got = 0, b""
     s.settimeout(0.002)
+    s.settimeout(30)
     try:
         while sent < (1 << 30):
+            if select.select([s], [], [], 0)[0]:  # the answer (or the close) has come
+                got = s.recv(64)
+                break
             s.sendall(chunk)
             sent += len(chunk)
-            try:
-                got = s.recv(64)
-                if got:
-                    break
-            except socket.timeout:
-                pass
     except OSError:
         pass
     if not got:
@@ -139,7 +139,7 @@ def body_client():
             pass
     s.close()
     with lock:
-        answers.append(got[:12].decode("latin-1"))
+        answers.append(got[:12].decode("latin-1") or "reset or closed before the answer was read")
         sent_total.append(sent)
 
 

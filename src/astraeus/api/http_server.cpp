@@ -27,6 +27,7 @@
 #include <boost/beast/ssl/ssl_stream.hpp>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <functional>
@@ -510,12 +511,13 @@ private:
             lowest().socket().shutdown(tcp::socket::shutdown_send, ignored);
             lowest().expires_after(std::chrono::seconds(2));
             drained_ = 0;
+            if (!scratch_) scratch_ = std::make_unique<std::array<char, 4096>>();  // only while draining
             drain();
         }
     }
 
     void drain() {
-        lowest().async_read_some(net::buffer(scratch_), [self = this->shared_from_this()](beast::error_code ec, std::size_t n) {
+        lowest().async_read_some(net::buffer(*scratch_), [self = this->shared_from_this()](beast::error_code ec, std::size_t n) {
             self->drained_ += n;
             if (ec || self->drained_ > (std::size_t{4} << 20)) {
                 beast::error_code e;
@@ -538,7 +540,7 @@ private:
     /// The connection's strand, fixed at construction: handler pools post back to it.
     const net::any_io_executor strand_;
     std::size_t drained_ = 0;
-    std::array<char, 16384> scratch_{};
+    std::unique_ptr<std::array<char, 4096>> scratch_;  ///< what drain() reads and drops
 };
 
 template <class Stream>
