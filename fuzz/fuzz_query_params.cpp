@@ -1,19 +1,18 @@
 // Fuzz target of query parameters: the input is a query string, split and percent-decoded by
-// cpp-httplib as the server does, then given to the parsers of GET /v1/runs, /v1/goodput and
+// api::parse_target as the server does, then given to the parsers of GET /v1/runs, /v1/goodput and
 // /v1/goodput/weekly (service/request_parse.hpp).
-#include <httplib.h>
-
 #include <cstdint>
 #include <string>
 
+#include "astraeus/api/http_request.hpp"
 #include "astraeus/service/request_parse.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
     const std::string query(reinterpret_cast<const char*>(data), size);
-    httplib::Params multi;
-    httplib::detail::parse_query_text(query, multi);
+    auto target = astraeus::api::parse_target("/v1/runs?" + query);
+    if (!target) __builtin_trap();  // a path with any query is a valid target
     astraeus::service::Params q;
-    for (const auto& [k, v] : multi) q[k] = v;
+    for (const auto& [k, v] : target->query) q[k] = v;
     (void)astraeus::service::check_runs_query(q);
     const astraeus::Seconds now = 1'790'000'000;  // 2026-09
     auto w = astraeus::service::parse_goodput_window(q, now);

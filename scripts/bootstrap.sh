@@ -4,6 +4,7 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config zlib1g-dev
       libfmt-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
       libcpp-httplib-dev libsqlitecpp-dev libsqlite3-dev libssl-dev libspdlog-dev  # astraeus serve
+      libboost-dev  # Boost.Beast + Boost.Asio: the server of astraeus serve (api/http_server.cpp)
       curl jq prometheus wrk  # the service's integration tests, Prometheus scrape test, load benchmark
       openssl  # the TLS tests' CA and certificates (tests/service/tls_test.sh)
       chromium  # chromium: the headless render test of the HTML report (tests/report/)

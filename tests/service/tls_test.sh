@@ -67,9 +67,21 @@ if [ "$MODE" = serve ]; then
   check "--tls-cert without --tls-key: exit 2 (got $RC)" '[ "$RC" = 2 ]'
   check "  message" "grep -qF 'TLS needs both --tls-cert FILE and --tls-key FILE' '$WORK/serve.err'"
 
+  chmod 600 "$WORK/server.key"
   serve_tls --tls-cert "$WORK/server.pem" --tls-key "$WORK/server.key"
   check "serve with TLS: listening (got $RC)" '[ "$RC" = running ]'
+  check "a key file of mode 0600: no warning" "! grep -q tls.key_readable '$WORK/serve.err'"
   URL="https://127.0.0.1:$PORT"
+  # Forward-secret AEAD suites only (issue 18): TLS 1.2 ECDHE + AES-GCM/ChaCha20, or TLS 1.3.
+  # ssl HOW...: the handshake's outcome with openssl s_client (exit status; output in ssl.txt).
+  ssl() { openssl s_client -connect "127.0.0.1:$PORT" -CAfile "$WORK/ca.pem" "$@" < /dev/null > "$WORK/ssl.txt" 2>&1; }
+  check "TLS 1.2 static-RSA CBC-SHA1 (AES128-SHA): refused" "! ssl -tls1_2 -cipher AES128-SHA"
+  check "TLS 1.2 ECDHE CBC (ECDHE-ECDSA-AES128-SHA): refused" "! ssl -tls1_2 -cipher ECDHE-ECDSA-AES128-SHA"
+  check "TLS 1.1: refused" "! ssl -tls1_1 -cipher 'ALL:@SECLEVEL=0'"
+  check "TLS 1.2 ECDHE-ECDSA-AES128-GCM-SHA256: accepted" \
+    "ssl -tls1_2 -cipher ECDHE-ECDSA-AES128-GCM-SHA256 && grep -q 'Cipher is ECDHE-ECDSA-AES128-GCM-SHA256' '$WORK/ssl.txt'"
+  check "TLS 1.2 ECDHE-ECDSA-CHACHA20-POLY1305: accepted" "ssl -tls1_2 -cipher ECDHE-ECDSA-CHACHA20-POLY1305"
+  check "TLS 1.3: accepted" "ssl -tls1_3 && grep -q 'TLSv1.3' '$WORK/ssl.txt'"
   check "curl --cacert: /healthz over https (200)" \
     "[ \"\$(curl -sS --cacert '$WORK/ca.pem' -o /dev/null -w '%{http_code}' $URL/healthz)\" = 200 ]"
   check "curl --cacert via the name localhost (200)" \
@@ -96,6 +108,13 @@ if [ "$MODE" = serve ]; then
   "$ASTRA" --cacert "$WORK/junk.pem" runs list > /dev/null 2> "$WORK/junk.err"
   check "astra --cacert of a file without a certificate: exit 2, named" \
     "[ \$? = 2 ] && grep -qF -- '--cacert $WORK/junk.pem: no PEM certificate' '$WORK/junk.err'"
+  # A key others can read: served, with a warning naming the file.
+  kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2> /dev/null; SERVER_PID=""
+  chmod 644 "$WORK/server.key"
+  serve_tls --tls-cert "$WORK/server.pem" --tls-key "$WORK/server.key"
+  check "a key file of mode 0644: serves (got $RC)" '[ "$RC" = running ]'
+  check "  with a warning naming the file and its mode" \
+    "grep -q 'tls.key_readable' '$WORK/serve.err' && grep -qF -- '--tls-key $WORK/server.key is readable by every user (mode 0644)' '$WORK/serve.err'"
 fi
 
 if [ "$MODE" = prometheus ]; then

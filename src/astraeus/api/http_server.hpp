@@ -1,11 +1,15 @@
-// The REST API over HTTP (cpp-httplib; the only place that uses its server): base /v1, every
-// endpoint of the service contract (docs/api.md), bearer tokens, JSON
-// answers and {"error": "..."} failures. Handlers only parse requests and call the Service.
-// Thread safety: the server runs its handlers on a thread pool; the Service is thread-safe.
+// The REST API over HTTP/1.1 (Boost.Beast on Boost.Asio, event-driven; docs/architecture.md):
+// base /v1, every endpoint of the service contract (docs/api.md), bearer tokens, JSON answers and
+// {"error": "..."} failures. Handlers only parse requests and call the Service. Bounds on
+// requests and connections: api/http_limits.hpp (docs/security.md).
+// Thread safety: a few I/O threads serve every connection; the Service's calls run on two
+// handler pools (users, node agents); the Service is thread-safe. stop() may be called from any
+// thread.
 #pragma once
 #include <memory>
 #include <string>
 
+#include "astraeus/api/http_limits.hpp"
 #include "astraeus/base/error.hpp"
 #include "astraeus/service/service.hpp"
 
@@ -22,20 +26,32 @@ struct TlsFiles {
 /// and the key matches the certificate; an error naming the file and what is wrong otherwise.
 Result<void> check_tls_files(const TlsFiles& tls);
 
+/// A warning when the key file can be read by the group or by others (its mode allows it), ""
+/// otherwise (or when it cannot be examined).
+std::string tls_key_warning(const TlsFiles& tls);
+
 class HttpServer {
 public:
-    /// `threads` handler threads (plus slots for slow clients); TLS when tls.enabled() (check
-    /// the files with check_tls_files first).
-    HttpServer(service::Service& svc, int threads, const TlsFiles& tls = {});
+    /// `threads` handler threads for users and as many for the node agents; TLS when
+    /// tls.enabled() (check the files with check_tls_files first). Raises RLIMIT_NOFILE's soft
+    /// limit to its hard limit (the connection budget comes from it).
+    HttpServer(service::Service& svc, int threads, const TlsFiles& tls = {}, const HttpLimits& limits = {});
     ~HttpServer();
-    /// Binds host:port (port 0: any free port); the bound port, or an error.
+    /// Binds host:port, an IP address (port 0: any free port); the bound port, or an error.
     Result<int> bind(const std::string& host, int port);
+    /// Binds a second listener for the node agents (`--agent-listen`): the agent endpoints and
+    /// /healthz, /readyz only, with its own connection budget (1,024), so user connections
+    /// cannot take the agents' place. Call before serve().
+    Result<int> bind_agents(const std::string& host, int port);
+    /// Connections the main listener holds at once (after bind()).
+    std::size_t connection_budget() const;
     /// Serves until stop() (blocks).
     void serve();
     /// Stops serve() (from another thread).
     void stop();
 
 private:
+    Result<int> listen(const std::string& host, int port, bool agents_only);
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

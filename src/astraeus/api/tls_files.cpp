@@ -1,8 +1,10 @@
-// check_tls_files (api/http_server.hpp): the TLS files of `astraeus serve`, checked with OpenSSL
-// before cpp-httplib loads them, so that a bad file is an error that names it.
+// check_tls_files and tls_key_warning (api/http_server.hpp): the TLS files of `astraeus serve`,
+// checked with OpenSSL before the server loads them, so that a bad file is an error that names it.
 #include <openssl/err.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
+
+#include <sys/stat.h>
 
 #include <cstdio>
 #include <memory>
@@ -48,6 +50,17 @@ Result<void> check_tls_files(const TlsFiles& tls) {
         return fail("--tls-key " + tls.key_file + ": the key does not match the certificate " + tls.cert_file);
     }
     return {};
+}
+
+std::string tls_key_warning(const TlsFiles& tls) {
+    struct stat st {};
+    if (tls.key_file.empty() || ::stat(tls.key_file.c_str(), &st) != 0) return {};
+    if ((st.st_mode & (S_IRGRP | S_IROTH)) == 0) return {};
+    char mode[8];
+    std::snprintf(mode, sizeof mode, "%04o", static_cast<unsigned>(st.st_mode & 07777));
+    return "--tls-key " + tls.key_file + " is readable by " +
+           ((st.st_mode & S_IROTH) ? std::string("every user") : std::string("its group")) + " (mode " + mode +
+           "): whoever reads it can impersonate this server; chmod 600 it";
 }
 
 }  // namespace astraeus::api

@@ -4,9 +4,11 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <iostream>
 #include <pthread.h>
 #include <thread>
@@ -32,6 +34,10 @@ struct ServeOptions {
     std::string listen;
     std::string data_dir;
     std::string port_file;
+    std::string agent_listen;     ///< --agent-listen HOST:PORT: the node agents' own listener
+    std::string agent_port_file;  ///< --agent-port-file
+    int header_timeout_s = 10;    ///< --header-timeout: a request's line and headers (api::HttpLimits)
+    int body_timeout_s = 30;      ///< --body-timeout: a request's body
     std::string log_level = "info";
     api::TlsFiles tls;
     std::string executor = "local";
@@ -106,6 +112,14 @@ Result<std::pair<std::string, int>> split_listen(const std::string& s) {
     }
 }
 
+/// Writes `port` to `path` atomically (a temporary file renamed).
+void write_port_file(const std::string& path, int port) {
+    std::ofstream pf(path + ".tmp");
+    pf << port << "\n";
+    pf.close();
+    std::rename((path + ".tmp").c_str(), path.c_str());
+}
+
 int run_serve(const ServeOptions& o) {
     using service::log;
     using service::LogLevel;
@@ -127,6 +141,15 @@ int run_serve(const ServeOptions& o) {
             std::cerr << "astraeus serve: " << ok.error().message << "\n";
             return 2;
         }
+    }
+    std::optional<std::pair<std::string, int>> agent_hp;
+    if (!o.agent_listen.empty()) {
+        auto a = split_listen(o.agent_listen);
+        if (!a) {
+            std::cerr << "astraeus serve: --agent-listen: " << a.error().message << "\n";
+            return 2;
+        }
+        agent_hp = *a;
     }
     // Signals are taken by sigwait below, in this thread only: block them before any thread.
     sigset_t set;
@@ -162,21 +185,33 @@ int run_serve(const ServeOptions& o) {
         std::cerr << "astraeus serve: " << svc.error().message << "\n";
         return 1;
     }
-    api::HttpServer http(**svc, cfg->threads, o.tls);
+    api::HttpLimits limits;
+    limits.header_timeout = std::chrono::seconds(o.header_timeout_s);
+    limits.body_timeout = std::chrono::seconds(o.body_timeout_s);
+    api::HttpServer http(**svc, cfg->threads, o.tls, limits);
     auto port = http.bind(hp->first, hp->second);
     if (!port) {
         std::cerr << "astraeus serve: " << port.error().message << "\n";
         return 1;
     }
-    if (!o.port_file.empty()) {
-        std::ofstream pf(o.port_file + ".tmp");
-        pf << *port << "\n";
-        pf.close();
-        std::rename((o.port_file + ".tmp").c_str(), o.port_file.c_str());
+    std::optional<int> agent_port;
+    if (agent_hp) {
+        auto ap = http.bind_agents(agent_hp->first, agent_hp->second);
+        if (!ap) {
+            std::cerr << "astraeus serve: --agent-listen: " << ap.error().message << "\n";
+            return 1;
+        }
+        agent_port = *ap;
+        if (!o.agent_port_file.empty()) write_port_file(o.agent_port_file, *ap);
+        log(LogLevel::Info, "http.agents_listening", {{"address", agent_hp->first}, {"port", std::to_string(*ap)}});
     }
+    if (!o.port_file.empty()) write_port_file(o.port_file, *port);
+    if (const std::string w = api::tls_key_warning(o.tls); !w.empty())
+        log(LogLevel::Warn, "tls.key_readable", {{"message", w}});
     log(LogLevel::Info, "http.listening",
         {{"address", hp->first}, {"port", std::to_string(*port)}, {"data_dir", cfg->data_dir},
          {"scheme", o.tls.enabled() ? "https" : "http"},
+         {"connection_budget", std::to_string(http.connection_budget())},
          {"time_scale", std::to_string(cfg->time_scale)}});
     std::thread sched([&] { (*svc)->loop(); });
     std::thread web([&] { http.serve(); });
@@ -201,6 +236,16 @@ std::function<int()> add_serve(CLI::App& app) {
     s->add_option("--listen", o->listen, "HOST:PORT to listen on (default 127.0.0.1:8080; port 0: any)");
     s->add_option("--data-dir", o->data_dir, "directory of the SQLite store (default astraeus-data)");
     s->add_option("--port-file", o->port_file, "write the bound port to this file once listening");
+    s->add_option("--agent-listen", o->agent_listen,
+                  "HOST:PORT of a second listener for the node agents only (their endpoints and "
+                  "health), so that user traffic cannot crowd them out (docs/agents.md)");
+    s->add_option("--header-timeout", o->header_timeout_s,
+                  "seconds a client has to send a request's line and headers, idle keep-alive "
+                  "time included (default 10)")
+        ->check(CLI::Range(1, 3600));
+    s->add_option("--body-timeout", o->body_timeout_s, "seconds a client has to send a request's body (default 30)")
+        ->check(CLI::Range(1, 3600));
+    s->add_option("--agent-port-file", o->agent_port_file, "write --agent-listen's bound port to this file");
     s->add_option("--log-level", o->log_level, "debug, info, warn or error (default info)")
         ->check(CLI::IsMember({"debug", "info", "warn", "error"}));
     s->add_option("--tls-cert", o->tls.cert_file, "serve HTTPS with this certificate (chain), PEM; needs --tls-key");
