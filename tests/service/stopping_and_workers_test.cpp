@@ -5,6 +5,9 @@
 // shape) keep the placer's own split. Values are computed by hand in each comment.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <set>
+
 #include "astraeus/placement/consolidate.hpp"
 #include "astraeus/sched/gang_placement.hpp"
 #include "astraeus/policies/registry.hpp"
@@ -163,9 +166,9 @@ TEST(PlacementWorkers, EveryWorkerOnOneMachine) {
     EXPECT_EQ(q->parts[1].gpus, 4);
 }
 
-// 4 workers x 2 GPUs on free GPUs (1, 3, 2, 8): best fit gives m2 (2 free), m1 (3), then m3
-// twice (m1 has 1 left): parts {2:2}, {1:2}, {3:2}, {3:2}. Several workers share a machine.
-TEST(PlacementWorkers, BestFitSharesMachines) {
+// 4 workers x 2 GPUs on free GPUs (1, 3, 2, 8): m3 alone holds all 4 (8 / 2), so the gang is
+// packed there, {3:2} x 4, one machine (best fit per worker would have used m2, m1 and m3).
+TEST(PlacementWorkers, PacksOnTheFewestMachines) {
     ConsolidatePlacer placer;
     ClusterState c(ClusterSpec::uniform(4, 8));
     c.take(0, 7);
@@ -173,11 +176,10 @@ TEST(PlacementWorkers, BestFitSharesMachines) {
     c.take(2, 6);
     const auto p = place_gang(placer, c, shaped(8, 2));
     ASSERT_TRUE(p);
-    const std::vector<std::pair<int, int>> want{{2, 2}, {1, 2}, {3, 2}, {3, 2}};
-    ASSERT_EQ(p->parts.size(), want.size());
-    for (std::size_t k = 0; k < want.size(); ++k) {
-        EXPECT_EQ(p->parts[k].machine, want[k].first) << k;
-        EXPECT_EQ(p->parts[k].gpus, want[k].second) << k;
+    ASSERT_EQ(p->parts.size(), 4u);
+    for (std::size_t k = 0; k < 4; ++k) {
+        EXPECT_EQ(p->parts[k].machine, 3) << k;
+        EXPECT_EQ(p->parts[k].gpus, 2) << k;
     }
     // 3 workers x 3 GPUs: only m3 (8 free) holds 3, twice; the third worker finds no machine
     // although 1 + 3 + 2 + 8 = 14 >= 9 GPUs are free: nothing is placed, nothing is taken.
@@ -187,6 +189,84 @@ TEST(PlacementWorkers, BestFitSharesMachines) {
     d.take(2, 6);
     EXPECT_FALSE(place_gang(placer, d, shaped(9, 3)));
     EXPECT_EQ(d.free_gpus(), 1 + 2 + 2 + 8);
+}
+
+std::set<int> machines_of(const Placement& p) {
+    std::set<int> m;
+    for (const auto& part : p.parts) m.insert(part.machine);
+    return m;
+}
+
+// Machines of 2, 2 and 4 GPUs. A 3 x 2 gang: no machine holds 3 workers, m2 holds the most (2),
+// then the last worker goes on the smallest machine that holds it (m0, 2 free): {m2, m2, m0},
+// 2 machines (per-worker best fit took m0, m1, m2: 3). A 4 x 1 gang on the same free GPUs
+// packs on m2. Heterogeneous pools with fragmentation: free (3, 5, 4) and 2 x 2: m2 (4 free)
+// holds both and fits best (m1's 5 would leave 1 GPU stranded): {m2, m2}.
+TEST(PlacementWorkers, HeterogeneousPoolsPackOnTheFewestMachines) {
+    ConsolidatePlacer placer;
+    ClusterSpec spec;
+    spec.machine_gpus = {2, 2, 4};
+    ClusterState c(spec);
+    const auto p = place_gang(placer, c, shaped(6, 2));
+    ASSERT_TRUE(p);
+    ASSERT_EQ(p->parts.size(), 3u);
+    EXPECT_EQ(p->parts[0].machine, 2);
+    EXPECT_EQ(p->parts[1].machine, 2);
+    EXPECT_EQ(p->parts[2].machine, 0);
+    EXPECT_EQ(machines_of(*p).size(), 2u);
+    EXPECT_EQ(c.free_gpus(), 2);
+    ClusterState e(spec);
+    const auto q = place_gang(placer, e, shaped(4, 1));
+    ASSERT_TRUE(q);
+    EXPECT_EQ(machines_of(*q), std::set<int>{2});
+    ClusterSpec odd;
+    odd.machine_gpus = {3, 5, 4};
+    ClusterState f(odd);
+    const auto r = place_gang(placer, f, shaped(4, 2));
+    ASSERT_TRUE(r);
+    EXPECT_EQ(machines_of(*r), std::set<int>{2});
+    // 5 workers x 1 on free (3, 5, 4): m1 holds all 5: one machine.
+    ClusterState h(odd);
+    const auto s = place_gang(placer, h, shaped(5, 1));
+    ASSERT_TRUE(s);
+    EXPECT_EQ(machines_of(*s), std::set<int>{1});
+}
+
+// The simulator's trace jobs have no worker shape: the pool's placer (consolidate) places them,
+// whole chunks of the largest machine (4) first. On 2 + 2 + 4 GPUs a 6-GPU job: chunk 4 on m2,
+// chunk 2 on m0 (first fit): 2 machines; a 4-GPU job: m2 alone.
+TEST(PlacementWorkers, TraceJobsOnHeterogeneousPoolsUseTheFewestMachines) {
+    ConsolidatePlacer placer;
+    ClusterSpec spec;
+    spec.machine_gpus = {2, 2, 4};
+    ClusterState c(spec);
+    const auto p = place_gang(placer, c, shaped(6, 0));
+    ASSERT_TRUE(p);
+    EXPECT_EQ(machines_of(*p), (std::set<int>{0, 2}));
+    ClusterState e(spec);
+    const auto q = place_gang(placer, e, shaped(4, 0));
+    ASSERT_TRUE(q);
+    EXPECT_EQ(machines_of(*q), std::set<int>{2});
+}
+
+// The same pool through the service's rounds (RoundAdapter, the module `astraeus serve` runs):
+// a 3 x 2 run starts on 2 machines; after it ends, a 2 x 2 run starts on 1 machine (m2).
+TEST(PlacementWorkers, ServiceRoundsPackHeterogeneousPools) {
+    ClusterSpec spec;
+    spec.machine_gpus = {2, 2, 4};
+    auto r = adapter(spec, "astraea");
+    r->set_tenants({{"ml", 1.0}});
+    const int a = *r->submit(0, 6, 0, 0, 2);
+    const auto d = r->round(0);
+    ASSERT_EQ(d.size(), 1u);
+    EXPECT_EQ(d[0].job, a);
+    EXPECT_EQ(machines_of(d[0].placement), (std::set<int>{0, 2}));
+    r->remove(a, 100);
+    const int b = *r->submit(0, 4, 100, 0, 2);
+    const auto e = r->round(100);
+    ASSERT_EQ(e.size(), 1u);
+    EXPECT_EQ(e[0].job, b);
+    EXPECT_EQ(machines_of(e[0].placement), std::set<int>{2});
 }
 
 // A pool of one 8-GPU and one 4-GPU machine holds at most 1 worker of 6 GPUs (8/6 + 4/6 = 1):
@@ -217,6 +297,56 @@ TEST(PlacementWorkers, RoundAdapterStartsWorkersWhole) {
     EXPECT_EQ(d[0].placement.parts[0].gpus, 6);
     EXPECT_EQ(d[0].placement.parts[1].machine, 1);
     EXPECT_EQ(d[0].placement.parts[1].gpus, 6);
+}
+
+// Runs that stop or move at a lease end: lease-ended runs left pending (not renewed) plus
+// starts of lease-ended runs that are not renewals on the GPUs they held (the service stops
+// and restarts those: `run.preempted`, then a new attempt).
+int moved_at_lease_end(const RoundAdapter& r, const std::vector<int>& ended,
+                       const std::vector<Decision>& d) {
+    int n = 0;
+    for (int j : ended)
+        if (r.is_pending(j)) ++n;
+    for (const Decision& x : d)
+        if (x.kind == Decision::Kind::Preempt ||
+            (std::find(ended.begin(), ended.end(), x.job) != ended.end() && !x.renewal))
+            ++n;
+    return n;
+}
+
+// 4 runs of 1 GPU of one workspace on 3 machines of 1 GPU, lease 900 s, default astraea. At
+// each lease end 3 leases end together and 1 swap is due (the waiting run is the least served):
+// 1 run stops, 2 renew in place, the waiting one takes the stopped one's GPU. Control
+// (keep_renewals off): the waiting run, ranked first, takes the first machine (a renewing run's
+// GPU), each renewal moves to the next: 3 runs stopped for 1 swap (the field report).
+TEST(LeaseEnds, OnePreemptionPerLeaseEnd) {
+    for (const bool keep : {true, false}) {
+        AstraeaOptions base;
+        base.lease_s = 900;
+        auto opt = policy_options("astraea", base);
+        ASSERT_TRUE(opt);
+        opt->improve.keep_renewals = keep;
+        auto r = std::move(*RoundAdapter::make(ClusterSpec::uniform(3, 1), *opt, "consolidate"));
+        r->set_tenants({{"ml", 1.0}});
+        std::vector<int> runs;
+        for (int k = 0; k < 4; ++k) runs.push_back(*r->submit(0, 1, 0, 0, 1));
+        ASSERT_EQ(r->round(0).size(), 3u);
+        for (Seconds t = 900; t <= 3600; t += 900) {
+            std::vector<int> ended;
+            for (int j : runs)
+                if (r->is_running(j)) ended.push_back(j);
+            ASSERT_EQ(ended.size(), 3u) << t;
+            for (int j : ended) r->lease_end(j, t);
+            const auto d = r->round(t);
+            EXPECT_EQ(r->free_gpus(), 0) << t;
+            const int moved = moved_at_lease_end(*r, ended, d);
+            if (keep) {
+                EXPECT_EQ(moved, 1) << "lease end at " << t;
+            } else if (t == 900) {
+                EXPECT_EQ(moved, 3) << "control";
+            }
+        }
+    }
 }
 
 }  // namespace

@@ -214,7 +214,7 @@ TEST(FairerAstraea, PaperEqualsAstraeaWithEveryChangeOff) {
     const Workload w = load("gang-starved-by-small-stream");
     const SimResult paper = run(w, "2x8", "astraea-paper");
     const SimResult off = run(w, "2x8", "astraea", false, [](AstraeaOptions& o) {
-        o.improve = {false, false, 0, false, 0, false, false, 0};
+        o.improve = {false, false, 0, false, 0, false, false, 0, false, false, false};
         o.job_order = JobOrder::Fairness;
     });
     ASSERT_EQ(paper.runs.size(), off.runs.size());

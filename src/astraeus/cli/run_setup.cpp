@@ -120,6 +120,18 @@ void add_run_options(CLI::App* sub, RunArgs& a, SweepLists* sweeps) {
                   "astraea: a new job may preempt any delay job of its tenant (as published), "
                   "not only over-served ones (F_j > 1)")
         ->group(better);
+    sub->add_flag("--placed-victims-only", a.placed_victims_only,
+                  "astraea: a new job's preemptions are undone when it then does not start "
+                  "(off by default; docs/policies.md)")
+        ->group(better);
+    sub->add_flag("--free-before-victims", a.free_before_victims,
+                  "astraea: a new job over its budget whose gang fits the free GPUs starts there "
+                  "without preempting (off by default; docs/policies.md)")
+        ->group(better);
+    sub->add_flag("--move-renewals", a.move_renewals,
+                  "astraea: runs renewed at their lease end may be moved to other GPUs when a "
+                  "start took theirs first (as published)")
+        ->group(better);
     sub->add_flag("--rounded-entitlement", a.rounded_entitlement,
                   "astraea: entitlement from the rounded quota (as published), not the exact "
                   "weight share")
@@ -240,6 +252,9 @@ Result<PreparedRun> prepare_run(const RunArgs& a) {
     o.improve.index_tolerance = a.index_tolerance;
     o.improve.overserved_victims = !a.any_victim;
     o.improve.reserve_own = !a.no_own_hold;
+    o.improve.placed_victims_only = a.placed_victims_only;
+    o.improve.keep_renewals = !a.move_renewals;
+    o.improve.free_before_victims = a.free_before_victims;
     o.improve.gang_weight = a.gang_weight;
     o.quota_mode = *quota;
     o.lease_s = a.lease_s;

@@ -39,7 +39,8 @@ struct Fill {
 
 /// The changes of the default astraea in effect (none in compat mode).
 AstraeaImprovements improvements(const AstraeaOptions& opt) {
-    if (opt.mode == Mode::Compat) return {false, false, 0, false, 0, false, false, 0};
+    if (opt.mode == Mode::Compat)
+        return {false, false, 0, false, 0, false, false, 0, false, false, false};
     return opt.improve;
 }
 
@@ -391,6 +392,52 @@ bool may_start(RoundInput& in, Hold& hold, const AstraeaOptions& opt, int j, int
     return false;
 }
 
+/// keep_renewals: when a start took the GPUs of a run re-selected at its lease end (so that
+/// run moved), the round's starts are placed again: renewals on their own GPUs first, then the
+/// others in the round's order by the placer, then any renewal whose GPUs are still taken. If
+/// that leaves a start unplaced, the round's placements stand. When anything moved, preemptions
+/// go first in `actions` (their GPUs may now serve any start).
+void keep_renewal_gpus(const RoundInput& in, ClusterState& cluster, const Placer& placer,
+                       std::vector<Action>& actions) {
+    auto moved = [&](const Action& a) {
+        const RunState& r = in.runs[a.job];
+        return a.kind == Action::Kind::Start && r.last_checkpoint_s == in.now &&
+               !(a.placement.parts == r.last_placement.parts);
+    };
+    if (std::none_of(actions.begin(), actions.end(), moved)) return;
+    thread_local std::vector<std::optional<Placement>> again;
+    again.assign(actions.size(), std::nullopt);
+    for (const Action& a : actions)
+        if (a.kind == Action::Kind::Start) cluster.give(a.placement);
+    auto renewal = [&](const Action& a) {
+        return a.kind == Action::Kind::Start && in.runs[a.job].last_checkpoint_s == in.now &&
+               !in.runs[a.job].last_placement.parts.empty();
+    };
+    bool ok = true;
+    for (std::size_t i = 0; i < actions.size(); ++i)
+        if (renewal(actions[i]))
+            again[i] = take_if_free(cluster, in.runs[actions[i].job].last_placement);
+    for (int pass = 0; pass < 2 && ok; ++pass)
+        for (std::size_t i = 0; i < actions.size() && ok; ++i) {
+            const Action& a = actions[i];
+            if (a.kind != Action::Kind::Start || again[i] || renewal(a) != (pass == 1)) continue;
+            again[i] = place_gang(placer, cluster, in.jobs[a.job]);
+            ok = again[i].has_value();
+        }
+    if (!ok) {  // keep the round's placements
+        for (const auto& p : again)
+            if (p) cluster.give(*p);
+        for (const Action& a : actions)
+            if (a.kind == Action::Kind::Start)
+                for (const auto& part : a.placement.parts) cluster.take(part.machine, part.gpus);
+        return;
+    }
+    for (std::size_t i = 0; i < actions.size(); ++i)
+        if (actions[i].kind == Action::Kind::Start) actions[i].placement = std::move(*again[i]);
+    std::stable_partition(actions.begin(), actions.end(),
+                          [](const Action& a) { return a.kind == Action::Kind::Preempt; });
+}
+
 }  // namespace
 
 void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
@@ -454,7 +501,30 @@ void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& 
             const int g = in.jobs[j].gpus;
             const RunState& r = in.runs[j];
             const bool is_new = r.executed_s == 0 && r.preemptions == 0;
-            if (opt.quota_mode == QuotaMode::Fair && is_new) {
+            // placed_victims_only: the preemptions j makes, undone if j does not start.
+            const std::size_t actions_before = actions.size(), victims_before = next_victim;
+            const int used_before = used;
+            auto keep_victims = [&] {
+                if (!imp.placed_victims_only || next_victim == victims_before) return;
+                for (std::size_t v = victims_before; v < next_victim; ++v)
+                    for (const auto& part : in.runs[t.delay[v]].placement.parts)
+                        cluster.take(part.machine, part.gpus);
+                actions.resize(actions_before);
+                next_victim = victims_before;
+                used = used_before;
+            };
+            // free_before_victims: a new job over its tenant's budget whose gang fits the free
+            // GPUs starts there, past the budget, and preempts no one (its victims' GPUs would
+            // not be the ones it takes).
+            bool over_budget_ok = false;
+            if (imp.free_before_victims && opt.quota_mode == QuotaMode::Fair && is_new &&
+                !fits_budget(g) && next_victim < t.delay.size()) {
+                if (std::optional<Placement> probe = place_gang(placer, cluster, in.jobs[j])) {
+                    cluster.give(*probe);
+                    over_budget_ok = true;
+                }
+            }
+            if (opt.quota_mode == QuotaMode::Fair && is_new && !over_budget_ok) {
                 while (!fits_budget(g) && next_victim < t.delay.size()) {
                     const int victim = t.delay[next_victim];
                     // overserved_victims: only a job that has received more than it deserved
@@ -467,7 +537,8 @@ void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& 
                 }
             }
             const bool blocks = starving_left > 0 || opt.block_scheduling;
-            if (!fits_budget(g)) {
+            if (!fits_budget(g) && !over_budget_ok) {
+                keep_victims();
                 if (blocks) {
                     head[u] = k;
                     break;
@@ -482,6 +553,7 @@ void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& 
                 if (placed) may_start(in, hold, opt, j, g, true);
             }
             if (!placed) {
+                keep_victims();
                 if (blocks) {
                     head[u] = k;
                     break;
@@ -494,6 +566,7 @@ void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& 
         }
     }
     if (opt.backfill) backfill(in, cluster, opt, placer, rng, head, actions);
+    if (imp.keep_renewals && in.sticky_renewals) keep_renewal_gpus(in, cluster, placer, actions);
 }
 
 std::vector<int> tenant_name_ranks(std::span<const Tenant> tenants) {

@@ -75,6 +75,21 @@ struct AstraeaImprovements {
     /// only); 0: F_j as published; 1 (default): g_j * F_j. docs/evaluation.md has the
     /// measurements.
     double gang_weight = 1;
+    /// A new job's preemptions stand only if it then starts: when it does not fit its budget
+    /// even with every victim gone, or its gang finds no GPUs, the victims keep running (the
+    /// published rule left them preempted, their lease's work lost, for nothing). Off by
+    /// default: measured in docs/policies.md ("Lease ends move only what must move").
+    bool placed_victims_only = false;
+    /// Runs re-selected at their lease end keep their own GPUs: when a round moved one (another
+    /// start took its GPUs first), the round's starts are placed again, renewals on their own
+    /// GPUs first, the others after (kept as decided when that does not place them all). Live
+    /// GPUs are real devices: a moved run is stopped and restarted for nothing.
+    bool keep_renewals = true;
+    /// A new job over its tenant's budget whose gang fits the GPUs free at that point of the
+    /// round starts on them without preempting (past the budget); only a job that needs a
+    /// victim's GPUs preempts (the published rule preempted for the budget alone). Off by
+    /// default: measured in docs/policies.md ("Lease ends move only what must move").
+    bool free_before_victims = false;
 };
 
 struct AstraeaOptions {

@@ -570,6 +570,11 @@ Seconds Service::next_timed_event() {
     return t;
 }
 
+namespace {
+/// Seconds within which lease ends of one pool are taken together (see catch_up).
+constexpr Seconds kLeaseAlignS = 60;
+}  // namespace
+
 void Service::catch_up(Seconds now) {
     now = std::max(now, last_event_s_);
     for (int guard = 0; guard < 100000; ++guard) {
@@ -582,9 +587,22 @@ void Service::catch_up(Seconds now) {
             e.t = std::max(e.t, last_event_s_);
             on_exec(e);
         }
+        // Leases of a pool that end within kLeaseAlignS after one that ends now end with it:
+        // one round then sees them together, as when they end at the same second, and swaps
+        // only what must move (leases begun a few seconds apart, one submission per round,
+        // otherwise each lease end swapped the run the previous one had just stopped back in).
+        // The runs lose nothing: a lease end is a checkpoint, and the renewed lease is whole.
+        std::vector<char> due(pools_.size(), 0);
+        for (auto& [id, r] : runs_)
+            if (!r->ended() && (r->rec.state == "starting" || r->rec.state == "running") &&
+                r->rec.lease_end_s >= 0 && r->rec.lease_end_s <= t)
+                due[r->pool] = 1;
         for (auto& [id, r] : runs_) {
             if (r->ended() || !(r->rec.state == "starting" || r->rec.state == "running")) continue;
-            if (r->rec.lease_end_s < 0 || r->rec.lease_end_s > t) continue;
+            if (r->rec.lease_end_s < 0 || !due[r->pool]) continue;
+            if (r->rec.lease_end_s > t && !(r->rec.lease_end_s <= t + kLeaseAlignS &&
+                                            r->rec.lease_start_s < at))
+                continue;
             PoolState& p = *pools_[r->pool];
             p.sched->lease_end(r->job, at);
             r->lease_ended_at = at;

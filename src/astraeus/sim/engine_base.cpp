@@ -222,8 +222,15 @@ void EngineBase::sort_starving() {
 
 SimResult EngineBase::finish_result() {
     res_.tenant_fairness.resize(tenants());
-    for (std::size_t u = 0; u < tenants(); ++u)
-        res_.tenant_fairness[u] = TenantLedger::fairness(ledgers_[u].lifetime());
+    for (std::size_t u = 0; u < tenants(); ++u) {
+        const TenantServiceSums life = ledgers_[u].lifetime();
+        // A tenant that deserved nothing (weight 0) has no F_u, as a job that deserved nothing
+        // has no F_j: NaN, written null (summary.json) and left out of the F_u statistics
+        // (default mode; compat keeps the reference's 1).
+        const bool none = life.deserved == 0 && opt_.mode != Mode::Compat;
+        res_.tenant_fairness[u] = none ? std::numeric_limits<double>::quiet_NaN()
+                                       : TenantLedger::fairness(life);
+    }
     return std::move(res_);
 }
 

@@ -701,7 +701,9 @@ svg text{font-family:"DejaVu Sans",system-ui,sans-serif}
             const SimResult& r = *runs[i].result;
             int worst = -1;
             for (std::size_t u = 0; u < w.tenants.size(); ++u) {
-                if (!views[i].has_jobs[u] || u >= r.tenant_fairness.size()) continue;
+                if (!views[i].has_jobs[u] || u >= r.tenant_fairness.size() ||
+                    std::isnan(r.tenant_fairness[u]))
+                    continue;
                 if (worst < 0 || r.tenant_fairness[u] < r.tenant_fairness[static_cast<std::size_t>(worst)])
                     worst = static_cast<int>(u);
             }

@@ -108,7 +108,7 @@ Summary summarize(const Workload& w, const SimResult& r, int total_gpus) {
     }
     std::vector<double> fu;
     for (std::size_t u = 0; u < w.tenants.size(); ++u)
-        if (has_jobs[u]) fu.push_back(r.tenant_fairness[u]);
+        if (has_jobs[u] && !std::isnan(r.tenant_fairness[u])) fu.push_back(r.tenant_fairness[u]);
     if (!fu.empty()) {
         double lo = fu[0], hi = fu[0];
         for (double f : fu) {
