@@ -98,6 +98,7 @@ void send_json(httplib::Response& res, int status, const nlohmann::json& j) {
 void send_error(httplib::Response& res, const ApiError& e) {
     // RFC 7235 / RFC 6750: a 401 names the scheme the client must use.
     if (e.status == 401) res.set_header("WWW-Authenticate", "Bearer realm=\"astraeus\"");
+    if (e.retry_after_s > 0) res.set_header("Retry-After", std::to_string(e.retry_after_s));
     send_json(res, e.status, nlohmann::json{{"error", bounded_message(e.message)}});
 }
 
@@ -168,7 +169,7 @@ HttpServer::HttpServer(service::Service& svc, int threads, const TlsFiles& tls)
         };
     };
     s.Post("/v1/runs", route(201, [&sv](const Caller& c, const httplib::Request& r) {
-               return sv.submit(c, r.body);
+               return sv.submit(c, r.body, r.get_header_value("Idempotency-Key"));
            }));
     s.Get("/v1/runs", route(200, [&sv](const Caller& c, const httplib::Request& r) {
               return sv.list_runs(c, params_of(r));
@@ -202,6 +203,9 @@ HttpServer::HttpServer(service::Service& svc, int threads, const TlsFiles& tls)
           }));
     s.Get("/v1/stalls", route(200, [&sv](const Caller& c, const httplib::Request&) {
               return sv.stalls(c);
+          }));
+    s.Get(R"(/v1/runs/([^/]+)/history)", route(200, [&sv](const Caller& c, const httplib::Request& r) {
+              return sv.run_history(c, r.matches[1].str(), params_of(r));
           }));
     s.Get(R"(/v1/runs/([^/]+)/attempts)", route(200, [&sv](const Caller& c, const httplib::Request& r) {
               return sv.run_attempts(c, r.matches[1].str(), params_of(r));
