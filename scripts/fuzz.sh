@@ -15,7 +15,8 @@ TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
   TARGETS=(fuzz_trace_reference fuzz_trace_philly fuzz_trace_helios fuzz_trace_rfold fuzz_trace_native
            fuzz_tenant_config fuzz_cluster_config fuzz_service_config fuzz_event_log
-           fuzz_rest_body fuzz_query_params fuzz_rfc3339 fuzz_http_request)
+           fuzz_rest_body fuzz_query_params fuzz_rfc3339 fuzz_http_request
+           fuzz_agent_body fuzz_base64 fuzz_logs_query fuzz_slurm_import)
 fi
 OUT=build/fuzz/runs
 rm -rf "$OUT"; mkdir -p "$OUT" build/fuzz/findings

@@ -195,8 +195,8 @@ for _ in $(seq 50); do
   [ "$(curl -sS "$API/runs?state=running" -H "$A" | jq '.runs | length')" = 2 ] && break; sleep 0.1
 done
 check "a and b running" "[ \"\$(curl -sS '$API/runs?state=running' -H '$A' | jq '.runs | length')\" = 2 ]"
-on2=$(curl -sS "$API/runs" -H "$A" | jq -r '.runs[] | select(.worker_list[0].machine == "a100-2") | .name')
-on1=$(curl -sS "$API/runs" -H "$A" | jq -r '.runs[] | select(.worker_list[0].machine == "a100-1") | .name')
+on2=$(curl -sS "$API/runs" -H "$A" | jq -r '.runs[] | select(.machines[0] == "a100-2") | .name')
+on1=$(curl -sS "$API/runs" -H "$A" | jq -r '.runs[] | select(.machines[0] == "a100-1") | .name')
 check "one run on each machine ($on1 on a100-1, $on2 on a100-2)" '[ -n "$on1" ] && [ -n "$on2" ]'
 stop_all; SERVER_PID=""
 # serve_with CONFIG: restart on the same data directory with another configuration (its log:
@@ -224,7 +224,7 @@ check "the run on a100-2 was requeued: pending, attempt 1, no machine" \
   "jq -e '.state == \"pending\" and .reason == \"requeued: machine a100-2 was removed from the configuration\" and .attempts == 1 and (.worker_list[0] | has(\"machine\") | not)' <<< '$r2' > /dev/null"
 check "the server log says what happened" \
   "grep -q 'run.reconciled run=$on2 state=pending reason=\"machine a100-2 was removed from the configuration\"' '$WORK/one.json.log'"
-check "no run holds a100-2" "[ \"\$(curl -sS '$API/runs' -H '$A' | jq '[.runs[].worker_list[] | select(.machine == \"a100-2\")] | length')\" = 0 ]"
+check "no run holds a100-2" "[ \"\$(curl -sS '$API/runs' -H '$A' | jq '[.runs[].machines[] | select(. == \"a100-2\")] | length')\" = 0 ]"
 m2() { curl -sS "$API/goodput?by=machine&days=1" -H "$A" | jq -c '[.rows[] | select(.machine == "a100-2") | .held_gpu_hours]'; }
 before=$(m2); sleep 2; after=$(m2)
 check "a100-2 has the time held before the restart ($before)" '[ "$before" != "[]" ] && [ -n "$before" ]'

@@ -3,6 +3,8 @@
 // table on fixtures captured from a real Slurm cluster.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "astraeus/slurm_import/hostlist.hpp"
 #include "astraeus/slurm_import/sacct_records.hpp"
 #include "astraeus/slurm_import/segments_to_events.hpp"
@@ -28,6 +30,49 @@ TEST(SlurmHostlist, Errors) {
               "hostlist 'n[3-1]': range '3-1' ends below its start");
     EXPECT_EQ(expand_hostlist("n[a]").error().message, "hostlist 'n[a]': expected a number, got 'a'");
     EXPECT_FALSE(expand_hostlist("n[0-9999999]").has_value());
+}
+
+// Issue 18: a 200-byte NodeList that stands for a million names (it ran past 60 s and 2.6 GB) is
+// refused at once, naming the bound and the product; the largest allowed list still expands.
+TEST(SlurmHostlist, ExpansionIsBounded) {
+    const auto t0 = std::chrono::steady_clock::now();
+    auto r = expand_hostlist("n[0-999]x[0-999]");
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_FALSE(r.has_value());
+    EXPECT_EQ(r.error().message, "hostlist 'n[0-999]x[0-999]': more than 65536 names (1000 x 1000)");
+    EXPECT_LT(s, 0.5);
+    EXPECT_FALSE(expand_hostlist("n[0-65536]").has_value());  // 65,537 names
+    auto most = expand_hostlist("r[0-255]n[000-255]");      // 65,536 names: allowed
+    ASSERT_TRUE(most) << most.error().message;
+    EXPECT_EQ(most->size(), 65536U);
+    EXPECT_EQ(most->back(), "r255n255");
+    // Many short groups: bounded the same way.
+    EXPECT_FALSE(expand_hostlist("a[0-99]b[0-99]c[0-99]").has_value());
+}
+
+// Job arrays times node lists: the whole import's expansion is bounded (1,000,000 segments,
+// 5,000,000 node names), refused with the record's place.
+TEST(SlurmArrays, ImportExpansionIsBounded) {
+    std::string text = "JobID|Account|Partition|State|Submit|Start|End|NodeList|AllocTRES\n";
+    for (int i = 0; i < 2; ++i)
+        text += std::to_string(100 + i) + "_[0-599999]|ml|gpu|PENDING|1793613600|Unknown|Unknown|None assigned|\n";
+    const auto t0 = std::chrono::steady_clock::now();
+    auto segs = parse_sacct_parsable(text, "big.txt");
+    ASSERT_FALSE(segs.has_value());
+    EXPECT_NE(segs.error().message.find("big.txt:3: the input expands to more than 1000000 job segments"),
+              std::string::npos)
+        << segs.error().message;
+    std::string json = R"({"jobs": [)";
+    for (int i = 0; i < 80; ++i)
+        json += std::string(i ? "," : "") + R"({"job_id": )" + std::to_string(1000 + i) +
+                R"(, "name": "x", "account": "ml", "partition": "gpu", "state": {"current": ["COMPLETED"]},
+                   "time": {"submission": 1793613600, "start": 1793613600, "end": 1793617200},
+                   "nodes": "n[0-255]m[0-255]", "tres": {"allocated": [{"type": "gres", "name": "gpu", "count": 8}]}})";
+    json += "]}";
+    auto many = parse_sacct_json(json, "big.json");
+    ASSERT_FALSE(many.has_value());
+    EXPECT_NE(many.error().message.find("more than 5000000 node names"), std::string::npos) << many.error().message;
+    EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 30.0);
 }
 
 TEST(SlurmTres, Gpus) {

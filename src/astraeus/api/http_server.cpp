@@ -107,6 +107,7 @@ void set_json(Reply& r, int status, const nlohmann::json& j) {
 void set_error(Reply& r, const ApiError& e) {
     // RFC 7235 / RFC 6750: a 401 names the scheme the client must use.
     if (e.status == 401) r.fields.emplace_back("WWW-Authenticate", "Bearer realm=\"astraeus\"");
+    if (e.retry_after_s > 0) r.fields.emplace_back("Retry-After", std::to_string(e.retry_after_s));
     set_json(r, e.status, nlohmann::json{{"error", bounded_message(e.message)}});
 }
 
@@ -620,7 +621,7 @@ HttpServer::HttpServer(service::Service& svc, int threads, const TlsFiles& tls, 
         };
     };
     const Auth U = Auth::User;
-    s.add("POST", "/v1/runs", U, route(201, [&sv](const Caller& c, const Call& r) { return sv.submit(c, r.req.body); }));
+    s.add("POST", "/v1/runs", U, route(201, [&sv](const Caller& c, const Call& r) { return sv.submit(c, r.req.body, std::string(r.req.field("Idempotency-Key"))); }));
     s.add("GET", "/v1/runs", U, route(200, [&sv](const Caller& c, const Call& r) { return sv.list_runs(c, params_of(r)); }));
     s.add("GET", "/v1/runs/([^/]+)/goodput", U, route(200, [&sv](const Caller& c, const Call& r) {
               return sv.run_goodput(c, r.captures[0], params_of(r));
@@ -644,6 +645,9 @@ HttpServer::HttpServer(service::Service& svc, int threads, const TlsFiles& tls, 
     s.add("GET", "/v1/fairness", U, route(200, [&sv](const Caller& c, const Call&) { return sv.fairness(c); }));
     s.add("GET", "/v1/whoami", U, route(200, [&sv](const Caller& c, const Call&) { return sv.whoami(c); }));
     s.add("GET", "/v1/stalls", U, route(200, [&sv](const Caller& c, const Call&) { return sv.stalls(c); }));
+    s.add("GET", "/v1/runs/([^/]+)/history", U, route(200, [&sv](const Caller& c, const Call& r) {
+              return sv.run_history(c, r.captures[0], params_of(r));
+          }));
     s.add("GET", "/v1/runs/([^/]+)/attempts", U, route(200, [&sv](const Caller& c, const Call& r) {
               return sv.run_attempts(c, r.captures[0], params_of(r));
           }));

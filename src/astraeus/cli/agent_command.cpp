@@ -50,6 +50,9 @@ Result<int> signal_number(const std::string& s) {
 
 /// The exit status when the service refuses the registration with 401 or 403 (docs/agents.md).
 constexpr int kExitTokenRefused = 3;
+/// The exit status when the service refuses this machine's registration for good (400, 409, 422:
+/// a GPU count or pool other than the name's, an unknown pool, a bad name; docs/agents.md).
+constexpr int kExitRegistrationRefused = 4;
 
 int run_agent(AgentOptions o) {
     service::set_log_level(o.log_level);
@@ -179,6 +182,13 @@ int run_agent(AgentOptions o) {
     // service refused the token: then the signal thread is woken to end.
     if (!ran) pthread_kill(signals.native_handle(), SIGTERM);
     signals.join();
+    if (!ran && agent.refusal_status() != 401 && agent.refusal_status() != 403) {
+        std::cerr << "astraeus agent: " << ran.error().message
+                  << " (this machine's registration cannot succeed as it is: check --name, --pool and "
+                     "--gpus against the service's configuration; exiting with status "
+                  << kExitRegistrationRefused << ")\n";
+        return kExitRegistrationRefused;
+    }
     if (!ran) {
         std::cerr << "astraeus agent: " << ran.error().message
                   << " (the agent token is wrong, revoked or bound to another machine; exiting with status "

@@ -1,7 +1,11 @@
 #include "astraeus/client/api_client.hpp"
 
+#include <algorithm>
+#include <chrono>
 #include <fstream>
+#include <random>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -89,9 +93,27 @@ CallResult ApiClient::post(std::string_view path, const std::string& json_body,
     return call("POST", path, query, json_body);
 }
 
+CallResult ApiClient::submit_run(const std::string& json_body, int retries, std::ostream& notes) const {
+    // 128 random bits (the kernel's generator through std::random_device), as hex.
+    std::random_device rd;
+    std::string key = "astra-";
+    for (int i = 0; i < 4; ++i) key += fmt::format("{:08x}", rd());
+    for (int attempt = 0;; ++attempt) {
+        auto res = call("POST", "/runs", {}, json_body, key);
+        if (res) return res;
+        const int st = res.error().http_status;
+        const bool again = st == 0 || st == 429 || (st >= 500 && st != 507);
+        if (!again || attempt >= retries) return res;
+        int wait_s = 1 << std::min(attempt, 4);
+        if (st == 429 && res.error().retry_after_s > 0) wait_s = std::min(res.error().retry_after_s, 30);
+        notes << "astra: " << res.error().message << "; retrying in " << wait_s << " s (same Idempotency-Key)\n";
+        std::this_thread::sleep_for(std::chrono::seconds(wait_s));
+    }
+}
+
 CallResult ApiClient::call(std::string method, std::string_view path,
                            const std::map<std::string, std::string>& query,
-                           std::string body) const {
+                           std::string body, const std::string& idempotency_key) const {
     HttpRequest req;
     req.method = std::move(method);
     req.origin = location_.origin;
@@ -108,6 +130,7 @@ CallResult ApiClient::call(std::string method, std::string_view path,
     req.bearer_token = token_;
     req.ca_cert_file = ca_cert_file_;
     req.body = std::move(body);
+    req.idempotency_key = idempotency_key;
     auto res = http_send(req);
     if (!res)
         return std::unexpected(CallFailure{
@@ -136,7 +159,11 @@ CallResult ApiClient::call(std::string method, std::string_view path,
     // (an empty 404 from a proxy or another server) is not the API's: 1, as docs/api.md says.
     if (!contract) text += " (not an Astraeus API answer: is ASTRALYX_API the API's URL?)";
     const int code = contract && res->status >= 400 && res->status < 500 ? kExitUsage : kExitServer;
-    return std::unexpected(CallFailure{code, std::move(text)});
+    int retry_after = 0;
+    if (!res->retry_after.empty() && res->retry_after.size() <= 6 &&
+        res->retry_after.find_first_not_of("0123456789") == std::string::npos)
+        retry_after = std::stoi(res->retry_after);
+    return std::unexpected(CallFailure{code, std::move(text), res->status, retry_after});
 }
 
 }  // namespace astraeus::client

@@ -4,6 +4,7 @@
 #pragma once
 #include <map>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <string_view>
 
@@ -36,6 +37,8 @@ std::string percent_encode(std::string_view s);
 struct CallFailure {
     int exit_code = kExitServer;
     std::string message;
+    int http_status = 0;    ///< the answer's status; 0 when none came back
+    int retry_after_s = 0;  ///< the answer's Retry-After (seconds; 0 when absent)
 };
 
 /// A 2xx answer's body, or the failure.
@@ -56,6 +59,13 @@ public:
     CallResult post(std::string_view path, const std::string& json_body,
                     const std::map<std::string, std::string>& query = {}) const;
 
+    /// POST base_path + "/runs" with a JSON body and an Idempotency-Key of its own (random,
+    /// 128 bits), retried with the same key when no answer came back, or on a 429 or a 5xx other
+    /// than 507: `retries` times at most, waiting 1, 2, 4, ... s (a 429's Retry-After, at most
+    /// 30 s). The server answers a retry of a submission it already made with its first reply
+    /// (docs/api.md "Idempotent submits"). Each retry is said on `notes` (e.g. stderr).
+    CallResult submit_run(const std::string& json_body, int retries, std::ostream& notes) const;
+
     const ApiLocation& location() const { return location_; }
 
     /// Verifies an https server with the CA certificate(s) in PEM file `path` instead of the
@@ -64,7 +74,8 @@ public:
 
 private:
     CallResult call(std::string method, std::string_view path,
-                    const std::map<std::string, std::string>& query, std::string body) const;
+                    const std::map<std::string, std::string>& query, std::string body,
+                    const std::string& idempotency_key = {}) const;
 
     ApiLocation location_;
     std::string token_;

@@ -1,6 +1,7 @@
 #include "astraeus/client/astra_cli.hpp"
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <charconv>
 #include <cstdint>
 #include <limits>
@@ -40,6 +41,7 @@ struct SubmitArgs {
     int workers = 1, gpus_per_worker = 1;
     std::int64_t time_limit_s = 0, sim_duration_s = 0;
     bool as_json = false;
+    int retries = 4;  ///< retries of a submission without an answer (same Idempotency-Key)
 };
 
 struct LogArgs {
@@ -51,7 +53,31 @@ struct LogArgs {
 struct RunArgs {
     std::string name, workspace, state;
     bool as_json = false;
+    int limit = 0;         ///< list: the newest N only (0: all)
+    int page_size = 1000;  ///< list: runs per request
 };
+
+// GET /runs page after page (following "next_cursor") until `limit` runs (0: all) or the last
+// page; one document {"runs": [...]} as the server would give it in one page.
+CallResult list_all_runs(const ApiClient& client, std::map<std::string, std::string> q, int limit,
+                         int page_size) {
+    json all = json::array();
+    const auto page = static_cast<std::size_t>(page_size);
+    for (;;) {
+        const std::size_t want = limit > 0 ? static_cast<std::size_t>(limit) - all.size() : page;
+        q["limit"] = std::to_string(std::min(want, page));
+        auto res = client.get("/runs", q);
+        if (!res) return res;
+        json doc = json::parse(*res, nullptr, false);
+        if (doc.is_discarded() || !doc.is_object() || !doc.contains("runs") || !doc["runs"].is_array())
+            return *res;  // shown (or refused) by the caller's renderer as it is
+        for (auto& r : doc["runs"]) all.push_back(std::move(r));
+        const bool full = limit > 0 && all.size() >= static_cast<std::size_t>(limit);
+        if (full || !doc.contains("next_cursor") || !doc["next_cursor"].is_string()) break;
+        q["cursor"] = doc["next_cursor"].get<std::string>();
+    }
+    return json{{"runs", std::move(all)}}.dump() + "\n";
+}
 
 using cli::whole_number;  // named ranges, not CLI11's 300-digit ones (cli/number_checks.hpp)
 const CLI::Validator kPositiveInt = whole_number(1, std::numeric_limits<int>::max(), "POSITIVE");
@@ -326,6 +352,10 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
                        "succeeds (default: its time limit, or until stopped)")
         ->check(whole_number(1, api::kMaxRunSeconds, "SECONDS"));
     submit->add_flag("--json", s.as_json, "print the server's JSON as is");
+    submit->add_option("--retries", s.retries,
+                       "retries when no answer came back, or on a 429 or 5xx (default 4; each with "
+                       "the same Idempotency-Key, so a run is never submitted twice)")
+        ->check(whole_number(0, 10, "N"));
 
     LogArgs lg;
     auto* logs = runs_cmd->add_subcommand("logs", "print a worker's log (stdout and stderr) of one attempt");
@@ -348,6 +378,11 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
         ->check(CLI::IsMember({"pending", "starting", "running", "stopping", "succeeded",
                                "failed", "stopped"}));
     list->add_option("--workspace", l.workspace, "only runs of this workspace (org-admin tokens)");
+    list->add_option("--name", l.name, "only runs whose name contains this text (any case)");
+    list->add_option("--limit", l.limit, "only the N newest runs (default: all, read page by page)")
+        ->check(kPositiveInt);
+    list->add_option("--page-size", l.page_size, "runs read per request (1..1000, default 1000)")
+        ->check(whole_number(1, 1000, "N"));
     list->add_flag("--json", l.as_json, "print the server's JSON as is");
 
     RunArgs sh;
@@ -439,14 +474,15 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
         if (!s.image.empty()) body["image"] = s.image;
         if (!s.workspace.empty()) body["workspace"] = s.workspace;
         if (s.sim_duration_s > 0) body["sim_duration_s"] = s.sim_duration_s;
-        return answer(client->post("/runs", body.dump()), s.as_json, run_detail_text, out, err);
+        return answer(client->submit_run(body.dump(), s.retries, err), s.as_json, run_detail_text, out, err);
     }
     if (logs->parsed()) return print_logs(*client, lg, out, err);
     if (list->parsed()) {
         std::map<std::string, std::string> q;
         if (!l.state.empty()) q["state"] = l.state;
         if (!l.workspace.empty()) q["workspace"] = l.workspace;
-        return answer(client->get("/runs", q), l.as_json, runs_list_text, out, err);
+        if (!l.name.empty()) q["name"] = l.name;
+        return answer(list_all_runs(*client, q, l.limit, l.page_size), l.as_json, runs_list_text, out, err);
     }
     if (show->parsed())
         return answer(client->get("/runs/" + percent_encode(sh.name), workspace_query(sh.workspace)),

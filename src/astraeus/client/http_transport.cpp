@@ -32,6 +32,7 @@ Result<HttpResponse> http_send(const HttpRequest& request) {
     httplib::Headers headers;
     if (!request.bearer_token.empty())
         headers.emplace("Authorization", "Bearer " + request.bearer_token);
+    if (!request.idempotency_key.empty()) headers.emplace("Idempotency-Key", request.idempotency_key);
     httplib::Result res = request.method == "POST"
                               ? cli.Post(request.target, headers, request.body, "application/json")
                               : cli.Get(request.target, headers);
@@ -40,6 +41,7 @@ Result<HttpResponse> http_send(const HttpRequest& request) {
     out.status = res->status;
     out.body = res->body;
     out.content_type = res->get_header_value("Content-Type");
+    out.retry_after = res->get_header_value("Retry-After");
     return out;
 }
 

@@ -14,6 +14,7 @@ struct HttpResponse {
     int status = 0;
     std::string body;
     std::string content_type;
+    std::string retry_after;  ///< the Retry-After header ("" when absent)
 };
 
 /// One request.
@@ -23,6 +24,7 @@ struct HttpRequest {
     std::string target;           ///< path and query, already percent-encoded: "/v1/runs?state=x"
     std::string bearer_token;     ///< sent as `Authorization: Bearer <token>` when not empty
     std::string body;             ///< sent with Content-Type application/json for POST
+    std::string idempotency_key;  ///< sent as `Idempotency-Key` when not empty
     std::string ca_cert_file;     ///< https: CA certificates (PEM) to verify with; "" = system's
     int connect_timeout_s = 5;
     int read_timeout_s = 60;

@@ -160,8 +160,13 @@ bool NodeAgent::do_register() {
     if (r->first != 200) {
         const std::string why = r->second.value("error", r->second.dump());
         log(LogLevel::Error, "agent.register_refused", {{"status", std::to_string(r->first)}, {"error", why}});
-        if (r->first == 401 || r->first == 403)  // the token: retrying cannot help
+        // The token (401, 403) or this machine's registration itself (400: a bad name or pool,
+        // 409: another GPU count or pool than the name's, or not an agents service, 422):
+        // retrying cannot help. Anything else (no answer, 5xx, 507, 429) is retried.
+        if (r->first == 401 || r->first == 403 || r->first == 400 || r->first == 409 || r->first == 422) {
             refused_ = "the service refused the registration (HTTP " + std::to_string(r->first) + "): " + why;
+            refused_status_ = r->first;
+        }
         return false;
     }
     const json& a = r->second;

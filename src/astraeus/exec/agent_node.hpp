@@ -66,6 +66,10 @@ public:
     /// retried every retry_s until request_stop().
     Result<void> run();
     void request_stop() { stop_ = true; }
+    /// After run() failed: the HTTP status the service refused the registration with (401/403:
+    /// the token; 400/409/422: this machine's registration, e.g. a wrong GPU count or an unknown
+    /// pool), 0 when it did not fail that way.
+    int refusal_status() const { return refused_status_; }
     /// Workers not yet gone (tests, logs).
     std::size_t live() const { return live_.size(); }
 
@@ -82,7 +86,7 @@ private:
         bool signalled = false;
     };
 
-    bool do_register();  ///< sets refused_ on a 401 or 403
+    bool do_register();  ///< sets refused_ on a 401, 403 (the token) or 400, 409, 422 (for good)
     bool do_heartbeat(const char* path);
     void apply(const nlohmann::json& cmd);
     void launch(const nlohmann::json& cmd);
@@ -98,7 +102,8 @@ private:
     std::atomic<bool> stop_{false};
     std::string session_;
     bool registered_ = false;
-    std::string refused_;  ///< why a registration was refused for good (401/403); empty: not
+    std::string refused_;  ///< why a registration was refused for good; empty: not
+    int refused_status_ = 0;  ///< the HTTP status of that refusal
     double heartbeat_s_ = 2;
     std::int64_t last_cmd_ = 0;
     std::int64_t next_event_ = 1;

@@ -97,7 +97,7 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
                   {"organization", "cluster", "pools", "policy", "placer", "lease_s",
                    "starvation_s", "stall_timeout_s", "busy_pct", "goodput_drop",
                    "threshold_alerts", "executor", "time_scale", "listen", "data_dir", "threads",
-                   "max_failures", "local", "agents"},
+                   "max_failures", "local", "agents", "workspace_limits"},
                   where));
     TRY(get(j, "max_failures", c.max_failures, where));
     if (c.max_failures < 1 || c.max_failures > 1000) return fail(where + ": max_failures must be in 1..1000");
@@ -203,6 +203,17 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
         TRY(get(e, "seed", c.executor.seed, where));
         TRY(get(e, "machine_failures_per_day", c.executor.machine_failures_per_day, where));
         TRY(get(e, "machine_repair_s", c.executor.machine_repair_s, where));
+    }
+    if (j.contains("workspace_limits")) {  // per-workspace limits (docs/operations.md)
+        const json& l = j["workspace_limits"];
+        const std::string w = where + ": workspace_limits";
+        TRY(only_keys(l, {"pending_runs", "submissions_per_minute"}, w));
+        TRY(get(l, "pending_runs", c.limits.pending_runs, w));
+        TRY(get(l, "submissions_per_minute", c.limits.submissions_per_minute, w));
+        if (c.limits.pending_runs < 1 || c.limits.pending_runs > 10'000'000)
+            return fail(w + ": pending_runs must be in 1..10000000");
+        if (c.limits.submissions_per_minute < 1 || c.limits.submissions_per_minute > 1'000'000)
+            return fail(w + ": submissions_per_minute must be in 1..1000000");
     }
     if (j.contains("agents")) {  // node agents (docs/agents.md)
         const json& a = j["agents"];

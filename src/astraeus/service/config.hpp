@@ -10,6 +10,7 @@
 //                 "failures_per_hour": 0, "machine_failures_per_day": 0, "machine_repair_s": 3600,
 //                 "seed": 1},
 //    "max_failures": 3,
+//    "workspace_limits": {"pending_runs": 5000, "submissions_per_minute": 600},
 //    "local": {"stop_signal": "SIGTERM", "grace_s": 30, "log_cap_bytes": 67108864, "user": "",
 //              "allow_root": false, "utilization_period_s": 10, "master_addr": "127.0.0.1"},
 //    "time_scale": 1, "listen": "127.0.0.1:8080", "data_dir": "astraeus-data", "threads": 8}
@@ -45,6 +46,16 @@ struct ThresholdConfig {
     Seconds for_s = 0;
 };
 
+/// Per-workspace limits of one cluster (config key "workspace_limits"; docs/operations.md):
+/// what one workspace may ask of the service, whatever its clients do.
+struct WorkspaceLimits {
+    /// Runs waiting for a placement (all pools); a submission beyond it is a 429.
+    int pending_runs = 5000;
+    /// Submissions per minute (a token bucket of this many, refilled evenly over a minute of
+    /// real time); beyond it a 429 with Retry-After.
+    int submissions_per_minute = 600;
+};
+
 struct ServiceConfig {
     std::string organization = "default";
     std::string cluster = "default";
@@ -67,6 +78,7 @@ struct ServiceConfig {
     exec::AgentHubConfig agents;  ///< "agents": {"heartbeat_s", "lost_after_s", "max_wait_ms", "master_port_base"}
     exec::LocalExecutorConfig local;
     int max_failures = 3;
+    WorkspaceLimits limits;
     /// Set by `serve --executor local` (not a config key): the cluster is the first machine of
     /// the first pool with this many GPUs (this machine); other machines are not scheduled.
     int local_gpus = 0;

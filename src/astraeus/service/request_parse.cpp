@@ -172,6 +172,70 @@ ApiResult<void> check_runs_query(const Params& q) {
     return {};
 }
 
+ApiResult<LogsQuery> parse_logs_query(const Params& q, int workers, int attempts) {
+    auto num = [&](const char* key, std::int64_t dflt, std::int64_t lo, std::int64_t hi) -> ApiResult<std::int64_t> {
+        auto it = q.find(key);
+        if (it == q.end()) return dflt;
+        if (!is_digits(it->second, 12)) return std::unexpected(bad(std::string("'") + key + "' must be a non-negative integer"));
+        const std::int64_t v = std::stoll(it->second);
+        if (v < lo || v > hi) return std::unexpected(bad(std::string("'") + key + "' must be in " + str(lo) + ".." + str(hi)));
+        return v;
+    };
+    LogsQuery out;
+    auto w = num("worker", 0, 0, workers - 1);
+    if (!w) return std::unexpected(w.error());
+    auto a = num("attempt", attempts, 1, attempts);
+    if (!a) return std::unexpected(a.error());
+    auto offset = num("offset", 0, 0, std::int64_t{1} << 40);
+    if (!offset) return std::unexpected(offset.error());
+    auto limit = num("limit", 1 << 20, 1, 4 << 20);
+    if (!limit) return std::unexpected(limit.error());
+    out.worker = *w;
+    out.attempt = *a;
+    out.offset = *offset;
+    out.limit = *limit;
+    return out;
+}
+
+std::string runs_cursor(Seconds submitted_s, std::int64_t id) {
+    return std::to_string(submitted_s) + "." + std::to_string(id);
+}
+
+ApiResult<RunsQuery> parse_runs_query(const Params& q) {
+    RunsQuery out;
+    for (const auto& [k, v] : q) {
+        if (k == "state") {
+            if (auto ok = check_runs_query(q); !ok) return std::unexpected(ok.error());
+            out.state = v;
+        } else if (k == "workspace") {
+            out.workspace = v;
+        } else if (k == "pool") {
+            out.pool = v;
+        } else if (k == "name") {
+            if (v.size() > 63) return std::unexpected(bad("'name' is too long (63 bytes at most)"));
+            out.name = v;
+        } else if (k == "limit") {
+            if (!is_digits(v, 4) || std::stoi(v) < 1 || std::stoul(v) > kMaxRunsPage)
+                return std::unexpected(bad("bad 'limit' '" + v.substr(0, 32) + "' (1 to " + str(kMaxRunsPage) + ")"));
+            out.limit = std::stoul(v);
+        } else if (k == "cursor") {
+            // "SUBMITTED_S.ID", both decimal (from a previous page's next_cursor).
+            const auto dot = v.find('.');
+            const std::string a = dot == std::string::npos ? "" : v.substr(0, dot);
+            const std::string b = dot == std::string::npos ? "" : v.substr(dot + 1);
+            if (!is_digits(a, 18) || !is_digits(b, 18))
+                return std::unexpected(bad("bad 'cursor' (give the 'next_cursor' of the previous page as it is)"));
+            out.has_cursor = true;
+            out.cursor_submitted_s = std::stoll(a);
+            out.cursor_id = std::stoll(b);
+        } else {
+            return std::unexpected(bad("unknown parameter '" + k.substr(0, 64) +
+                                       "' (state, workspace, pool, name, limit, cursor)"));
+        }
+    }
+    return out;
+}
+
 ApiResult<GoodputWindow> parse_goodput_window(const Params& q, Seconds now_s) {
     for (const auto& [k, v] : q)
         if (k != "by" && k != "start" && k != "end" && k != "days")

@@ -52,6 +52,43 @@ ApiResult<std::vector<std::pair<int, std::int64_t>>> progress_reports(const nloh
 /// GET /v1/runs: the optional `state` filter is one of the run states; 400 otherwise.
 ApiResult<void> check_runs_query(const Params& q);
 
+/// GET /v1/runs (docs/api.md "List runs"): the filters and the page.
+struct RunsQuery {
+    std::string state;      ///< "" = any; else one of the run states
+    std::string workspace;  ///< "" = any visible
+    std::string pool;       ///< "" = any
+    std::string name;       ///< "" = any; else runs whose name contains it (ASCII case-insensitive)
+    std::size_t limit = 100;  ///< runs per page, 1..1000
+    /// The page starts after this run in the list's order (newest first: submitted_s
+    /// descending, then id descending); from the "next_cursor" of the previous page.
+    bool has_cursor = false;
+    Seconds cursor_submitted_s = 0;
+    std::int64_t cursor_id = 0;
+};
+/// The largest page of GET /v1/runs and the default one.
+inline constexpr std::size_t kMaxRunsPage = 1000;
+inline constexpr std::size_t kDefaultRunsPage = 100;
+/// Parses GET /v1/runs's parameters: state, workspace, pool, name (at most 63 bytes), limit
+/// (1..1000, default 100), cursor (as returned in "next_cursor"). 400 naming the parameter on
+/// an unknown parameter or a bad value. Never throws.
+ApiResult<RunsQuery> parse_runs_query(const Params& q);
+/// The cursor text of a run: "SUBMITTED_S.ID" (opaque to clients).
+std::string runs_cursor(Seconds submitted_s, std::int64_t id);
+
+/// GET /v1/runs/{run}/logs: which worker's log, of which attempt, from which byte, how much.
+struct LogsQuery {
+    std::int64_t worker = 0;
+    std::int64_t attempt = 0;
+    std::int64_t offset = 0;
+    std::int64_t limit = 1 << 20;
+};
+/// Parses the logs parameters of a run of `workers` workers that has made `attempts` >= 1
+/// attempts: worker (0..workers-1, default 0), attempt (1..attempts, default the latest),
+/// offset (0..2^40, default 0), limit (1..4 MiB, default 1 MiB): decimal digits only, at most
+/// 12. 400 naming the parameter otherwise (others, such as workspace, are the caller's). Never
+/// throws.
+ApiResult<LogsQuery> parse_logs_query(const Params& q, int workers, int attempts);
+
 /// A goodput period and grouping from by, start, end, days (RFC 3339 times; default: the 7
 /// days up to `now_s`). 400 on an unknown grouping, a bad time, start and days together, or a
 /// period make_period refuses (start after end, over 400 days).

@@ -61,6 +61,12 @@ public:
     /// remainder).
     void set_tenants(const std::vector<Tenant>& tenants);
     int tenant_index(const std::string& name) const;
+    /// Every tenant's pending jobs in this pool; O(1).
+    std::size_t pending_total() const { return pending_.all().size(); }
+    /// Tenant u's pending jobs (waiting for a placement) in this pool; O(1).
+    std::size_t pending_count(int u) const {
+        return u >= 0 && static_cast<std::size_t>(u) < pending_.by_tenant().size() ? pending_.by_tenant()[u].size() : 0;
+    }
 
     /// A new job of tenant u (a gang of `gpus`), pending from `submit_s`; its index, or an
     /// error when the pool can never run it (the message is the reason). `gpus_per_worker` > 0:

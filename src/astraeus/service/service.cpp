@@ -120,6 +120,22 @@ Seconds Clock::real_now() {
 void Service::touch(RunMem& r) {
     r.note_state();
     dirty_.insert(r.rec.id);
+    if (!r.ended()) live_.insert(r.rec.id);
+}
+
+std::vector<Service::RunMem*> Service::live_runs() {
+    std::vector<RunMem*> out;
+    for (auto it = live_.begin(); it != live_.end();) {
+        RunMem& r = *runs_.at(*it);
+        // Pending and ended runs leave (a pending run comes back when touched: placed).
+        if (r.ended() || r.rec.state == "pending") {
+            it = live_.erase(it);
+            continue;
+        }
+        out.push_back(&r);
+        ++it;
+    }
+    return out;
 }
 
 class Service::Sink final : public gp::DeltaSink {
@@ -337,6 +353,12 @@ Result<void> Service::load() {
                        static_cast<GpuSeconds>(cfg_.drop_min_held_gpu_hours * 3600.0)},
         std::move(rules));
 
+    // Idempotency-Keys of the last day (their replies stay in the store).
+    auto keys = store_->idempotency_keys();
+    if (!keys) return std::unexpected(keys.error());
+    idem_.load(*keys);
+    limiter_.set_rate(cfg_.limits.submissions_per_minute);
+
     // Runs, ledgers, the count.
     auto runs = store_->runs();
     if (!runs) return std::unexpected(runs.error());
@@ -357,6 +379,8 @@ Result<void> Service::load() {
                         static_cast<int>(r->rec.pool_id));
         if (!r->ended())
             if (auto ok = restore_run(*r, counted_to); !ok) return ok;
+        run_names_[{r->rec.workspace_id, r->rec.name}] = r->rec.id;
+        if (!r->ended()) live_.insert(r->rec.id);
         runs_[r->rec.id] = std::move(r);
     }
     // The rounds' fairness history (tenant LTGF windows, jobs' deserved service), replayed from
@@ -521,7 +545,7 @@ void Service::begin(Seconds now) {
     (void)now;
 }
 
-void Service::commit() {
+bool Service::commit() {
     const Seconds now = std::max(last_event_s_, clock_.now());
     for (store::Id id : dirty_) {
         RunMem& r = *runs_.at(id);
@@ -541,14 +565,44 @@ void Service::commit() {
     batch_.meta.push_back({"counted_to_s", gp::minute_start(last_event_s_)});
     batch_.meta.push_back({"last_event_s", last_event_s_});
     (void)now;
-    if (auto ok = store_->apply(batch_); !ok) {
-        // The memory is ahead of the store: stop here; a restart rebuilds from the store, which
-        // holds everything acknowledged so far.
-        log(LogLevel::Error, "store.write_failed", {{"error", ok.error().message}});
-        std::_Exit(70);
+    // While the store refuses writes (a full disk, an I/O error), everything it refused is kept
+    // in unsaved_ and written, in one transaction with the new changes, at the next commit (the
+    // loop retries every 2 s). The memory is ahead of the store meanwhile: writes are refused
+    // (507), rounds are held (no new launches), and nothing acknowledged is lost: a write that
+    // failed was answered 507, not 2xx. The service never exits for it (docs/operations.md).
+    bool durable = true;
+    if (store_failing_) {
+        store::merge_batch(unsaved_, std::move(batch_));
+        if (auto ok = store_->apply(unsaved_); ok) {
+            store_failing_ = false;
+            unsaved_ = store::Batch{};
+            log(LogLevel::Info, "store.recovered", {{"after", store_error_}});
+            store_error_.clear();
+            for (auto& p : pools_) p->dirty = true;  // the rounds held meanwhile
+            wake_ = true;
+        } else {
+            store_error_ = ok.error().message;
+            durable = false;
+        }
+    } else if (auto ok = store_->apply(batch_); !ok) {
+        store_failing_ = true;
+        store_error_ = ok.error().message;
+        log(LogLevel::Error, "store.write_failed",
+            {{"error", store_error_}, {"action", "writes refused (507), launches held, retried every 2 s"}});
+        unsaved_ = std::move(batch_);
+        durable = false;
     }
     batch_ = store::Batch{};
     dirty_.clear();
+    return durable;
+}
+
+ApiResult<void> Service::writable() const {
+    if (!store_failing_) return {};
+    return std::unexpected(ApiError{507, "the service cannot write its store (" + store_error_ +
+                                             "): writes are refused until it can (a full disk? free space in "
+                                             "the data directory); reads are served",
+                                    10});
 }
 
 void Service::advance_count(Seconds t) {
@@ -559,7 +613,7 @@ void Service::advance_count(Seconds t) {
 
 Seconds Service::next_timed_event() {
     Seconds t = exec_->next_event_s();
-    for (const auto& [id, r] : runs_)
+    for (const RunMem* r : live_runs())
         if (!r->ended() && (r->rec.state == "starting" || r->rec.state == "running") &&
             r->rec.lease_end_s >= 0)
             t = std::min(t, r->rec.lease_end_s);
@@ -575,7 +629,7 @@ namespace {
 constexpr Seconds kLeaseAlignS = 60;
 }  // namespace
 
-void Service::catch_up(Seconds now) {
+void Service::catch_up(Seconds now, bool pending_rounds) {
     now = std::max(now, last_event_s_);
     for (int guard = 0; guard < 100000; ++guard) {
         const Seconds t = next_timed_event();
@@ -593,11 +647,11 @@ void Service::catch_up(Seconds now) {
         // otherwise each lease end swapped the run the previous one had just stopped back in).
         // The runs lose nothing: a lease end is a checkpoint, and the renewed lease is whole.
         std::vector<char> due(pools_.size(), 0);
-        for (auto& [id, r] : runs_)
+        for (RunMem* r : live_runs())
             if (!r->ended() && (r->rec.state == "starting" || r->rec.state == "running") &&
                 r->rec.lease_end_s >= 0 && r->rec.lease_end_s <= t)
                 due[r->pool] = 1;
-        for (auto& [id, r] : runs_) {
+        for (RunMem* r : live_runs()) {
             if (r->ended() || !(r->rec.state == "starting" || r->rec.state == "running")) continue;
             if (r->rec.lease_end_s < 0 || !due[r->pool]) continue;
             if (r->rec.lease_end_s > t && !(r->rec.lease_end_s <= t + kLeaseAlignS &&
@@ -617,12 +671,17 @@ void Service::catch_up(Seconds now) {
             if (pools_[p]->dirty) schedule(p, at);
     }
     advance_count(now);
+    if (!pending_rounds) return;
     for (std::size_t p = 0; p < pools_.size(); ++p)
         if (pools_[p]->dirty) schedule(p, now);
 }
 
 void Service::schedule(std::size_t pi, Seconds t) {
     PoolState& pool = *pools_[pi];
+    if (store_failing_) {  // no new placements while the store refuses writes
+        pool.dirty = true;
+        return;
+    }
     pool.dirty = false;
     const std::vector<Decision> ds = pool.sched->round(t);
     // Stops first (preemptions, lease ends not renewed), then starts: a real executor then knows
@@ -936,6 +995,7 @@ void Service::minute_work(Seconds now) {
         last_prune_s_ = now;
         ledger_.prune(now);
         batch_.prune_before_hour = now - gp::kRetention;
+        if (idem_.prune(now - kIdempotencyKeepS) > 0) batch_.prune_idempotency_before = now - kIdempotencyKeepS;
     }
 }
 
@@ -959,7 +1019,9 @@ void Service::loop() {
         minute_work(now);
         commit();
         const Seconds next = std::min(next_timed_event(), gp::minute_start(std::max(now, last_event_s_)) + 60);
-        cv_.wait_for(lk, clock_.until(next), [&] { return stopping_ || wake_; });
+        auto wait = clock_.until(next);
+        if (store_failing_) wait = std::min(wait, std::chrono::milliseconds(2000));  // retry the store
+        cv_.wait_for(lk, wait, [&] { return stopping_ || wake_; });
         wake_ = false;
     }
     loop_running_ = false;

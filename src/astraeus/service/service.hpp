@@ -31,6 +31,8 @@
 #include "astraeus/goodput/stragglers.hpp"
 #include "astraeus/service/config.hpp"
 #include "astraeus/service/executor.hpp"
+#include "astraeus/service/idempotency.hpp"
+#include "astraeus/service/submit_limiter.hpp"
 #include "astraeus/service/round_adapter.hpp"
 #include "astraeus/store/store.hpp"
 
@@ -44,6 +46,7 @@ namespace astraeus::service {
 struct ApiError {
     int status = 400;
     std::string message;
+    int retry_after_s = 0;  ///< > 0: sent as Retry-After (429, 503, 507)
 };
 template <class T>
 using ApiResult = std::expected<T, ApiError>;
@@ -124,8 +127,26 @@ public:
     ApiResult<nlohmann::json> drain_machine(const Caller& c, const std::string& name, bool drain);
 
     // --- runs (contract "Runs") ---------------------------------------------------------------
-    ApiResult<nlohmann::json> submit(const Caller& c, std::string_view body);
+    /// POST /v1/runs (docs/api.md). `idempotency_key` (the Idempotency-Key header, "" when
+    /// absent): the first submission with it from this token is stored with its reply in the
+    /// run's transaction; a later one with the same body answers that reply again (201, no new
+    /// run), with another body 422. 400 for a bad key. Kept kIdempotencyKeepS.
+    /// Per-workspace limits (ServiceConfig::limits): beyond the workspace's pending runs or
+    /// submissions per minute, a 429 with Retry-After. O(log n) in the runs, except a round: run
+    /// at once while the pool's backlog is under kSyncRoundBacklog (the reply shows the
+    /// placement or the reason), by the loop's next round otherwise (one round for a burst).
+    ApiResult<nlohmann::json> submit(const Caller& c, std::string_view body,
+                                     std::string_view idempotency_key = {});
+    /// The backlog (pending runs of the pool) under which a submission runs its round itself.
+    static constexpr std::size_t kSyncRoundBacklog = 256;
+    /// GET /v1/runs: one page of the visible runs, newest first, summary fields only (no
+    /// command, workers or history: GET /v1/runs/{name} and /history); filters and page as in
+    /// parse_runs_query (request_parse.hpp). Answers {"runs": [...], "next_cursor"?: "..."}
+    /// ("next_cursor" only when more runs follow). 400 on a bad parameter.
     ApiResult<nlohmann::json> list_runs(const Caller& c, const Params& q);
+    /// GET /v1/runs/{name}/history: {"run", "workspace", "state", "history": [{"at", "at_s",
+    /// "state", "attempt", "cause"?}]} (the run's states since the service started). 404 unknown.
+    ApiResult<nlohmann::json> run_history(const Caller& c, const std::string& name, const Params& q);
     ApiResult<nlohmann::json> show_run(const Caller& c, const std::string& name, const Params& q);
     ApiResult<nlohmann::json> stop_run(const Caller& c, const std::string& name, const Params& q);
     /// Progress reports of a running run's workers: body {"worker": i, "step": n} or
@@ -213,8 +234,14 @@ private:
 
     // Under mu_:
     void begin(Seconds now);
-    void commit();
-    void catch_up(Seconds now);
+    /// Writes the batch (and what the store refused before) in one transaction; whether it is
+    /// durable. On a store error: store_failing_ (see writable()), nothing exits.
+    bool commit();
+    /// Under mu_: a 507 while the store refuses writes (writes are refused, reads served).
+    ApiResult<void> writable() const;
+    /// Everything due up to `now` (executor events, lease ends, woken pools: their rounds), then
+    /// the count to `now`, and when `pending_rounds`, a round for each pool marked dirty.
+    void catch_up(Seconds now, bool pending_rounds = true);
     void advance_count(Seconds t);
     void schedule(std::size_t pool, Seconds t);
     void apply_start(RunMem& r, const Decision& d, Seconds t);
@@ -254,6 +281,8 @@ private:
     bool visible(const Caller& c, const RunMem& r) const;
     goodput::RunFilter filter_for(const Caller& c) const;
     nlohmann::json run_json(const RunMem& r) const;
+    /// A run's fields in GET /v1/runs (no command, worker list nor history).
+    nlohmann::json run_summary_json(const RunMem& r) const;
     std::string by_name(goodput::By by, int id) const;
     /// Under mu_: adds a zero row (sorted by run id) for each run visible through `f` that held
     /// GPUs in [start_s, end_s) but has no ledger row yet (held less than a minute so far).
@@ -297,8 +326,21 @@ private:
     std::vector<goodput::Alert> alert_list_;
     goodput::StragglerDetector stragglers_;
     std::map<store::Id, int> progress_attempt_;  ///< per run: its attempt at the last report
+    IdempotencyIndex idem_;                      ///< Idempotency-Keys of the last day
+    SubmitLimiter limiter_;                      ///< submissions per minute per workspace
+    /// (workspace, run name) -> run id: the name check of a submission in O(log n).
+    std::map<std::pair<store::Id, std::string>, store::Id> run_names_;
+    /// Runs that may hold GPUs (not pending, not ended), and some pending ones touched since the
+    /// last scan: what the lease-end and next-event scans look at instead of every run (O(held),
+    /// not O(backlog), per submission). Every run that leaves `pending` is touched first.
+    std::set<store::Id> live_;
+    /// Under mu_: the runs of live_ not pending nor ended (pruning the others).
+    std::vector<RunMem*> live_runs();
 
     store::Batch batch_;
+    store::Batch unsaved_;        ///< what the store refused, written at the next commit
+    bool store_failing_ = false;  ///< the last write failed (a full disk, an I/O error)
+    std::string store_error_;     ///< its message
     std::set<store::Id> dirty_;
     Seconds last_event_s_ = 0;
     Seconds last_minute_s_ = 0;

@@ -8,6 +8,7 @@
 #include "astraeus/base/base64.hpp"
 #include "astraeus/service/agent_log_file.hpp"
 #include "astraeus/service/log.hpp"
+#include "astraeus/service/agent_body.hpp"
 #include "astraeus/service/service.hpp"
 #include "astraeus/service/service_state.hpp"
 
@@ -44,8 +45,9 @@ ApiResult<json> Service::agent_logs(const Caller& c, std::string_view body) {
     if (!agents_)
         return std::unexpected(
             ApiError{409, "this service does not run node agents: start it with `astraeus serve --executor agents`"});
-    json b = json::parse(body, nullptr, false);
-    if (b.is_discarded() || !b.is_object()) return std::unexpected(bad("the body must be a JSON object"));
+    auto parsed = parse_agent_body(body, AgentBody::Logs);  // every field's type and range
+    if (!parsed) return std::unexpected(parsed.error());
+    const json& b = *parsed;
     const std::string name = b.value("name", "");
     auto cs = b.find("chunks");
     if (cs == b.end() || !cs->is_array()) return std::unexpected(bad("'chunks' must be an array"));

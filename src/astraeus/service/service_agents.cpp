@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "astraeus/exec/agent_hub.hpp"
+#include "astraeus/service/agent_body.hpp"
 #include "astraeus/goodput_io/rfc3339.hpp"
 #include "astraeus/service/log.hpp"
 #include "astraeus/service/service.hpp"
@@ -17,13 +18,6 @@ namespace gp = goodput;
 using namespace detail;
 
 namespace {
-
-ApiResult<json> parse_body(std::string_view body) {
-    json b = json::parse(body, nullptr, false);
-    if (b.is_discarded()) return std::unexpected(bad("malformed JSON"));
-    if (!b.is_object()) return std::unexpected(bad("the body must be a JSON object"));
-    return b;
-}
 
 ApiError no_agents() {
     return {409, "this service does not run node agents: start it with `astraeus serve --executor agents`"};
@@ -55,7 +49,7 @@ void Service::agent_machine_added(PoolState& pool, const store::MachineRec& m) {
 
 ApiResult<json> Service::agent_register(const Caller& c, std::string_view body, const std::string& remote_addr) {
     if (!agents_) return std::unexpected(no_agents());
-    auto b = parse_body(body);
+    auto b = parse_agent_body(body, AgentBody::Register);  // every field's type and range
     if (!b) return std::unexpected(b.error());
     const std::string name = b->value("name", "");
     const std::string pool_name = b->value("pool", "default");
@@ -80,7 +74,9 @@ ApiResult<json> Service::agent_register(const Caller& c, std::string_view body, 
     }
     if (auto bound = bind_agent_token(c, name); !bound) return std::unexpected(bound.error());
     auto id = store_->register_machine(pool->rec.id, name, gpus, addr);
-    if (!id) return std::unexpected(ApiError{409, id.error().message});
+    // A store that cannot write (a full disk): 507, which the agent retries; a name registered
+    // with other GPUs or another pool: 409, which it does not.
+    if (!id) return std::unexpected(ApiError{id.error().message.starts_with("store: ") ? 507 : 409, id.error().message});
     const Seconds now0 = clock_.now();
     begin(now0);
     catch_up(now0);
@@ -120,7 +116,7 @@ ApiResult<json> Service::agent_register(const Caller& c, std::string_view body, 
 
 ApiResult<json> Service::agent_heartbeat(const Caller& c, std::string_view body) {
     if (!agents_) return std::unexpected(no_agents());
-    auto b = parse_body(body);
+    auto b = parse_agent_body(body, AgentBody::Heartbeat);  // every field's type and range
     if (!b) return std::unexpected(b.error());
     const std::string name = b->value("name", "");
     std::unique_lock lk(mu_);
@@ -223,6 +219,7 @@ ApiResult<json> Service::drain_machine(const Caller& c, const std::string& name,
     for (const auto& [mid, n] : machine_names_)
         if (n == name) id = mid;
     if (id == 0) return std::unexpected(not_found("no machine named '" + name + "'"));
+    if (auto w = writable(); !w) return std::unexpected(w.error());
     const Seconds now0 = clock_.now();
     begin(now0);
     catch_up(now0);

@@ -1,6 +1,7 @@
 #include "astraeus/service/service.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 
 #include "astraeus/goodput_io/prometheus_text.hpp"
@@ -19,6 +20,16 @@ namespace astraeus::service {
 using nlohmann::json;
 namespace gp = goodput;
 using namespace detail;
+
+namespace {
+/// A write the store refused at its commit: not acknowledged (it may be lost in a crash before
+/// the store takes writes again).
+ApiError not_stored() {
+    return {507, "the change was not stored: the store refused the write (a full disk?); it is kept in memory "
+                 "and written when the store takes writes again, but is not acknowledged: check later",
+            10};
+}
+}  // namespace
 
 // The REST operations on runs: authentication and visibility, submit, list, show, stop, progress
 // (service.hpp). Split from service.cpp, which holds the state, the loop and the transactions.
@@ -153,9 +164,15 @@ json Service::run_json(const RunMem& r) const {
     return j;
 }
 
-ApiResult<json> Service::submit(const Caller& c, std::string_view body) {
+ApiResult<json> Service::submit(const Caller& c, std::string_view body, std::string_view idempotency_key) {
     if (c.token.scope == store::Scope::Operator)
         return std::unexpected(ApiError{403, "cluster-operator tokens cannot submit runs"});
+    const std::string key(idempotency_key);
+    std::string body_sha;
+    if (!key.empty()) {
+        if (const std::string why = idempotency_key_problem(key); !why.empty()) return std::unexpected(bad(why));
+        body_sha = sha256_hex(std::string(body));
+    }
     auto req = parse_submit_body(body);
     if (!req) return std::unexpected(req.error());
     const std::string& name = req->name;
@@ -169,6 +186,23 @@ ApiResult<json> Service::submit(const Caller& c, std::string_view body) {
     const std::string command = exec::to_stored(req->command);
 
     std::unique_lock lk(mu_);
+    if (auto w = writable(); !w) return std::unexpected(w.error());  // the store refuses writes: 507
+    // A replay of an Idempotency-Key: the first reply again, or 422 for another body. Checked
+    // under the lock that creates runs, so two concurrent requests with one key make one run.
+    if (!key.empty()) {
+        if (const auto* e = idem_.find(c.token.id, key)) {
+            if (e->body_sha256 != body_sha)
+                return std::unexpected(ApiError{422, "Idempotency-Key '" + key + "' was used with another body "
+                                                     "(a new submission needs a new key)"});
+            auto rec = store_->idempotency_key(c.token.id, key);
+            if (!rec) return std::unexpected(ApiError{500, rec.error().message});
+            if (*rec) {
+                json first = json::parse((*rec)->reply, nullptr, false);
+                if (!first.is_discarded()) return first;
+            }
+            return std::unexpected(ApiError{500, "the first reply of Idempotency-Key '" + key + "' is not readable"});
+        }
+    }
     // The workspace.
     store::Id ws_id = 0;
     if (c.token.scope == store::Scope::Workspace) {
@@ -197,9 +231,8 @@ ApiResult<json> Service::submit(const Caller& c, std::string_view body) {
         return std::unexpected(bad(m + ")"));
     }
     PoolState& pool = *pools_[pi];
-    for (const auto& [id, r] : runs_)
-        if (r->rec.workspace_id == ws_id && r->rec.name == name)
-            return std::unexpected(ApiError{409, "a run named '" + name + "' already exists in workspace " + workspaces_.at(ws_id).name});
+    if (run_names_.contains({ws_id, name}))
+        return std::unexpected(ApiError{409, "a run named '" + name + "' already exists in workspace " + workspaces_.at(ws_id).name});
     const int gpus = static_cast<int>(workers * gpw);
     if (gpus > pool.gpus()) {
         std::string m = "no placement for " + str(workers) + " x " + str(gpw) + " GPUs: pool " + pool.rec.name +
@@ -215,10 +248,28 @@ ApiResult<json> Service::submit(const Caller& c, std::string_view body) {
                                    "'s largest machine has " + str(largest) + " GPUs"));
     const int u = pool.sched->tenant_index(workspaces_.at(ws_id).name);
     if (u < 0) return std::unexpected(ApiError{500, "workspace not known to the scheduler"});
+    // Per-workspace limits (docs/operations.md): pending runs over every pool, then the rate.
+    const std::string& ws_label = workspaces_.at(ws_id).name;
+    std::size_t pending = 0;
+    for (const auto& p : pools_) pending += p->sched->pending_count(p->sched->tenant_index(ws_label));
+    if (pending >= static_cast<std::size_t>(cfg_.limits.pending_runs))
+        return std::unexpected(ApiError{429, "workspace " + ws_label + " has " + str(static_cast<std::int64_t>(pending)) +
+                                                 " pending runs, its limit (workspace_limits.pending_runs): "
+                                                 "submit again when some have started or ended",
+                                        60});
+    const double mono_s = std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+    if (const int wait_s = limiter_.take(ws_id, mono_s); wait_s > 0)
+        return std::unexpected(ApiError{429, "workspace " + ws_label + " submitted " +
+                                                 str(cfg_.limits.submissions_per_minute) +
+                                                 " runs in the last minute, its limit "
+                                                 "(workspace_limits.submissions_per_minute): retry in " +
+                                                 str(wait_s) + " s",
+                                        wait_s});
 
     const Seconds now0 = clock_.now();
     begin(now0);
-    catch_up(now0);
+    // A pool whose backlog is large runs its round in the loop, not here (see below).
+    catch_up(now0, pool.sched->pending_total() <= kSyncRoundBacklog);
     const Seconds now = last_event_s_;
     const Seconds duration = sim > 0 ? sim : limit;
     auto j = pool.sched->submit(u, gpus, now, duration, static_cast<int>(gpw));
@@ -251,41 +302,123 @@ ApiResult<json> Service::submit(const Caller& c, std::string_view body) {
     }
     const store::Id id = r->rec.id;
     runs_[id] = std::move(r);
+    run_names_[{ws_id, name}] = id;
     touch(*runs_[id]);
     pool.dirty = true;
     // Logged before the round, so that its run.placed / run.launched lines follow it.
     log(LogLevel::Info, "run.submitted", {{"run", name}, {"workspace", workspaces_.at(ws_id).name},
                                           {"gpus", std::to_string(gpus)}});
-    schedule(pi, now);
-    commit();
+    // A round now while the backlog is small (the reply shows the placement or the reason);
+    // with a large one the loop's next round places it, one round for a burst of submissions
+    // (a round is O(pending): one per submission would make a burst quadratic).
+    if (pool.sched->pending_total() <= kSyncRoundBacklog) schedule(pi, now);
+    // The reply is the state the commit stores (its history noted now, as commit() would).
+    runs_[id]->note_state();
     json out = run_json(*runs_[id]);
+    if (!key.empty()) {
+        store::IdempotencyRec k{c.token.id, key, body_sha, id, 201,
+                                 out.dump(-1, ' ', false, json::error_handler_t::replace), now};
+        idem_.add(k);
+        batch_.idempotency.push_back(std::move(k));
+    }
+    const bool durable = commit();
     wake_ = true;
     lk.unlock();
     cv_.notify_all();
+    if (!durable) return std::unexpected(not_stored());
     return out;
 }
 
-ApiResult<json> Service::list_runs(const Caller& c, const Params& q) {
-    if (auto ok = check_runs_query(q); !ok) return std::unexpected(ok.error());
-    auto st = q.find("state");
-    std::lock_guard lk(mu_);
-    auto ws = q.find("workspace");
-    std::vector<const RunMem*> out;
-    for (const auto& [id, r] : runs_) {
-        if (!visible(c, *r)) continue;
-        if (st != q.end() && r->rec.state != st->second) continue;
-        if (ws != q.end()) {
-            auto w = workspaces_.find(r->rec.workspace_id);
-            if (w == workspaces_.end() || w->second.name != ws->second) continue;
-        }
-        out.push_back(r.get());
+json Service::run_summary_json(const RunMem& r) const {
+    json j;
+    j["name"] = r.rec.name;
+    auto ws = workspaces_.find(r.rec.workspace_id);
+    j["workspace"] = ws == workspaces_.end() ? "" : ws->second.name;
+    j["pool"] = by_name(gp::By::Pool, static_cast<int>(r.rec.pool_id));
+    j["workers"] = r.rec.workers;
+    j["gpus_per_worker"] = r.rec.gpus_per_worker;
+    j["state"] = r.rec.state;
+    if (r.rec.state == "pending" && !r.rec.reason.empty()) j["reason"] = r.rec.reason;
+    j["submitted_at"] = gp::format_rfc3339(r.rec.submitted_s);
+    if (r.rec.started_s >= 0) j["started_at"] = gp::format_rfc3339(r.rec.started_s);
+    if (r.rec.ended_s >= 0) j["ended_at"] = gp::format_rfc3339(r.rec.ended_s);
+    if (r.rec.time_limit_s > 0) j["time_limit_s"] = r.rec.time_limit_s;
+    j["attempts"] = r.rec.attempts;
+    // The machines its workers hold now (distinct, in worker order).
+    json machines = json::array();
+    for (std::size_t k = 0; k < r.w.size() && k < r.parts.size(); ++k) {
+        if (r.parts[k].empty() || !gp::holds_gpus(counter_->status(r.w[k]))) continue;
+        const std::string m = by_name(gp::By::Machine, r.parts[k].front().machine);
+        if (std::find(machines.begin(), machines.end(), m) == machines.end()) machines.push_back(m);
     }
-    std::sort(out.begin(), out.end(), [](const RunMem* a, const RunMem* b) {
-        return a->rec.submitted_s != b->rec.submitted_s ? a->rec.submitted_s > b->rec.submitted_s : a->rec.id > b->rec.id;
-    });
+    j["machines"] = std::move(machines);
+    return j;
+}
+
+namespace {
+/// ASCII case-insensitive substring test (run names are ASCII).
+bool contains_nocase(const std::string& hay, const std::string& needle) {
+    const auto low = [](char ch) { return ch >= 'A' && ch <= 'Z' ? static_cast<char>(ch - 'A' + 'a') : ch; };
+    return std::search(hay.begin(), hay.end(), needle.begin(), needle.end(),
+                       [&](char a, char b) { return low(a) == low(b); }) != hay.end();
+}
+}  // namespace
+
+ApiResult<json> Service::list_runs(const Caller& c, const Params& params) {
+    auto q = parse_runs_query(params);
+    if (!q) return std::unexpected(q.error());
+    std::lock_guard lk(mu_);
+    // The list's order: newest first (submitted_s descending, then id descending). A page is the
+    // `limit` first runs after the cursor: one pass over the runs (cheap comparisons), then a
+    // partial sort of the matches; only the page's runs are turned into JSON.
+    const auto before = [](const RunMem* a, const RunMem* b) {
+        return a->rec.submitted_s != b->rec.submitted_s ? a->rec.submitted_s > b->rec.submitted_s
+                                                        : a->rec.id > b->rec.id;
+    };
+    store::Id ws_id = -1;  // -1: any workspace; 0: a name no workspace has
+    if (!q->workspace.empty()) {
+        ws_id = 0;
+        for (const auto& [id, w] : workspaces_)
+            if (w.name == q->workspace) ws_id = id;
+    }
+    store::Id pool_id = -1;
+    if (!q->pool.empty()) {
+        pool_id = 0;
+        for (const auto& p : pools_)
+            if (p->rec.name == q->pool) pool_id = p->rec.id;
+    }
+    std::vector<const RunMem*> hits;
+    if (ws_id != 0 && pool_id != 0) {
+        for (const auto& [id, r] : runs_) {
+            const store::RunRec& rec = r->rec;
+            if (q->has_cursor && !(rec.submitted_s < q->cursor_submitted_s ||
+                                   (rec.submitted_s == q->cursor_submitted_s && rec.id < q->cursor_id)))
+                continue;
+            if (!visible(c, *r)) continue;
+            if (!q->state.empty() && rec.state != q->state) continue;
+            if (ws_id > 0 && rec.workspace_id != ws_id) continue;
+            if (pool_id > 0 && rec.pool_id != pool_id) continue;
+            if (!q->name.empty() && !contains_nocase(rec.name, q->name)) continue;
+            hits.push_back(r.get());
+        }
+    }
+    const bool more = hits.size() > q->limit;
+    const std::size_t n = std::min(hits.size(), q->limit);
+    std::partial_sort(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(n), hits.end(), before);
     json arr = json::array();
-    for (const RunMem* r : out) arr.push_back(run_json(*r));
-    return json{{"runs", std::move(arr)}};
+    for (std::size_t k = 0; k < n; ++k) arr.push_back(run_summary_json(*hits[k]));
+    json out{{"runs", std::move(arr)}};
+    if (more) out["next_cursor"] = runs_cursor(hits[n - 1]->rec.submitted_s, hits[n - 1]->rec.id);
+    return out;
+}
+
+ApiResult<json> Service::run_history(const Caller& c, const std::string& name, const Params& q) {
+    std::lock_guard lk(mu_);
+    auto r = find_run(c, name, q);
+    if (!r) return std::unexpected(r.error());
+    const json full = run_json(**r);
+    return json{{"run", full["name"]}, {"workspace", full["workspace"]}, {"state", full["state"]},
+                {"history", full["history"]}};
 }
 
 ApiResult<json> Service::show_run(const Caller& c, const std::string& name, const Params& q) {
@@ -301,6 +434,7 @@ ApiResult<json> Service::stop_run(const Caller& c, const std::string& name, cons
     if (!found) return std::unexpected(found.error());
     if (c.token.scope == store::Scope::Operator)
         return std::unexpected(ApiError{403, "cluster-operator tokens cannot stop runs"});
+    if (auto w = writable(); !w) return std::unexpected(w.error());
     const store::Id id = (*found)->rec.id;
     const Seconds now0 = clock_.now();
     begin(now0);
@@ -331,11 +465,12 @@ ApiResult<json> Service::stop_run(const Caller& c, const std::string& name, cons
         }
         log(LogLevel::Info, "run.stop", {{"run", r.rec.name}});
     }
-    commit();
+    const bool durable = commit();
     json out = run_json(r);
     wake_ = true;
     lk.unlock();
     cv_.notify_all();
+    if (!durable) return std::unexpected(not_stored());
     return out;
 }
 
@@ -356,6 +491,7 @@ ApiResult<json> Service::report_progress(const Caller& c, const std::string& nam
     auto in = parse_progress_body(body);
     if (!in) return std::unexpected(in.error());
     std::unique_lock lk(mu_);
+    if (auto w = writable(); !w) return std::unexpected(w.error());
     auto found = find_run(c, name, q);
     if (!found) return std::unexpected(found.error());
     if (c.token.scope == store::Scope::Operator)

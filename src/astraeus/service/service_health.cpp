@@ -8,6 +8,9 @@ ApiResult<nlohmann::json> Service::readiness() {
     auto m = store_->meta("last_event_s");
     if (!m) return std::unexpected(ApiError{503, "not ready: the store does not answer: " + m.error().message});
     if (!loop_running_) return std::unexpected(ApiError{503, "not ready: the scheduler is not running"});
+    if (store_failing_)
+        return std::unexpected(ApiError{503, "not ready: the store refuses writes (" + store_error_ +
+                                                 "); reads are served, writes answer 507"});
     return nlohmann::json{{"status", "ready"}, {"store", "ok"}, {"scheduler", "running"}};
 }
 

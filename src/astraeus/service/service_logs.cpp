@@ -2,6 +2,7 @@
 // (with agents: the service's copies of what they shipped), visible only inside the run's workspace. Split from service_api.cpp.
 #include <fstream>
 
+#include "astraeus/service/request_parse.hpp"
 #include "astraeus/service/service.hpp"
 #include "astraeus/service/service_state.hpp"
 
@@ -49,16 +50,8 @@ std::size_t cut_tail(const std::string& s) {
 ApiResult<json> Service::run_logs(const Caller& c, const std::string& name, const Params& q) {
     if (c.token.scope != store::Scope::Workspace)
         return std::unexpected(ApiError{403, "logs are visible only inside the run's workspace (use a workspace token)"});
-    auto num = [&](const char* key, std::int64_t dflt, std::int64_t lo, std::int64_t hi) -> ApiResult<std::int64_t> {
-        auto it = q.find(key);
-        if (it == q.end()) return dflt;
-        if (!is_digits(it->second, 12)) return std::unexpected(bad(std::string("'") + key + "' must be a non-negative integer"));
-        const std::int64_t v = std::stoll(it->second);
-        if (v < lo || v > hi) return std::unexpected(bad(std::string("'") + key + "' must be in " + str(lo) + ".." + str(hi)));
-        return v;
-    };
     std::string path, run_name, ws_name;
-    std::int64_t attempt = 0, worker = 0;
+    std::int64_t attempt = 0, worker = 0, offset = 0, limit = 0;
     bool done = false;
     {
         std::lock_guard lk(mu_);
@@ -69,12 +62,12 @@ ApiResult<json> Service::run_logs(const Caller& c, const std::string& name, cons
             return std::unexpected(not_found("run '" + name + "' ended (" + r.rec.state +
                                              ") without starting: no logs"));
         if (r.rec.attempts == 0) return std::unexpected(not_found("run '" + name + "' has not started yet: no logs"));
-        auto w = num("worker", 0, 0, r.rec.workers - 1);
-        if (!w) return std::unexpected(w.error());
-        auto a = num("attempt", r.rec.attempts, 1, r.rec.attempts);
-        if (!a) return std::unexpected(a.error());
-        worker = *w;
-        attempt = *a;
+        auto lq = parse_logs_query(q, r.rec.workers, r.rec.attempts);
+        if (!lq) return std::unexpected(lq.error());
+        worker = lq->worker;
+        attempt = lq->attempt;
+        offset = lq->offset;
+        limit = lq->limit;
         run_name = r.rec.name;
         ws_name = workspaces_.at(r.rec.workspace_id).name;
         path = exec_->log_path(ws_name, run_name, static_cast<int>(attempt), static_cast<int>(worker));
@@ -84,29 +77,25 @@ ApiResult<json> Service::run_logs(const Caller& c, const std::string& name, cons
     }
     if (path.empty())
         return std::unexpected(not_found("this service's executor keeps no logs (the simulated executor runs no processes)"));
-    auto offset = num("offset", 0, 0, std::int64_t{1} << 40);
-    if (!offset) return std::unexpected(offset.error());
-    auto limit = num("limit", 1 << 20, 1, 4 << 20);
-    if (!limit) return std::unexpected(limit.error());
     std::string text;
     std::int64_t size = 0;
     if (std::ifstream in(path, std::ios::binary); in) {
         in.seekg(0, std::ios::end);
         size = static_cast<std::int64_t>(in.tellg());
-        if (*offset < size) {
-            in.seekg(*offset);
-            text.resize(static_cast<std::size_t>(std::min<std::int64_t>(*limit, size - *offset)));
+        if (offset < size) {
+            in.seekg(offset);
+            text.resize(static_cast<std::size_t>(std::min<std::int64_t>(limit, size - offset)));
             in.read(text.data(), static_cast<std::streamsize>(text.size()));
             text.resize(static_cast<std::size_t>(in.gcount()));
         }
     }
-    if (*offset + static_cast<std::int64_t>(text.size()) < size || !done) {
+    if (offset + static_cast<std::int64_t>(text.size()) < size || !done) {
         const std::size_t cut = cut_tail(text);
         if (cut > 0 && cut <= text.size()) text = text.substr(0, text.size() - cut);
     }
-    const std::int64_t next = std::min(size, *offset) + static_cast<std::int64_t>(text.size());
+    const std::int64_t next = std::min(size, offset) + static_cast<std::int64_t>(text.size());
     return json{{"run", run_name}, {"workspace", ws_name}, {"attempt", attempt}, {"worker", worker},
-                {"offset", *offset}, {"next_offset", next}, {"size", size}, {"done", done && next >= size},
+                {"offset", offset}, {"next_offset", next}, {"size", size}, {"done", done && next >= size},
                 {"text", utf8_safe(text)}};
 }
 

@@ -6,7 +6,10 @@
 namespace astraeus::slurm {
 namespace {
 
-constexpr std::size_t kMaxNames = 1'000'000;
+// One job's nodes: the largest Slurm clusters have tens of thousands of nodes. The bound is
+// checked before any group is expanded (a range's length, the product of the groups), so a
+// 200-byte "n[0-999]x[0-999]" is refused at once instead of building a million names.
+constexpr std::size_t kMaxNames = kMaxHostlistNames;
 
 // Splits at commas outside brackets.
 Result<std::vector<std::string_view>> split_top(std::string_view text) {
@@ -56,7 +59,8 @@ Result<std::vector<std::string>> group(std::string_view body) {
             auto hi = number(b);
             if (!hi) return std::unexpected(hi.error());
             if (*hi < *lo) return fail("range '" + std::string(item) + "' ends below its start");
-            if (*hi - *lo >= kMaxNames) return fail("range '" + std::string(item) + "' is too long");
+            if (*hi - *lo >= kMaxNames)
+                return fail("range '" + std::string(item) + "' is too long (more than " + std::to_string(kMaxNames) + " names)");
             const std::size_t width = a.size() > 1 && a[0] == '0' ? a.size() : 0;
             for (std::uint64_t v = *lo; v <= *hi; ++v) {
                 std::string s = std::to_string(v);
@@ -64,7 +68,7 @@ Result<std::vector<std::string>> group(std::string_view body) {
                 out.push_back(std::move(s));
             }
         }
-        if (out.size() > kMaxNames) return fail("more than 1000000 names");
+        if (out.size() > kMaxNames) return fail("more than " + std::to_string(kMaxNames) + " names");
         from = comma + 1;
     }
     return out;
@@ -92,7 +96,9 @@ Result<std::vector<std::string>> expand_hostlist(std::string_view text) {
             const std::size_t close = part.find(']', open);
             auto g = group(part.substr(open + 1, close - open - 1));
             if (!g) return where(g.error().message);
-            if (acc.size() * g->size() > kMaxNames) return where("more than 1000000 names");
+            if (acc.size() * g->size() > kMaxNames)
+                return where("more than " + std::to_string(kMaxNames) + " names (" + std::to_string(acc.size()) +
+                             " x " + std::to_string(g->size()) + ")");
             std::vector<std::string> next;
             next.reserve(acc.size() * g->size());
             for (const auto& a : acc)
@@ -101,7 +107,7 @@ Result<std::vector<std::string>> expand_hostlist(std::string_view text) {
             i = close + 1;
         }
         for (auto& a : acc) names.push_back(std::move(a));
-        if (names.size() > kMaxNames) return where("more than 1000000 names");
+        if (names.size() > kMaxNames) return where("more than " + std::to_string(kMaxNames) + " names");
     }
     return names;
 }

@@ -12,6 +12,27 @@
 namespace astraeus::slurm {
 namespace {
 
+/// What one import may expand to (issue 18): job array records become one segment per element
+/// and each segment holds its node names, so a short line can stand for millions of strings
+/// ("68_[0-999999]" with a NodeList). Past either bound the import is refused, at once.
+constexpr std::size_t kMaxSegments = 1'000'000;
+constexpr std::size_t kMaxNodeNames = 5'000'000;
+struct ExpansionBudget {
+    std::size_t segments = 0, names = 0;
+    /// Takes `n` segments of `nodes` node names each; an error past the bounds.
+    Result<void> take(std::size_t n, std::size_t nodes) {
+        segments += n;
+        names += n * nodes;  // n <= 1,000,000 (array_elements), nodes <= 65,536 (expand_hostlist)
+        if (segments > kMaxSegments)
+            return fail("the input expands to more than " + std::to_string(kMaxSegments) +
+                        " job segments (job arrays); split it (sacct -S/-E)");
+        if (names > kMaxNodeNames)
+            return fail("the input expands to more than " + std::to_string(kMaxNodeNames) +
+                        " node names in all; split it (sacct -S/-E)");
+        return {};
+    }
+};
+
 using nlohmann::json;
 
 constexpr std::int64_t kNoVal32 = 0xfffffffeLL;  // Slurm's NO_VAL (and INFINITE above it)
@@ -270,6 +291,7 @@ Result<std::vector<Segment>> parse_sacct_json(std::string_view text, std::string
     if (!doc.is_object() || !doc.contains("jobs") || !doc.at("jobs").is_array())
         return fail(f + ": expected `sacct --json` output: an object with a \"jobs\" array");
     std::vector<Segment> out;
+    ExpansionBudget budget;
     const json& jobs = doc.at("jobs");
     for (std::size_t i = 0; i < jobs.size(); ++i) {
         const std::string path = "jobs[" + std::to_string(i) + "]";
@@ -279,6 +301,8 @@ Result<std::vector<Segment>> parse_sacct_json(std::string_view text, std::string
             s->where = f + ": " + path;
             auto ids = array_elements(s->job);
             if (!ids) return fail(s->where + ": " + ids.error().message);
+            if (auto ok = budget.take(ids->size(), s->nodes.size()); !ok)
+                return fail(s->where + ": " + ok.error().message);
             for (std::string& id : *ids) {
                 out.push_back(*s);
                 out.back().job = std::move(id);
@@ -321,6 +345,7 @@ Result<std::vector<Segment>> parse_sacct_parsable(std::string_view text, std::st
     static constexpr std::array<std::string_view, 9> kRequired{
         "JobID", "State", "Submit", "Start", "End", "NodeList", "AllocTRES", "Account", "Partition"};
     std::vector<Segment> out;
+    ExpansionBudget budget;
     std::vector<std::string> header;
     std::array<std::size_t, 9> col{};
     std::size_t name_col = std::string_view::npos, req_col = std::string_view::npos;
@@ -412,6 +437,7 @@ Result<std::vector<Segment>> parse_sacct_parsable(std::string_view text, std::st
         }
         auto ids = array_elements(s.job);
         if (!ids) return fail(where + ": field 'JobID': " + ids.error().message);
+        if (auto ok = budget.take(ids->size(), s.nodes.size()); !ok) return fail(where + ": " + ok.error().message);
         for (std::string& id : *ids) {
             out.push_back(s);
             out.back().job = std::move(id);

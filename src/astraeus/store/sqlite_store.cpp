@@ -79,6 +79,14 @@ ALTER TABLE machines ADD COLUMN addr TEXT NOT NULL DEFAULT '';
 CREATE TABLE agent_token_machines (token_id INTEGER PRIMARY KEY REFERENCES tokens(id),
                                    machine TEXT NOT NULL);
 )sql",
+    // 4: Idempotency-Key of POST /v1/runs (docs/api.md "Idempotent submits")
+    R"sql(
+CREATE TABLE idempotency_keys (token_id INTEGER NOT NULL, key TEXT NOT NULL,
+                               body_sha256 TEXT NOT NULL, run_id INTEGER NOT NULL,
+                               status INTEGER NOT NULL, reply TEXT NOT NULL,
+                               created_s INTEGER NOT NULL, PRIMARY KEY (token_id, key));
+CREATE INDEX idempotency_keys_created ON idempotency_keys (created_s);
+)sql",
 };
 constexpr int kVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
 
@@ -100,6 +108,19 @@ public:
         db_.exec("PRAGMA journal_mode=WAL");
         db_.exec("PRAGMA synchronous=FULL");
         db_.exec("PRAGMA foreign_keys=ON");
+    }
+
+    /// PRAGMA quick_check (every page's structure, no index contents): "" when the file is
+    /// sound, else its first problems (at most 5 lines).
+    std::string quick_check() {
+        SQLite::Statement q(db_, "PRAGMA quick_check(5)");
+        std::string out;
+        while (q.executeStep()) {
+            const std::string line = q.getColumn(0).getString();
+            if (line == "ok") return {};
+            out += (out.empty() ? "" : "; ") + line;
+        }
+        return out.empty() ? std::string("no answer") : out;
     }
 
     Result<void> migrate() {
@@ -515,6 +536,33 @@ public:
         });
     }
 
+    Result<std::vector<IdempotencyRec>> idempotency_keys() override {
+        return guarded("idempotency keys", [&]() -> Result<std::vector<IdempotencyRec>> {
+            std::vector<IdempotencyRec> out;
+            SQLite::Statement q(db_, "SELECT token_id, key, body_sha256, run_id, status, created_s "
+                                     "FROM idempotency_keys");
+            while (q.executeStep())
+                out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getString(),
+                               q.getColumn(2).getString(), q.getColumn(3).getInt64(),
+                               q.getColumn(4).getInt(), "", q.getColumn(5).getInt64()});
+            return out;
+        });
+    }
+
+    Result<std::optional<IdempotencyRec>> idempotency_key(Id token_id, const std::string& key) override {
+        return guarded("idempotency key", [&]() -> Result<std::optional<IdempotencyRec>> {
+            SQLite::Statement q(db_, "SELECT token_id, key, body_sha256, run_id, status, reply, created_s "
+                                     "FROM idempotency_keys WHERE token_id = ? AND key = ?");
+            q.bind(1, token_id);
+            q.bind(2, key);
+            if (!q.executeStep()) return std::optional<IdempotencyRec>{};
+            return std::optional<IdempotencyRec>{IdempotencyRec{
+                q.getColumn(0).getInt64(), q.getColumn(1).getString(), q.getColumn(2).getString(),
+                q.getColumn(3).getInt64(), q.getColumn(4).getInt(), q.getColumn(5).getString(),
+                q.getColumn(6).getInt64()}};
+        });
+    }
+
     Result<std::optional<std::int64_t>> meta(const std::string& key) override {
         return guarded("meta", [&]() -> Result<std::optional<std::int64_t>> {
             SQLite::Statement q(db_, "SELECT value FROM meta WHERE key = ?");
@@ -557,6 +605,27 @@ public:
                     q.exec();
                     q.reset();
                 }
+            }
+            if (!b.idempotency.empty()) {
+                SQLite::Statement q(db_,
+                                    "INSERT INTO idempotency_keys (token_id, key, body_sha256, "
+                                    "run_id, status, reply, created_s) VALUES (?,?,?,?,?,?,?)");
+                for (const IdempotencyRec& k : b.idempotency) {
+                    q.bind(1, k.token_id);
+                    q.bind(2, k.key);
+                    q.bind(3, k.body_sha256);
+                    q.bind(4, k.run_id);
+                    q.bind(5, k.status);
+                    q.bind(6, k.reply);
+                    q.bind(7, k.created_s);
+                    q.exec();
+                    q.reset();
+                }
+            }
+            if (b.prune_idempotency_before) {
+                SQLite::Statement q(db_, "DELETE FROM idempotency_keys WHERE created_s < ?");
+                q.bind(1, *b.prune_idempotency_before);
+                q.exec();
             }
             if (b.alerts) {
                 db_.exec("DELETE FROM alerts");
@@ -703,11 +772,26 @@ Result<std::unique_ptr<Store>> open_sqlite(const std::string& data_dir) {
     try {
         if (auto ok = create_data_dir(data_dir); !ok) return std::unexpected(ok.error());
         if (auto ok = private_store_file(data_dir + "/astraeus.db"); !ok) return std::unexpected(ok.error());
-        auto s = std::make_unique<SqliteStore>(data_dir + "/astraeus.db");
+        const std::string path = data_dir + "/astraeus.db";
+        auto s = std::make_unique<SqliteStore>(path);
+        // A damaged file (pages overwritten, cut short) is refused before anything reads or
+        // writes it: serving from it would show some tables silently empty (docs/operations.md,
+        // "A damaged store").
+        std::string damage;
+        try {
+            damage = s->quick_check();
+        } catch (const std::exception& e) {
+            damage = e.what();
+        }
+        if (!damage.empty())
+            return fail(path + ": the store is damaged (PRAGMA quick_check: " + damage.substr(0, 500) +
+                        "); nothing was changed. Restore it from a backup or recover it with sqlite3 "
+                        "(docs/operations.md, \"A damaged store\")");
         if (auto ok = s->migrate(); !ok) return std::unexpected(ok.error());
         return std::unique_ptr<Store>(std::move(s));
     } catch (const std::exception& e) {
-        return fail("cannot open the store in " + data_dir + ": " + e.what());
+        return fail("cannot open the store " + data_dir + "/astraeus.db: " + e.what() +
+                    " (a damaged file: docs/operations.md, \"A damaged store\")");
     }
 }
 

@@ -134,6 +134,18 @@ struct AlertRec {
     double value = 0;
 };
 
+/// A submission's Idempotency-Key (docs/api.md "Idempotent submits", since schema 4): the first
+/// reply to POST /v1/runs with `key` from token `token_id`, kept for a day.
+struct IdempotencyRec {
+    Id token_id = 0;
+    std::string key;          ///< 1-255 printable ASCII bytes, as the client sent it
+    std::string body_sha256;  ///< SHA-256 hex of the request body
+    Id run_id = 0;            ///< the run it created
+    int status = 201;         ///< the first reply's status
+    std::string reply;        ///< the first reply's body (JSON text)
+    Seconds created_s = 0;    ///< the service's clock
+};
+
 /// Everything one state change writes, applied in one transaction.
 struct Batch {
     std::vector<RunRec> runs;               ///< upserted, with their workers and attempts
@@ -144,11 +156,21 @@ struct Batch {
     std::vector<std::pair<Id, bool>> machine_up;  ///< machine state changes
     std::vector<std::pair<Id, bool>> machine_drained;     ///< drain / undrain
     std::vector<std::pair<Id, Seconds>> machine_heartbeat;  ///< last heartbeats
+    std::vector<IdempotencyRec> idempotency;               ///< added (never replaced)
+    std::optional<Seconds> prune_idempotency_before;       ///< deletes keys created before
     bool empty() const {
         return runs.empty() && goodput.empty() && meta.empty() && !alerts && !prune_before_hour &&
-               machine_up.empty() && machine_drained.empty() && machine_heartbeat.empty();
+               machine_up.empty() && machine_drained.empty() && machine_heartbeat.empty() &&
+               idempotency.empty() && !prune_idempotency_before;
     }
 };
+
+/// Appends the changes of `more` to `into`, so that applying `into` once gives the state that
+/// applying the old `into` then `more` would: runs and metas replaced by id / key (the later
+/// wins), goodput rows and machine changes appended (rows add up; changes apply in order),
+/// alerts and prunes the later. The service keeps the batches its store refused in one (disk
+/// full: docs/operations.md) and writes it when the store takes writes again.
+void merge_batch(Batch& into, Batch&& more);
 
 class Store {
 public:
@@ -191,6 +213,10 @@ public:
     virtual Result<std::vector<GoodputRowRec>> goodput_rows() = 0;
     virtual Result<std::vector<AlertRec>> alerts() = 0;
     virtual Result<std::optional<std::int64_t>> meta(const std::string& key) = 0;
+    /// Every stored Idempotency-Key, without its reply text (`reply` empty).
+    virtual Result<std::vector<IdempotencyRec>> idempotency_keys() = 0;
+    /// The stored key `key` of token `token_id` with its reply, or none.
+    virtual Result<std::optional<IdempotencyRec>> idempotency_key(Id token_id, const std::string& key) = 0;
 
     // --- the service's writes ---------------------------------------------------------------
     /// Applies the batch in one transaction: all of it, durably, or nothing (an error).

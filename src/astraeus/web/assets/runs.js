@@ -1,32 +1,44 @@
-// The Runs view: every run the token sees (GET /v1/runs), newest first, with its state, pool,
-// GPUs, submitted and started times and goodput since it was submitted (GET /v1/goodput?by=run
-// over the longest period kept, 400 days); filters by state, pool and name, and for org admins
+// The Runs view: the runs the token sees (GET /v1/runs, newest first, PAGE at a time following
+// the server's cursor; "Show more" reads the next page), with their state, pool, GPUs, submitted
+// and started times and goodput since submitted (GET /v1/goodput?by=run over the longest period
+// kept, 400 days); filters by state, pool and name (applied by the server), and for org admins
 // and operators the workspace column and a workspace filter.
 import { api, q, h, pct, when, sortableTable, message } from './lib.js';
 
 const STATES = ['pending', 'starting', 'running', 'stopping', 'succeeded', 'failed', 'stopped'];
-const filters = { state: '', workspace: '', pool: '', name: '' };
+const PAGE = 200;
+const filters = { state: '', workspace: '', pool: '', name: '', pages: 1 };
+
+// The first `pages` pages of the filtered list: {runs, more}.
+async function readPages(wide) {
+  const runs = [];
+  let cursor = '';
+  for (let k = 0; k < filters.pages; k++) {
+    const page = await api(`/runs${q({ state: filters.state, workspace: wide ? filters.workspace : '',
+      pool: filters.pool, name: filters.name, limit: String(PAGE), cursor })}`);
+    runs.push(...page.runs);
+    cursor = page.next_cursor || '';
+    if (!cursor) break;
+  }
+  return { runs, more: cursor !== '' };
+}
 
 export async function runsView(me) {
   const wide = me.scope !== 'workspace';
-  const [runs, gp] = await Promise.all([
-    api(`/runs${q({ state: filters.state, workspace: wide ? filters.workspace : '' })}`),
-    api('/goodput?by=run&days=400'),
-  ]);
+  const [list, gp] = await Promise.all([readPages(wide), api('/goodput?by=run&days=400')]);
   const goodput = new Map(gp.rows.map((r) => [`${r.workspace}/${r.run}`, r.goodput]));
-  const all = runs.runs;
-  const pools = [...new Set(all.map((r) => r.pool))].sort();
-  const workspaces = [...new Set(all.map((r) => r.workspace))].sort();
+  const rows = list.runs;
+  const pools = [...new Set([...rows.map((r) => r.pool), ...gp.rows.map((r) => r.pool).filter(Boolean)])].sort();
+  if (filters.pool && !pools.includes(filters.pool)) pools.push(filters.pool);
+  const workspaces = [...new Set([...rows.map((r) => r.workspace), ...gp.rows.map((r) => r.workspace).filter(Boolean)])].sort();
   if (filters.workspace && !workspaces.includes(filters.workspace)) workspaces.push(filters.workspace);
-  const rows = all.filter((r) => (!filters.pool || r.pool === filters.pool) &&
-    (!filters.name || r.name.toLowerCase().includes(filters.name.toLowerCase())));
 
   const refresh = () => window.dispatchEvent(new Event('astraeus:refresh'));
   const select = (id, label, key, values) => h('label', {}, `${label} `,
-    h('select', { id, onchange: (ev) => { filters[key] = ev.target.value; refresh(); } },
+    h('select', { id, onchange: (ev) => { filters[key] = ev.target.value; filters.pages = 1; refresh(); } },
       h('option', { value: '', text: 'all' }), values.map((v) => h('option', { value: v, selected: filters[key] === v, text: v }))));
   const name = h('input', { id: 'filter-name', type: 'search', value: filters.name, placeholder: 'name contains' });
-  const controls = h('form.controls', { role: 'search', onsubmit: (ev) => { ev.preventDefault(); filters.name = name.value; refresh(); } },
+  const controls = h('form.controls', { role: 'search', onsubmit: (ev) => { ev.preventDefault(); filters.name = name.value; filters.pages = 1; refresh(); } },
     select('filter-state', 'State', 'state', STATES),
     select('filter-pool', 'Pool', 'pool', pools),
     wide ? select('filter-workspace', 'Workspace', 'workspace', workspaces) : null,
@@ -43,9 +55,13 @@ export async function runsView(me) {
     { label: 'Started', value: (r) => r.started_at || '', cell: (r) => when(r.started_at) },
     { label: 'Goodput', num: true, value: (r) => goodput.get(`${r.workspace}/${r.name}`), cell: (r) => pct(goodput.get(`${r.workspace}/${r.name}`)) },
   ].filter(Boolean);
+  const more = list.more
+    ? h('button', { type: 'button', id: 'runs-more', text: `Show ${PAGE} more`, onclick: () => { filters.pages += 1; refresh(); } })
+    : null;
   return h('section.view', { 'aria-labelledby': 'runs-h' }, h('h1', { id: 'runs-h', text: 'Runs' }), controls,
-    rows.length ? sortableTable(columns, rows, { sortBy: wide ? 5 : 4, desc: true, id: 'runs-table', caption: `${rows.length} run${rows.length === 1 ? '' : 's'}` })
-      : message('No run matches.'));
+    rows.length ? sortableTable(columns, rows, { sortBy: wide ? 5 : 4, desc: true, id: 'runs-table',
+      caption: `${rows.length} run${rows.length === 1 ? '' : 's'}${list.more ? ' (newest first; more follow)' : ''}` })
+      : message('No run matches.'), more);
 }
 
 export function stateBadge(r) {
