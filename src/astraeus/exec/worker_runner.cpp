@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <pwd.h>
 #include <sched.h>
+#include <sys/syscall.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -142,7 +143,9 @@ int child_main(void* arg) {
     struct sigaction sa {};
     sa.sa_handler = on_stop;
     ::sigaction(a.stop_signal, &sa, nullptr);
-    const pid_t w = ::fork();
+    // A raw fork: glibc's fork() runs its atfork handlers, whose locks (malloc's) another
+    // thread of the service may have held when this process was cloned: a deadlock.
+    const pid_t w = static_cast<pid_t>(::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr));
     if (w < 0) die(a, ChildStep::Setup, errno);
     if (w == 0) {
         ::signal(a.stop_signal, SIG_DFL);
