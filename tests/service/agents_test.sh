@@ -253,7 +253,7 @@ agent_kill)
   # The worker died with its agent: with the sandbox (as root) its pid namespace goes with its
   # init at once; without it, its helper in the same group is an orphan now.
   if grep -q "sandbox.protection name=pid_namespace on=yes" "$WORK/$M.log"; then
-    ! kill -0 -- "-$pgid" 2> /dev/null || fail "the sandboxed worker's group $pgid outlived its agent"
+    wait_until 10 '! kill -0 -- "-$pgid" 2> /dev/null' || fail "the sandboxed worker's group $pgid outlived its agent"
   else
     kill -0 -- "-$pgid" 2> /dev/null || fail "expected an orphan left in group $pgid"
   fi
