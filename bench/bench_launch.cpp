@@ -12,7 +12,10 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 #include "astraeus/exec/local_executor.hpp"
+#include "astraeus/exec/sandbox/sandbox.hpp"
 
 namespace {
 
@@ -26,14 +29,30 @@ double percentile(std::vector<double> v, double p) {
 
 int main(int argc, char** argv) {
     const int launches = argc > 1 ? std::atoi(argv[1]) : 200;
+    const bool boxed = argc > 2 && std::string(argv[2]) == "sandbox";
+    const int log_mb = argc > 3 ? std::atoi(argv[3]) : 500;
     namespace fs = std::filesystem;
-    const fs::path dir = fs::temp_directory_path() / ("astraeus-bench-launch-" + std::to_string(::getpid()));
-    for (int workers : {1, 4}) {
+    namespace sb = astraeus::exec::sandbox;
+    const fs::path dir = fs::path("/var/tmp") / ("astraeus-bench-launch-" + std::to_string(::getpid()));
+    auto config = [&] {
         astraeus::exec::LocalExecutorConfig c;
         c.runs_dir = dir.string();
         c.runner.grace_s = 5;
-        c.runner.allow_root = true;  // a benchmark machine may run it as root
-        astraeus::exec::LocalExecutor ex(c, nullptr);
+        c.runner.allow_root = !boxed;  // a benchmark machine may run it as root
+        if (boxed) {
+            auto probe = std::make_shared<sb::Probe>(sb::probe(c.sandbox, "bench-" + std::to_string(::getpid())));
+            if (!probe->full()) {
+                std::fprintf(stderr, "bench_launch: the sandbox is not complete here: %s\n", probe->missing().c_str());
+                std::exit(2);
+            }
+            c.runner.sandbox = probe;
+            c.runner.hide = {dir.string()};
+        }
+        return c;
+    };
+    std::printf("sandbox %s\n", boxed ? "on" : "off");
+    for (int workers : {1, 4}) {
+        astraeus::exec::LocalExecutor ex(config(), nullptr);
         std::vector<double> ms;
         for (int i = 0; i < launches; ++i) {
             astraeus::exec::ExecRun r;
@@ -67,6 +86,30 @@ int main(int argc, char** argv) {
         }
         std::printf("workers=%d launches=%d  decision->running p50 %.2f ms  p99 %.2f ms  max %.2f ms\n", workers,
                     launches, percentile(ms, 0.5), percentile(ms, 0.99), *std::max_element(ms.begin(), ms.end()));
+    }
+    if (boxed && log_mb > 0) {  // the log path: one worker writing log_mb MiB
+        auto c = config();
+        c.runner.log_cap_bytes = (static_cast<std::uint64_t>(log_mb) + 1) << 20;
+        astraeus::exec::LocalExecutor ex(c, nullptr);
+        astraeus::exec::ExecRun r;
+        r.run = 100000;
+        r.workers = 1;
+        r.attempt = 1;
+        r.run_name = "bench-log";
+        r.workspace = "bench";
+        r.argv = {"head", "-c", std::to_string(log_mb) + "M", "/dev/zero"};
+        r.placement.push_back({1, "m", {0}});
+        const auto t0 = std::chrono::steady_clock::now();
+        ex.launch(0, r);
+        astraeus::exec::ExecEvent e;
+        for (bool done = false; !done;) {
+            while (ex.pop_due(astraeus::exec::kNever, e)) done = done || e.kind == astraeus::exec::ExecEvent::Kind::Finished;
+            if (!done) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+        }
+        const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const auto size = fs::file_size(ex.log_path("bench", "bench-log", 1, 0));
+        std::printf("log: %d MiB written by one worker in %.2f s: %.0f MB/s (log file %ju bytes)\n", log_mb, s,
+                    static_cast<double>(size) / 1e6 / s, static_cast<std::uintmax_t>(size));
     }
     fs::remove_all(dir);
     return 0;

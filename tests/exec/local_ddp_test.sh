@@ -31,7 +31,7 @@ wait_state() {
   done
   echo "run $1 is $("$ASTRA" runs show "$1" --json | jq -r .state), not $2"; return 1
 }
-PROGRESS="$WORK/data/runs/ml/ddp/attempt-1/worker-1.progress"
+PROGRESS="$WORK/data-runs/ml/ddp/attempt-1/worker-1.progress"
 
 "$ASTRA" runs submit ddp --workers 2 --running-at progress -- \
   /usr/bin/python3 "$SRC/examples/train_ddp.py" --steps 150 --step-sleep 0.05 > /dev/null

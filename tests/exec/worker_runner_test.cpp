@@ -7,11 +7,14 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
+#include <memory>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
 
+#include "astraeus/exec/sandbox/sandbox.hpp"
 #include "astraeus/exec/worker_runner.hpp"
 
 namespace fs = std::filesystem;
@@ -246,6 +249,47 @@ TEST_F(Runner, NeverRootUnlessConfigured) {
     ASSERT_TRUE(h) << h.error().message;
     until_gone(r, *h);
     EXPECT_EQ(read(dir_ / "w.log"), "65534\n65534\nnobody /nonexistent\n");
+}
+
+// The sandbox (exec/sandbox/sandbox.hpp), as root only: the worker runs as its workspace's uid
+// (uid_base + id), in its own pid namespace (it is not pid 1's parent's view: ps sees 2
+// processes) and cgroup; a child that left its process group with setsid dies with the attempt;
+// the exit code passes through the namespace's init; the cgroup is removed once it is empty.
+TEST_F(Runner, SandboxedWorkerIsConfinedAndNothingOutlivesIt) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+    namespace sb = astraeus::exec::sandbox;
+    sb::SandboxConfig cfg;
+    auto probe = std::make_shared<sb::Probe>(sb::probe(cfg, "unit-" + std::to_string(::getpid())));
+    if (!probe->full()) GTEST_SKIP() << "sandbox incomplete here: " << probe->missing();
+    RunnerConfig c;
+    c.sandbox = probe;
+    c.hide = {dir_.string()};
+    WorkerRunner r(c);
+    auto s = spec({"sh", "-c", "setsid sleep 3017 < /dev/null > /dev/null 2>&1 & echo uid $(id -u); "
+                               "echo procs $(ls -d /proc/[0-9]* | wc -l); exit 5"});
+    s.sandbox.on = true;
+    auto id = sb::identity_for(cfg, false, "", "ws", 7);
+    ASSERT_TRUE(id.has_value());
+    s.sandbox.id = *id;
+    s.sandbox.cgroup = "unit-test-" + std::to_string(::getpid());
+    s.sandbox.limits.pids_max = 32;
+    s.sandbox.keep = {dir_.string()};
+    auto h = r.launch(s);
+    ASSERT_TRUE(h.has_value()) << h.error().message;
+    const auto reps = until_gone(r, *h);
+    const auto* ex = find(reps, Kind::Exited);
+    ASSERT_NE(ex, nullptr);
+    EXPECT_EQ(ex->exit_code, 5);  // through the init
+    ASSERT_NE(find(reps, Kind::Gone), nullptr);
+    const std::string log = read(dir_ / "w.log");
+    EXPECT_NE(log.find("uid 3000007"), std::string::npos) << log;
+    // Its pid namespace: init, sh, the setsid'ed sleep, the substitution's subshell and ls (the
+    // machine's hundreds of processes are not there).
+    const auto at = log.find("procs ");
+    ASSERT_NE(at, std::string::npos) << log;
+    EXPECT_LE(std::atoi(log.c_str() + at + 6), 6) << log;
+    EXPECT_NE(std::system("pgrep -f '^sleep 3017$' > /dev/null"), 0) << "the setsid child outlived its worker";
+    EXPECT_FALSE(fs::exists(probe->v2_parent + "/" + s.sandbox.cgroup)) << "its cgroup was not removed";
 }
 
 TEST(RunnerParts, ParseProgressAndSignals) {

@@ -21,13 +21,19 @@ rc=$?
 check "a second server on the same port exits 1 (got $rc)" '[ "$rc" -eq 1 ]'
 check "and says it cannot listen" 'grep -q "cannot listen on 127.0.0.1:$SERVER_PORT" "$WORK/port.log"'
 
-# As root, the local executor without local.user or local.allow_root refuses every worker: the
+# As root the local executor sandboxes workers by default and says which protections are on; with
+# the sandbox disabled and without local.user or local.allow_root it refuses every worker: the
 # server says so when it starts (each run failed with the reason only in its own log).
 if [ "$(id -u)" = 0 ]; then
   timeout -s TERM 3 "$ASTRAEUS" serve --executor local --gpus 1 --data-dir "$WORK/rootdata" \
     --listen 127.0.0.1:0 > "$WORK/root.log" 2>&1
-  check "as root without local.user/allow_root: a warning at start" \
-    'grep -q "warning executor.root .*every worker will be refused" "$WORK/root.log"'
+  check "as root by default: the sandbox's protections are said at start, no refusal warning" \
+    'grep -q "sandbox.protection name=identity on=yes" "$WORK/root.log" && ! grep -q "executor.root" "$WORK/root.log"'
+  echo '{"local": {"sandbox": {"enabled": false}}}' > "$WORK/nosandbox.json"
+  timeout -s TERM 3 "$ASTRAEUS" serve --config "$WORK/nosandbox.json" --executor local --gpus 1 \
+    --data-dir "$WORK/rootdata2" --listen 127.0.0.1:0 > "$WORK/root2.log" 2>&1
+  check "as root, sandbox off, without local.user/allow_root: a warning at start" \
+    'grep -q "warning executor.root .*every worker will be refused" "$WORK/root2.log"'
 fi
 
 # A workers' user that does not exist: refused at start (every launch failed, run after run).

@@ -1,6 +1,11 @@
 // `astraeus agent`: the node agent of one machine (docs/agents.md). Talks to the service over
 // its REST API with an agent token (`astraeus admin token create --agent`), through the
 // client's HTTP transport (client/http_transport.hpp: the one adapter of cpp-httplib's client).
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
+#include "astraeus/exec/sandbox/sandbox.hpp"
 #include <signal.h>
 #include <unistd.h>
 
@@ -34,6 +39,11 @@ struct AgentOptions {
     double grace_s = 30;
     std::vector<std::string> unix_users;
     bool allow_root = false;
+    bool no_sandbox = false;         ///< --no-sandbox
+    std::string require_sandbox;     ///< --require-sandbox yes|no ("": yes as root)
+    std::uint64_t memory_bytes = 0;  ///< --memory-limit
+    std::int64_t pids_max = 4096;    ///< --pids-limit
+    std::uint32_t uid_base = 3000000;
     std::string log_level = "info";
     double utilization_period_s = 10;
     std::size_t log_chunk_bytes = 256 << 10;
@@ -67,6 +77,17 @@ int run_agent(AgentOptions o) {
         return 2;
     }
     if (o.token.empty() && !o.token_file.empty()) {
+        // A token anyone on the machine can read is anyone's: refused, like ssh refuses such keys.
+        struct stat sb {};
+        if (::stat(o.token_file.c_str(), &sb) != 0) {
+            std::cerr << "astraeus agent: --token-file " << o.token_file << ": " << std::strerror(errno) << "\n";
+            return 2;
+        }
+        if ((sb.st_mode & 077) != 0) {
+            std::cerr << "astraeus agent: --token-file " << o.token_file << " is readable or writable by others (mode "
+                      << std::oct << (sb.st_mode & 0777) << std::dec << "): chmod 600 it\n";
+            return 2;
+        }
         std::ifstream f(o.token_file);
         std::getline(f, o.token);
         if (o.token.empty()) {
@@ -139,9 +160,39 @@ int run_agent(AgentOptions o) {
         }
         c.unix_users[m.substr(0, eq)] = m.substr(eq + 1);
     }
-    if (::geteuid() == 0 && c.unix_users.empty() && !o.allow_root)
+    // The worker sandbox (exec/sandbox/sandbox.hpp): what this machine allows, said at start;
+    // refused when required (--require-sandbox, yes by default as root) and something is off.
+    c.sandbox.enabled = !o.no_sandbox;
+    c.sandbox.memory_bytes = o.memory_bytes;
+    c.sandbox.pids_max = o.pids_max;
+    c.sandbox.uid_base = o.uid_base;
+    c.sandbox.users = c.unix_users;
+    {
+        ::chmod(c.work_dir.c_str(), 0700);  // checkpoints and logs of every workspace: root's only
+        std::error_code ec;
+        if (auto canon = std::filesystem::canonical(c.work_dir, ec); !ec) c.work_dir = canon.string();
+        auto probe = std::make_shared<exec::sandbox::Probe>(exec::sandbox::probe(
+            c.sandbox, "agent-" + std::to_string(std::hash<std::string>{}(c.name + "\n" + c.work_dir) % 1000000007ull)));
+        for (const auto& p : probe->protections)
+            service::log(p.on ? service::LogLevel::Info : service::LogLevel::Warn, "sandbox.protection",
+                         {{"name", p.name}, {"on", p.on ? "yes" : "no"}, {"why", p.why}});
+        const bool require = (o.require_sandbox.empty() ? probe->root : o.require_sandbox == "yes") && !o.no_sandbox;
+        if (require && !probe->full()) {
+            std::cerr << "astraeus agent: the worker sandbox is required (--require-sandbox, yes by default as root) "
+                         "but these protections are off: "
+                      << probe->missing() << " (docs/security.md)\n";
+            return 2;
+        }
+        if (c.sandbox.enabled) {
+            c.runner.sandbox = probe;
+            c.runner.hide = {c.work_dir};
+            if (const int n = exec::sandbox::sweep(*probe); n > 0)
+                service::log(service::LogLevel::Warn, "sandbox.swept", {{"cgroups", std::to_string(n)}});
+        }
+    }
+    if (::geteuid() == 0 && !c.sandbox.enabled && c.unix_users.empty() && !o.allow_root)
         service::log(service::LogLevel::Warn, "agent.root",
-                     {{"note", "running as root without --unix-user: launches are refused unless --allow-root"}});
+                     {{"note", "running as root without the sandbox nor --unix-user: launches are refused unless --allow-root"}});
 
     const std::string api = o.api, token = o.token;
     exec::AgentPost post = [api, token](const std::string& path, const nlohmann::json& body)
@@ -222,6 +273,13 @@ std::function<int()> add_agent(CLI::App& app) {
     s->add_option("--grace", o->grace_s, "seconds from the checkpoint signal to SIGKILL (default 30)");
     s->add_option("--unix-user", o->unix_users, "WORKSPACE=USER: run that workspace's workers as USER (agent as root)");
     s->add_flag("--allow-root", o->allow_root, "as root: allow workers of unmapped workspaces to run as root");
+    s->add_flag("--no-sandbox", o->no_sandbox, "no worker sandbox (uids, cgroups, namespaces: docs/security.md)");
+    s->add_option("--require-sandbox", o->require_sandbox, "yes: refuse to start unless every protection is on (default yes as root)")
+        ->check(CLI::IsMember({"yes", "no"}));
+    s->add_option("--memory-limit", o->memory_bytes, "bytes of memory per worker (its cgroup; default none)");
+    s->add_option("--pids-limit", o->pids_max, "processes per worker (its cgroup; default 4096, 0: none)");
+    s->add_option("--uid-base", o->uid_base, "workspace W's workers run as uid BASE + W's id (default 3000000)")
+        ->check(CLI::Range(1000u, 4000000000u));
     s->add_option("--utilization-period", o->utilization_period_s,
                   "seconds between GPU utilization samples (NVML only; default 10)");
     s->add_option("--log-level", o->log_level, "debug, info, warn or error (default info)")

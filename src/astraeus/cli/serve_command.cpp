@@ -46,6 +46,40 @@ struct ServeOptions {
     int gpus = 0;  ///< --gpus: declared GPUs of this machine (local executor), 0: from NVML
 };
 
+/// Probes the worker sandbox (exec/sandbox/sandbox.hpp), logs each protection on or off and
+/// why, refuses when the configuration requires the full sandbox (local.sandbox.require; on by
+/// default as root) and one is off, then sets the runner up and kills what a previous life of
+/// this service left in its cgroups.
+Result<void> apply_sandbox(exec::LocalExecutorConfig& lc, const std::string& data_abs) {
+    namespace sb = exec::sandbox;
+    const std::string instance = "local-" + std::to_string(std::hash<std::string>{}(data_abs) % 1000000007ull);
+    auto probe = std::make_shared<sb::Probe>(sb::probe(lc.sandbox, instance));
+    const bool explicit_id = lc.runner.allow_root || !lc.runner.run_as_user.empty();
+    for (auto& p : probe->protections) {
+        if (p.name == "identity" && p.on && explicit_id) {
+            p.why = lc.runner.allow_root ? "on for mapped workspaces; the others run as root (local.allow_root)"
+                                         : "every unmapped workspace runs as local.user '" + lc.runner.run_as_user + "'";
+            service::log(service::LogLevel::Warn, "sandbox.protection", {{"name", p.name}, {"on", "partial"}, {"why", p.why}});
+            continue;
+        }
+        service::log(p.on ? service::LogLevel::Info : service::LogLevel::Warn, "sandbox.protection",
+                     {{"name", p.name}, {"on", p.on ? "yes" : "no"}, {"why", p.why}});
+    }
+    const bool require = lc.sandbox.require_full.value_or(probe->root) && lc.sandbox.enabled;
+    if (require && !probe->full())
+        return fail("--executor local: the worker sandbox is required (local.sandbox.require, on by default as root) "
+                    "but these protections are off: " + probe->missing() +
+                    "; give the service what it needs or set local.sandbox.require to false (docs/security.md)");
+    if (!lc.sandbox.enabled) return {};
+    lc.runner.sandbox = probe;
+    lc.runner.hide = {data_abs, lc.runs_dir};
+    for (const std::string& h : lc.sandbox.hide) lc.runner.hide.push_back(h);
+    if (const int n = sb::sweep(*probe); n > 0)
+        service::log(service::LogLevel::Warn, "sandbox.swept", {{"cgroups", std::to_string(n)},
+                     {"message", "workers left by a previous life of this service were killed"}});
+    return {};
+}
+
 /// The executor `o.executor` names, over config `cfg` (the local executor makes the cluster
 /// this one machine with its GPUs). Errors are the user's: a clear message, exit 2.
 Result<std::unique_ptr<service::Executor>> make_executor(const ServeOptions& o, service::ServiceConfig& cfg) {
@@ -82,16 +116,26 @@ Result<std::unique_ptr<service::Executor>> make_executor(const ServeOptions& o, 
         cfg.pools = {{pool, {{1, gpus}}}};
         cfg.local_gpus = gpus;
         exec::LocalExecutorConfig lc = cfg.local;
-        lc.runs_dir = cfg.data_dir + "/runs";
+        // The runs' folders: outside the service's private data folder (workers must never
+        // reach the store), `local.runs_dir` or <data_dir>-runs.
+        std::error_code ec;
+        const std::string data_abs = std::filesystem::weakly_canonical(std::filesystem::absolute(cfg.data_dir, ec), ec).string();
+        if (lc.runs_dir == "astraeus-runs") lc.runs_dir = data_abs + "-runs";  // LocalExecutorConfig's default: unset
+        const std::string runs_abs = std::filesystem::weakly_canonical(std::filesystem::absolute(lc.runs_dir, ec), ec).string();
+        if (runs_abs == data_abs || runs_abs.starts_with(data_abs + "/") || data_abs.starts_with(runs_abs + "/"))
+            return fail("--executor local: local.runs_dir " + runs_abs + " must be outside the data folder " + data_abs +
+                        " (workers must not reach the store)");
+        lc.runs_dir = runs_abs;
         service::log(service::LogLevel::Info, "executor.local",
                      {{"gpus", std::to_string(gpus)}, {"nvml", source ? "yes" : "no"}, {"runs_dir", lc.runs_dir}});
-        // As root without local.user or local.allow_root every launch is refused (each run then
-        // fails after its retries): say so at start, not only in each run's log.
-        if (::geteuid() == 0 && lc.runner.run_as_user.empty() && !lc.runner.allow_root)
+        if (auto ok = apply_sandbox(lc, data_abs); !ok) return std::unexpected(ok.error());
+        // As root without the sandbox, local.user or local.allow_root every launch is refused
+        // (each run then fails after its retries): say so at start, not only in each run's log.
+        if (::geteuid() == 0 && !lc.sandbox.enabled && lc.runner.run_as_user.empty() && !lc.runner.allow_root)
             service::log(service::LogLevel::Warn, "executor.root",
-                         {{"message", "running as root and the config sets neither local.user "
+                         {{"message", "running as root with the sandbox disabled and neither local.user "
                                       "nor local.allow_root: every worker will be refused "
-                                      "(docs/agents.md)"}});
+                                      "(docs/security.md)"}});
         return std::make_unique<exec::LocalExecutor>(lc, source);
     }
     if (o.executor == "slurm") return make_slurm_executor(cfg, o.slurm_conf, o.slurm_grace_s);

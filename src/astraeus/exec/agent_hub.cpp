@@ -119,6 +119,7 @@ json AgentHub::launch_command(std::int64_t run, Run& r, std::size_t k) {
     cmd["workers"] = s.workers;
     cmd["run_name"] = s.run_name;
     cmd["workspace"] = s.workspace;
+    cmd["workspace_id"] = s.workspace_id;
     cmd["gpus"] = r.w[k].gpus;
     cmd["master_addr"] = master.empty() ? "127.0.0.1" : master;
     cmd["master_port"] = r.master_port;

@@ -1,9 +1,12 @@
 #include "astraeus/exec/agent_node.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -11,6 +14,8 @@
 #include <thread>
 
 #include "astraeus/exec/agent_gpu.hpp"
+#include "astraeus/exec/local_executor.hpp"
+#include "astraeus/exec/sandbox/safe_fs.hpp"
 #include "astraeus/service/log.hpp"
 
 namespace astraeus::exec {
@@ -78,6 +83,9 @@ Result<void> NodeAgent::start() {
     std::error_code ec;
     fs::create_directories(c_.work_dir, ec);
     if (ec) return fail("--work-dir " + c_.work_dir + ": " + ec.message());
+    // Checkpoints, logs and progress of every workspace: the agent's own (each run's folders
+    // below are its identity's, reached by its workers through their mount namespace).
+    if (::chmod(c_.work_dir.c_str(), 0700) != 0) return fail("--work-dir " + c_.work_dir + ": chmod 0700: " + std::strerror(errno));
     // Workers of a previous life of this agent: not our children any more, their attempts were
     // (or will be) failed by the service; kill what is left of their process groups.
     std::ifstream in(state_path());
@@ -256,25 +264,64 @@ void NodeAgent::launch(const json& cmd) {
     const std::string wk = "attempt-" + std::to_string(id.attempt) + "/worker-" + std::to_string(id.worker);
     id.checkpoint_dir = c_.work_dir + "/checkpoints/" + run_dir;
     id.progress_file = c_.work_dir + "/progress/" + run_dir + "/" + wk;
+    const bool boxed = c_.runner.sandbox != nullptr;
+    // Who runs it: with the sandbox the workspace's own uid; its folders are its own (0700),
+    // made without following links; the work dir stays root's (0700).
+    Result<sandbox::Identity> ident = sandbox::Identity{};
+    if (boxed) ident = sandbox::identity_for(c_.sandbox, c_.runner.allow_root, "", id.workspace, cmd.value("workspace_id", std::int64_t{0}));
+    std::string setup_error = ident ? "" : ident.error().message;
+    auto own_dirs = [&](const std::string& top, const std::string& rest) {
+        std::string p = c_.work_dir + "/" + top;
+        auto root_fd = sandbox::ensure_dir(p, 0, 0, 0711);
+        if (!root_fd) return setup_error = root_fd.error().message, false;
+        ::close(*root_fd);
+        std::size_t at = 0;
+        while (setup_error.empty() && at <= rest.size()) {
+            const std::size_t slash = std::min(rest.find('/', at), rest.size());
+            p += '/';
+            p.append(rest, at, slash - at);
+            auto fd = sandbox::ensure_dir(p, ident ? ident->uid : 0, ident ? ident->gid : 0, 0700);
+            if (!fd) setup_error = fd.error().message;
+            else ::close(*fd);
+            at = slash + 1;
+        }
+        return setup_error.empty();
+    };
     std::error_code ec;
-    fs::create_directories(id.checkpoint_dir, ec);
-    fs::create_directories(fs::path(id.progress_file).parent_path(), ec);
     WorkerSpec spec;
     spec.argv = cmd.value("argv", std::vector<std::string>{});
     spec.env = worker_env(id, cmd.value("env", std::map<std::string, std::string>{}), current_env());
     spec.workdir = cmd.value("workdir", "");
+    if (boxed) {
+        (void)(own_dirs("checkpoints", run_dir) && own_dirs("progress", run_dir + "/attempt-" + std::to_string(id.attempt)) &&
+               (!spec.workdir.empty() || own_dirs("runs", run_dir)));
+    } else {
+        fs::create_directories(id.checkpoint_dir, ec);
+        fs::create_directories(fs::path(id.progress_file).parent_path(), ec);
+    }
     if (spec.workdir.empty()) {
         spec.workdir = c_.work_dir + "/runs/" + run_dir;
-        fs::create_directories(spec.workdir, ec);
+        if (!boxed) fs::create_directories(spec.workdir, ec);
     }
     spec.log_path = c_.work_dir + "/logs/" + run_dir + "/" + wk + ".log";
     spec.progress_path = id.progress_file;
     std::string user;
-    if (auto u = c_.unix_users.find(id.workspace); u != c_.unix_users.end()) user = u->second;
+    if (!boxed)
+        if (auto u = c_.unix_users.find(id.workspace); u != c_.unix_users.end()) user = u->second;
+    if (boxed && ident) {
+        spec.sandbox.on = true;
+        spec.sandbox.id = *ident;
+        spec.sandbox.cgroup = LocalExecutor::cgroup_name(std::get<0>(key), id.attempt, id.worker);
+        spec.sandbox.limits.memory_bytes = c_.sandbox.memory_bytes;
+        spec.sandbox.limits.pids_max = c_.sandbox.pids_max;
+        spec.sandbox.limits.gpus = id.gpus;
+        spec.sandbox.keep = {id.checkpoint_dir, fs::path(id.progress_file).parent_path().string()};
+        if (spec.workdir.starts_with(c_.work_dir + "/")) spec.sandbox.keep.push_back(spec.workdir);
+    }
     Live l;
     l.user = user;
     l.gpus = id.gpus;
-    auto h = runner_for(user)->launch(spec);
+    auto h = setup_error.empty() ? runner_for(user)->launch(spec) : Result<WorkerRunner::Handle>(fail(setup_error));
     json base{{"run", std::get<0>(key)}, {"attempt", std::get<1>(key)}, {"worker", std::get<2>(key)}};
     if (!h) {
         log(LogLevel::Error, "agent.launch_failed", {{"run", id.run}, {"error", h.error().message}});

@@ -39,7 +39,8 @@ struct NodeAgentConfig {
     std::string work_dir;             ///< logs, checkpoints, progress files, state
     std::string addr;                 ///< MASTER_ADDR for gangs led here (empty: as the service sees it)
     RunnerConfig runner;              ///< signal, grace, log cap, root policy
-    std::map<std::string, std::string> unix_users;  ///< workspace -> Unix user (agent as root)
+    std::map<std::string, std::string> unix_users;  ///< workspace -> Unix user (agent as root, no sandbox)
+    sandbox::SandboxConfig sandbox;   ///< identities and limits (runner.sandbox: what the machine allows)
     double retry_s = 1.0;             ///< wait between failed requests
     std::shared_ptr<GpuSource> gpu_source;  ///< NVML (null: no utilization samples)
     double utilization_period_s = 10;       ///< how often the GPUs are sampled

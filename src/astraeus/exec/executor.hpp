@@ -51,6 +51,7 @@ struct ExecRun {
     // --- what real executors run ---------------------------------------------------------------
     std::string run_name;
     std::string workspace;
+    std::int64_t workspace_id = 0;            ///< the store's id (the sandbox's uid: uid_base + id)
     std::vector<std::string> argv;            ///< the command; empty: nothing to run (sim only)
     std::map<std::string, std::string> env;   ///< the run's own variables
     std::string workdir;                      ///< empty: the run's directory

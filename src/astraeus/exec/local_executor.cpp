@@ -3,7 +3,10 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
+
+#include <cerrno>
 
 #include <algorithm>
 #include <chrono>
@@ -12,6 +15,7 @@
 #include <fstream>
 
 #include "astraeus/exec/gpu_sampler.hpp"
+#include "astraeus/exec/sandbox/safe_fs.hpp"
 
 namespace astraeus::exec {
 
@@ -36,13 +40,23 @@ int free_port(const std::string& addr) {
     return port;
 }
 
-void kill_recorded_groups(const fs::path& attempt_dir) {
-    std::error_code ec;
-    for (const auto& e : fs::directory_iterator(attempt_dir, ec)) {
-        if (e.path().extension() != ".pgid") continue;
-        std::ifstream in(e.path());
-        long pgid = 0;
-        if (in >> pgid && pgid > 1) ::kill(-static_cast<pid_t>(pgid), SIGKILL);
+/// A name safe as one path component (workspace and run names are validated by the service;
+/// this only guards the file system).
+std::string component(const std::string& s) {
+    std::string out;
+    for (char ch : s) out += (ch == '/' || ch == '\0') ? '_' : ch;
+    return out.empty() || out == "." || out == ".." ? "_" : out;
+}
+
+void write_text(int fd, const std::string& m) {
+    const char* p = m.data();
+    std::size_t n = m.size();
+    while (n > 0) {
+        const ssize_t k = ::write(fd, p, n);
+        if (k < 0 && errno == EINTR) continue;
+        if (k <= 0) return;
+        p += k;
+        n -= static_cast<std::size_t>(k);
     }
 }
 
@@ -50,6 +64,12 @@ void kill_recorded_groups(const fs::path& attempt_dir) {
 
 LocalExecutor::LocalExecutor(LocalExecutorConfig c, std::shared_ptr<GpuSource> gpus)
     : c_(std::move(c)), gpus_(std::move(gpus)), runner_(c_.runner) {
+    // The runs' root: root's, 0711 (the workspaces' folders below are each 0700); canonical, so
+    // that paths under it can be opened with no symlink anywhere (safe_fs.hpp).
+    std::error_code ec;
+    fs::create_directories(c_.runs_dir, ec);
+    if (auto canon = fs::canonical(c_.runs_dir, ec); !ec) c_.runs_dir = canon.string();
+    ::chmod(c_.runs_dir.c_str(), 0711);
     now_ = [] {
         return static_cast<Seconds>(std::chrono::duration_cast<std::chrono::seconds>(
                                         std::chrono::system_clock::now().time_since_epoch())
@@ -89,7 +109,17 @@ void LocalExecutor::attach(std::function<Seconds()> now, std::function<void()> w
 Seconds LocalExecutor::now() const { return now_(); }
 
 std::string LocalExecutor::run_dir(const std::string& workspace, const std::string& run) const {
-    return (fs::path(c_.runs_dir) / workspace / run).string();
+    return (fs::path(c_.runs_dir) / component(workspace.empty() ? "default" : workspace) / component(run)).string();
+}
+
+std::string LocalExecutor::cgroup_name(std::int64_t run, int attempt, int worker) {
+    std::string s = "r";
+    s += std::to_string(run);
+    s += "-a";
+    s += std::to_string(attempt);
+    s += "-w";
+    s += std::to_string(worker);
+    return s;
 }
 
 std::string LocalExecutor::log_path(const std::string& workspace, const std::string& run, int attempt,
@@ -127,10 +157,18 @@ void LocalExecutor::launch(Seconds t, const ExecRun& r) {
         const fs::path dir = run_dir(r.workspace, r.run_name);
         const fs::path attempt = dir / ("attempt-" + std::to_string(r.attempt));
         const fs::path ckpt = dir / "checkpoint";
-        std::error_code ec;
-        fs::create_directories(attempt, ec);
-        fs::create_directories(ckpt, ec);
-        for (const fs::path& p : {dir, ckpt, attempt}) (void)runner_.give_to_user(p.string());
+        // Who the workers are, then their folders, theirs (made without following links).
+        auto ident = sandbox::identity_for(c_.sandbox, c_.runner.allow_root, c_.runner.run_as_user, r.workspace,
+                                           r.workspace_id);
+        std::string setup_error = ident ? "" : ident.error().message;
+        const uid_t uid = ident ? ident->uid : 0;
+        const gid_t gid = ident ? ident->gid : 0;
+        for (const fs::path& p : {dir.parent_path(), dir, ckpt, attempt}) {
+            if (!setup_error.empty()) break;
+            auto fd = sandbox::ensure_dir(p.string(), uid, gid, 0700);
+            if (!fd) setup_error = fd.error().message;
+            else ::close(*fd);
+        }
         const int port = free_port(c_.master_addr);
         const auto base = current_env();
         std::map<std::int64_t, int> per_machine;
@@ -146,26 +184,47 @@ void LocalExecutor::launch(Seconds t, const ExecRun& r) {
             id.master_addr = c_.master_addr;
             id.master_port = port;
             id.local_rank = per_machine[machine]++;
-            id.checkpoint_dir = fs::absolute(ckpt, ec).string();
-            id.progress_file = fs::absolute(attempt / ("worker-" + std::to_string(w) + ".progress"), ec).string();
+            id.checkpoint_dir = ckpt.string();
+            id.progress_file = (attempt / ("worker-" + std::to_string(w) + ".progress")).string();
             WorkerSpec spec;
             spec.argv = r.argv;
             spec.env = worker_env(id, r.env, base);
-            spec.workdir = r.workdir.empty() ? fs::absolute(dir, ec).string() : r.workdir;
+            spec.workdir = r.workdir.empty() ? dir.string() : r.workdir;
             spec.log_path = log_path(r.workspace, r.run_name, r.attempt, w);
             spec.progress_path = id.progress_file;
-            auto h = spec.argv.empty() ? Result<WorkerRunner::Handle>(fail("the run has no command"))
-                                       : runner_.launch(spec);
+            // The log: created afresh by the service (a link planted there is removed, not
+            // followed), written only from the pipe through this descriptor.
+            int log_fd = -1;
+            if (setup_error.empty()) {
+                auto fd = sandbox::create_fresh(spec.log_path, gid, 0640);
+                if (fd) log_fd = *fd;
+                else setup_error = fd.error().message;
+            }
+            if (ident && c_.runner.sandbox) {
+                spec.sandbox.on = true;
+                spec.sandbox.id = *ident;
+                spec.sandbox.cgroup = cgroup_name(r.run, r.attempt, w);
+                spec.sandbox.limits.memory_bytes = c_.sandbox.memory_bytes;
+                spec.sandbox.limits.pids_max = c_.sandbox.pids_max;
+                spec.sandbox.limits.gpus = id.gpus;
+                spec.sandbox.keep = {dir.string()};
+            }
+            Result<WorkerRunner::Handle> h = fail(setup_error);
+            if (setup_error.empty()) {
+                spec.log_fd = ::dup(log_fd);  // ours stays open for a launch error
+                h = spec.argv.empty() ? Result<WorkerRunner::Handle>(fail("the run has no command")) : runner_.launch(spec);
+                if (spec.argv.empty() && spec.log_fd >= 0) ::close(spec.log_fd);
+            }
             if (!h) {  // nothing started: the worker failed at once (the reason in its log)
-                std::ofstream log(spec.log_path, std::ios::app);
-                log << "astraeus: cannot launch worker " << w << ": " << h.error().message << "\n";
+                if (log_fd >= 0) write_text(log_fd, "astraeus: cannot launch worker " + std::to_string(w) + ": " + h.error().message + "\n");
+                if (log_fd >= 0) ::close(log_fd);
                 st.gang.worker_exited(w, 127, 0, false, t, out);
                 st.gang.worker_gone(w, t, out);
                 continue;
             }
+            ::close(log_fd);
             st.handles[static_cast<std::size_t>(w)] = *h;
             owner_[*h] = {r.run, w};
-            std::ofstream(attempt / ("worker-" + std::to_string(w) + ".pgid")) << runner_.pid(*h) << "\n";
             if (runner_.started(*h)) st.gang.worker_up(w, t, out);
         }
         queue(out);
@@ -210,7 +269,8 @@ void LocalExecutor::restore(const ExecRun& r, ExecPhase phase, Seconds since_s, 
     std::vector<ExecEvent> out;
     {
         std::lock_guard lk(mu_);
-        kill_recorded_groups(fs::path(run_dir(r.workspace, r.run_name)) / ("attempt-" + std::to_string(r.attempt)));
+        // Its workers died with the previous service (their namespace's init has
+        // PR_SET_PDEATHSIG; what was left in their cgroups was killed by sandbox::sweep at start).
         ExecRun rr = r;
         rr.executed_s = executed_s;
         const Seconds t = now();

@@ -1,12 +1,16 @@
 // The local executor (`astraeus serve --executor local`, the default): the service runs each
 // run's workers as its own child processes on its machine, through the worker runner
 // (exec/worker_runner.hpp), on the one machine the service declares (its GPUs from NVML or
-// `--gpus N`). Files of a run, under `runs_dir`:
+// `--gpus N`). Files of a run, under `runs_dir` (outside the service's private data folder;
+// root's, 0711), every folder the run's identity's (0700: another workspace cannot enter):
 //   <workspace>/<run>/                    the default working directory
 //   <workspace>/<run>/checkpoint/         ASTRAEUS_CHECKPOINT_DIR, kept across attempts
-//   <workspace>/<run>/attempt-K/worker-I.log       stdout+stderr (capped)
+//   <workspace>/<run>/attempt-K/worker-I.log       stdout+stderr (capped), written by the
+//                                                  service from the pipe it holds (root's, 0640)
 //   <workspace>/<run>/attempt-K/worker-I.progress  ASTRAEUS_PROGRESS_FILE
-//   <workspace>/<run>/attempt-K/worker-I.pgid      its process group (killed after a restart)
+// Every path inside is opened without following links (exec/sandbox/safe_fs.hpp). With the
+// sandbox (runner.sandbox set) each worker runs as its workspace's uid in its own cgroup
+// (r<run>-a<attempt>-w<worker>) and pid and mount namespaces (exec/sandbox/sandbox.hpp).
 // A thread of its own polls the workers every `poll_ms` (exits, progress files, the grace's
 // SIGKILL) and the GPUs every `utilization_period_s` (Utilization events, the mean of each
 // running worker's GPUs), queues the events (gang semantics: exec/gang.hpp) and wakes the
@@ -27,13 +31,15 @@
 #include "astraeus/exec/executor.hpp"
 #include "astraeus/exec/gang.hpp"
 #include "astraeus/exec/gpu_source.hpp"
+#include "astraeus/exec/sandbox/sandbox.hpp"
 #include "astraeus/exec/worker_runner.hpp"
 
 namespace astraeus::exec {
 
 struct LocalExecutorConfig {
     RunnerConfig runner;
-    std::string runs_dir = "astraeus-data/runs";
+    std::string runs_dir = "astraeus-runs";  ///< made absolute and canonical at start
+    sandbox::SandboxConfig sandbox;         ///< identities and limits (runner.sandbox: what the machine allows)
     std::string master_addr = "127.0.0.1";
     int poll_ms = 20;
     double utilization_period_s = 10;
@@ -62,6 +68,8 @@ public:
 
     /// The run's directory: <runs_dir>/<workspace>/<run>.
     std::string run_dir(const std::string& workspace, const std::string& run) const;
+    /// The cgroup name of a worker of an attempt: r<run>-a<attempt>-w<worker>.
+    static std::string cgroup_name(std::int64_t run, int attempt, int worker);
 
 private:
     struct RunState {

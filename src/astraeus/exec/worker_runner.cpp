@@ -1,14 +1,19 @@
 #include "astraeus/exec/worker_runner.hpp"
 
+#include "astraeus/exec/sandbox/safe_fs.hpp"
+
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
 #include <pwd.h>
+#include <sched.h>
+#include <sys/syscall.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -53,6 +58,116 @@ void write_all(int fd, const char* p, std::size_t n) {
         p += k;
         n -= static_cast<std::size_t>(k);
     }
+}
+
+
+/// What the child needs (built before the fork: the child only makes system calls).
+struct ChildArgs {
+    int out_w = -1, err_w = -1, status_w = -1;
+    pid_t parent = 0;
+    bool ns = false;  ///< the child is the first process of a new pid namespace: be its init
+    int stop_signal = SIGTERM;
+    const sandbox::ChildPlan* plan = nullptr;  ///< the sandbox's steps (null: none)
+    bool drop = false;  ///< without the sandbox: the legacy exec user
+    uid_t uid = 0;
+    gid_t gid = 0;
+    const std::vector<gid_t>* groups = nullptr;
+    const char* prog = nullptr;
+    char** argv = nullptr;
+    char** envp = nullptr;
+    const char* workdir = nullptr;
+};
+
+/// {step, errno} to the parent: which step failed (ChildStep) and why.
+[[noreturn]] void die(const ChildArgs& a, ChildStep step, int e) {
+    const int msg[2] = {static_cast<int>(step), e};
+    (void)!::write(a.err_w, msg, sizeof msg);
+    ::_exit(127);
+}
+
+[[noreturn]] void exec_worker(const ChildArgs& a) {
+    const int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull < 0 || ::dup2(devnull, 0) < 0 || ::dup2(a.out_w, 1) < 0 || ::dup2(a.out_w, 2) < 0)
+        die(a, ChildStep::Setup, errno);
+    if (a.workdir && ::chdir(a.workdir) != 0) die(a, ChildStep::Workdir, errno);
+    ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+    ::execve(a.prog, a.argv, a.envp);
+    die(a, ChildStep::Exec, errno);
+}
+
+volatile sig_atomic_t g_stopping = 0;  // in the init: the stop signal came
+void on_stop(int) { g_stopping = 1; }
+
+/// The child (async-signal-safe calls only). With `ns` it is the init of its pid namespace: it
+/// runs the worker as its child and reaps every orphan; when the worker exits on its own the
+/// init exits at once (the kernel then kills whatever is left in the namespace: nothing
+/// outlives the attempt); after the stop signal it waits for every process (their grace).
+/// The worker's wait status goes to the parent on status_w.
+int child_main(void* arg) {
+    const ChildArgs& a = *static_cast<const ChildArgs*>(arg);
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (!a.ns && ::getppid() != a.parent) ::_exit(127);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    for (int s = 1; s < NSIG; ++s) ::signal(s, SIG_DFL);
+    if (a.ns) {
+        // The init never execs: it must not keep the service's descriptors (its store, its
+        // sockets, its lock). Kept: the three pipes and the cgroup files to join.
+        int keep[3 + 8];
+        int n = 0;
+        for (int fd : {a.out_w, a.err_w, a.status_w}) keep[n++] = fd;
+        for (int fd : a.plan->join_fds)
+            if (n < 11) keep[n++] = fd;
+        for (int i = 1; i < n; ++i)
+            for (int j = i; j > 0 && keep[j - 1] > keep[j]; --j) std::swap(keep[j - 1], keep[j]);
+        unsigned lo = 3;
+        for (int i = 0; i < n; ++i) {
+            const unsigned k = static_cast<unsigned>(keep[i]);
+            if (k > lo) ::close_range(lo, k - 1, 0);
+            if (k + 1 > lo) lo = k + 1;
+        }
+        ::close_range(lo, ~0U, 0);
+    }
+    if (a.plan) {
+        if (const int e = sandbox::enter(*a.plan); e != 0) die(a, ChildStep::Setup, e);
+        // A change of credentials clears the parent-death signal: set it again (the init, and
+        // with it the whole namespace, dies with the service).
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    } else if (a.drop) {
+        if (::setgroups(a.groups->size(), a.groups->data()) != 0 || ::setgid(a.gid) != 0 || ::setuid(a.uid) != 0)
+            die(a, ChildStep::Setup, errno);
+    }
+    if (!a.ns) exec_worker(a);
+    struct sigaction sa {};
+    sa.sa_handler = on_stop;
+    ::sigaction(a.stop_signal, &sa, nullptr);
+    // A raw fork: glibc's fork() runs its atfork handlers, whose locks (malloc's) another
+    // thread of the service may have held when this process was cloned: a deadlock.
+    const pid_t w = static_cast<pid_t>(::syscall(SYS_clone, SIGCHLD, nullptr, nullptr, nullptr, nullptr));
+    if (w < 0) die(a, ChildStep::Setup, errno);
+    if (w == 0) {
+        ::signal(a.stop_signal, SIG_DFL);
+        exec_worker(a);
+    }
+    ::close(a.err_w);
+    ::close(a.out_w);
+    int wst = 0;
+    for (;;) {
+        int st = 0;
+        const pid_t r = ::waitpid(-1, &st, 0);
+        if (r < 0) {
+            if (errno == EINTR) continue;
+            break;  // ECHILD: no process left
+        }
+        if (r == w) {
+            wst = st;
+            if (!g_stopping) break;
+        }
+    }
+    (void)!::write(a.status_w, &wst, sizeof wst);
+    ::_exit(0);
 }
 
 }  // namespace
@@ -129,7 +244,7 @@ WorkerRunner::WorkerRunner(RunnerConfig c) : c_(std::move(c)) {
 WorkerRunner::~WorkerRunner() {
     for (auto& [h, w] : workers_) {
         if (!w.gone && w.pid > 0) {
-            ::kill(-w.pid, SIGKILL);
+            kill_all(w);
             for (;;) {
                 int st = 0;
                 const pid_t r = ::waitpid(-w.pid, &st, 0);
@@ -138,24 +253,52 @@ WorkerRunner::~WorkerRunner() {
             }
         }
         close_fds(w);
+        w.cg.kill();
+        w.cg.remove();
     }
 }
 
+void WorkerRunner::kill_all(Worker& w) {
+    w.cg.kill();
+    if (w.pid > 0) ::kill(-w.pid, SIGKILL);
+}
+
+bool WorkerRunner::empty(const Worker& w) const {
+    if (w.cg.active()) return w.cg.empty() && (::kill(-w.pid, 0) != 0 && errno == ESRCH);
+    return ::kill(-w.pid, 0) != 0 && errno == ESRCH;
+}
+
 Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
-    if (spec.argv.empty()) return fail("the worker's command is empty");
+    auto close_log = [&] {
+        if (spec.log_fd >= 0) ::close(spec.log_fd);
+    };
+    if (spec.argv.empty()) {
+        close_log();
+        return fail("the worker's command is empty");
+    }
+    const bool boxed = spec.sandbox.on && c_.sandbox;
     // Who runs it.
     bool drop = false;
     uid_t uid = 0;
     gid_t gid = 0;
     std::vector<gid_t> groups;
-    std::string user_home;
-    if (::geteuid() == 0) {
+    std::string user_home, user_name;
+    if (boxed) {
+        drop = spec.sandbox.id.drop;
+        uid = spec.sandbox.id.uid;
+        gid = spec.sandbox.id.gid;
+        groups = spec.sandbox.id.groups;
+        user_home = spec.sandbox.id.home;
+        user_name = spec.sandbox.id.user;
+    } else if (::geteuid() == 0) {
         if (!c_.run_as_user.empty()) {
             std::vector<char> buf(16384);
             struct passwd pw {};
             struct passwd* res = nullptr;
-            if (::getpwnam_r(c_.run_as_user.c_str(), &pw, buf.data(), buf.size(), &res) != 0 || !res)
+            if (::getpwnam_r(c_.run_as_user.c_str(), &pw, buf.data(), buf.size(), &res) != 0 || !res) {
+                close_log();
                 return fail("no Unix user named '" + c_.run_as_user + "' (exec user)");
+            }
             uid = pw.pw_uid;
             gid = pw.pw_gid;
             int n = 64;
@@ -167,23 +310,61 @@ Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
             groups.resize(static_cast<std::size_t>(std::max(n, 0)));
             drop = uid != 0;
             user_home = pw.pw_dir ? pw.pw_dir : "/";
+            user_name = c_.run_as_user;
         } else if (!c_.allow_root) {
+            close_log();
             return fail("refusing to run workers as root: set the exec user (a Unix user for the "
                         "workers) or allow_root in the configuration");
         }
     }
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(spec.log_path).parent_path(), ec);
-    const int log_fd = ::open(spec.log_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0640);
-    if (log_fd < 0) return fail("cannot create the log file " + spec.log_path + ": " + errno_text(errno));
+    int log_fd = spec.log_fd;
+    if (log_fd < 0) {
+        std::error_code ec;
+        std::filesystem::create_directories(std::filesystem::path(spec.log_path).parent_path(), ec);
+        log_fd = sandbox::open_nofollow(spec.log_path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW, 0640);
+        if (log_fd < 0) return fail("cannot create the log file " + spec.log_path + ": " + errno_text(errno));
+    }
+
+    // The sandbox: its cgroup and what the child does first.
+    sandbox::Cgroup cg;
+    sandbox::ChildPlan plan;
+    if (boxed) {
+        const sandbox::Probe& p = *c_.sandbox;
+        if (!spec.sandbox.cgroup.empty()) {
+            auto g = sandbox::Cgroup::create(p, spec.sandbox.cgroup, spec.sandbox.limits);
+            if (!g) {
+                ::close(log_fd);
+                return fail("the worker's cgroup: " + g.error().message);
+            }
+            cg = std::move(*g);
+        }
+        plan.join_fds = cg.join_fds();
+        plan.mounts = p.namespaces;
+        if (plan.mounts) {
+            plan.hide = c_.hide;
+            plan.hide.push_back("/tmp");
+            plan.hide.push_back("/dev/shm");
+            std::sort(plan.hide.begin(), plan.hide.end(),
+                      [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
+            if (auto ok = sandbox::plan_binds(plan, spec.sandbox.keep); !ok) {
+                ::close(log_fd);
+                sandbox::close_plan(plan);
+                cg.remove();
+                return fail(ok.error().message);
+            }
+        }
+        plan.id = spec.sandbox.id;
+    }
+    const bool ns = boxed && c_.sandbox->namespaces;
 
     // Everything the child needs, built before fork (the child only makes system calls).
     auto path_it = spec.env.find("PATH");
     const std::string prog = resolve(spec.argv.front(), path_it == spec.env.end() ? "" : path_it->second);
     std::map<std::string, std::string> env = spec.env;
     if (drop) {  // the user's own identity, not the service's
-        env["HOME"] = user_home;
-        env["USER"] = env["LOGNAME"] = c_.run_as_user;
+        if (!user_home.empty()) env["HOME"] = user_home;
+        else if (!spec.workdir.empty()) env["HOME"] = spec.workdir;
+        env["USER"] = env["LOGNAME"] = user_name;
     }
     std::vector<std::string> env_strs;
     for (const auto& [k, v] : env) env_strs.push_back(k + "=" + v);
@@ -194,60 +375,67 @@ Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
     envp.push_back(nullptr);
     const char* workdir = spec.workdir.empty() ? nullptr : spec.workdir.c_str();
 
-    int out[2], err[2];
-    if (::pipe2(out, O_CLOEXEC) != 0) {
+    int out[2], err[2], status[2] = {-1, -1};
+    auto undo = [&](const std::string& what) {
         ::close(log_fd);
-        return fail("pipe: " + errno_text(errno));
-    }
+        sandbox::close_plan(plan);
+        cg.remove();
+        return fail(what + ": " + errno_text(errno));
+    };
+    if (::pipe2(out, O_CLOEXEC) != 0) return undo("pipe");
     if (::pipe2(err, O_CLOEXEC) != 0) {
-        ::close(log_fd), ::close(out[0]), ::close(out[1]);
-        return fail("pipe: " + errno_text(errno));
+        ::close(out[0]), ::close(out[1]);
+        return undo("pipe");
     }
-    const pid_t parent = ::getpid();
+    if (::pipe2(status, O_CLOEXEC) != 0) {
+        ::close(out[0]), ::close(out[1]), ::close(err[0]), ::close(err[1]);
+        return undo("pipe");
+    }
+    // A worker never waits on its log: a big pipe (the service drains it every poll).
+    if (::fcntl(out[0], F_SETPIPE_SZ, 4 << 20) < 0) (void)::fcntl(out[0], F_SETPIPE_SZ, 1 << 20);
+    ChildArgs a;
+    a.out_w = out[1];
+    a.err_w = err[1];
+    a.status_w = status[1];
+    a.parent = ::getpid();
+    a.ns = ns;
+    a.stop_signal = c_.stop_signal;
+    a.plan = boxed ? &plan : nullptr;
+    a.drop = !boxed && drop;
+    a.uid = uid;
+    a.gid = gid;
+    a.groups = &groups;
+    a.prog = prog.c_str();
+    a.argv = argv.data();
+    a.envp = envp.data();
+    a.workdir = workdir;
     // Forked from the runner's own thread (fork_thread.hpp): PR_SET_PDEATHSIG follows the
     // forking thread, and the caller's thread may end long before the worker should.
     pid_t pid = -1;
     int fork_errno = 0;
+    std::vector<char> stack(ns ? 256 * 1024 : 0);
     fork_thread_.run([&] {
-        pid = ::fork();
+        if (ns) pid = ::clone(child_main, stack.data() + stack.size(), CLONE_NEWPID | CLONE_NEWNS | SIGCHLD, &a);
+        else {
+            pid = ::fork();
+            if (pid == 0) ::_exit(child_main(&a));
+        }
         if (pid < 0) {
             fork_errno = errno;
             return;
         }
-        if (pid == 0) {  // the child: async-signal-safe calls only
-            // {step, errno} to the parent: which step failed (ChildStep) and why.
-            auto die = [&](ChildStep step, int e) {
-                const int msg[2] = {static_cast<int>(step), e};
-                (void)!::write(err[1], msg, sizeof msg);
-                ::_exit(127);
-            };
-            ::setpgid(0, 0);
-            ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-            if (::getppid() != parent) ::_exit(127);
-            sigset_t none;
-            sigemptyset(&none);
-            ::sigprocmask(SIG_SETMASK, &none, nullptr);
-            for (int s = 1; s < NSIG; ++s) ::signal(s, SIG_DFL);
-            const int devnull = ::open("/dev/null", O_RDONLY);
-            if (devnull < 0 || ::dup2(devnull, 0) < 0 || ::dup2(out[1], 1) < 0 || ::dup2(out[1], 2) < 0)
-                die(ChildStep::Setup, errno);
-            if (drop) {
-                if (::setgroups(groups.size(), groups.data()) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0)
-                    die(ChildStep::Setup, errno);
-            }
-            if (workdir && ::chdir(workdir) != 0) die(ChildStep::Workdir, errno);
-            ::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-            ::execve(prog.c_str(), argv.data(), envp.data());
-            die(ChildStep::Exec, errno);
-        }
         ::setpgid(pid, pid);  // also here: no race with an early signal to the group
     });
+    sandbox::close_plan(plan);
+    cg.close_join_fds();
     if (pid < 0) {
-        ::close(log_fd), ::close(out[0]), ::close(out[1]), ::close(err[0]), ::close(err[1]);
-        return fail("fork: " + errno_text(fork_errno));
+        ::close(out[0]), ::close(out[1]), ::close(err[0]), ::close(err[1]), ::close(status[0]), ::close(status[1]);
+        errno = fork_errno;
+        return undo("fork");
     }
     ::close(out[1]);
     ::close(err[1]);
+    ::close(status[1]);
     int child_msg[2] = {0, 0};  // {ChildStep, errno}; nothing read: execve succeeded
     for (;;) {
         const ssize_t n = ::read(err[0], child_msg, sizeof child_msg);
@@ -264,6 +452,10 @@ Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
     w.log_fd = log_fd;
     w.progress_path = spec.progress_path;
     w.exec_errno = child_errno;
+    w.ns = ns;
+    w.status_fd = status[0];
+    w.cg = std::move(cg);
+    w.memory_limit = boxed ? spec.sandbox.limits.memory_bytes : 0;
     if (child_errno != 0) {
         std::string m;
         switch (static_cast<ChildStep>(child_msg[0])) {
@@ -271,7 +463,7 @@ Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
             m = "astraeus: cannot enter working directory '" + spec.workdir + "': " + errno_text(child_errno);
             break;
         case ChildStep::Setup:
-            m = "astraeus: cannot prepare the worker's process (standard streams or user): " +
+            m = "astraeus: cannot prepare the worker's process (standard streams, sandbox or user): " +
                 errno_text(child_errno);
             break;
         case ChildStep::Exec:
@@ -325,12 +517,18 @@ void WorkerRunner::stop(Handle h) {
     it->second.kill_at = Clock::now() + std::chrono::milliseconds(static_cast<std::int64_t>(c_.grace_s * 1000.0));
 }
 
-void WorkerRunner::kill(Handle h) { signal(h, SIGKILL); }
+void WorkerRunner::kill(Handle h) {
+    auto it = workers_.find(h);
+    if (it == workers_.end() || it->second.gone) return;
+    it->second.signalled = true;
+    kill_all(it->second);
+}
 
 void WorkerRunner::close_fds(Worker& w) {
     if (w.out_fd >= 0) ::close(w.out_fd);
     if (w.log_fd >= 0) ::close(w.log_fd);
-    w.out_fd = w.log_fd = -1;
+    if (w.status_fd >= 0) ::close(w.status_fd);
+    w.out_fd = w.log_fd = w.status_fd = -1;
 }
 
 void WorkerRunner::drain(Worker& w) {
@@ -380,6 +578,11 @@ std::vector<WorkerRunner::Report> WorkerRunner::poll(int timeout_ms) {
             if (r == w.pid && !w.exited) {
                 w.exited = true;
                 Report rep{Report::Kind::Exited, h};
+                // The init of a namespace passes its worker's status on (none: it was killed).
+                if (w.ns) {
+                    int wst = 0;
+                    if (::read(w.status_fd, &wst, sizeof wst) == static_cast<ssize_t>(sizeof wst)) st = wst;
+                }
                 if (WIFEXITED(st)) rep.exit_code = WEXITSTATUS(st);
                 else if (WIFSIGNALED(st)) rep.signal = WTERMSIG(st);
                 rep.we_signalled = w.signalled;
@@ -388,22 +591,25 @@ std::vector<WorkerRunner::Report> WorkerRunner::poll(int timeout_ms) {
                 // stop the group keeps its grace (a shell leader may die before its child has
                 // written its checkpoint).
                 if (!w.signalled) {
-                    ::kill(-w.pid, SIGKILL);
+                    kill_all(w);
                     w.signalled = true;
                 }
             }
         }
         if (w.kill_at && now >= *w.kill_at) {
-            ::kill(-w.pid, SIGKILL);
+            kill_all(w);
             w.kill_at.reset();
         }
         if (!w.progress_path.empty() && !w.exited) {
+            // Written by the worker: never through a link, never a FIFO that would block us.
             struct stat sb {};
-            if (::stat(w.progress_path.c_str(), &sb) == 0 &&
-                (sb.st_mtim.tv_sec != w.progress_mtime.tv_sec || sb.st_mtim.tv_nsec != w.progress_mtime.tv_nsec)) {
+            const int fd = sandbox::open_nofollow(w.progress_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
+            if (fd >= 0 && (::fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode) ||
+                            (sb.st_mtim.tv_sec == w.progress_mtime.tv_sec && sb.st_mtim.tv_nsec == w.progress_mtime.tv_nsec))) {
+                ::close(fd);
+            } else if (fd >= 0) {
                 w.progress_mtime = sb.st_mtim;
-                const int fd = ::open(w.progress_path.c_str(), O_RDONLY | O_CLOEXEC);
-                if (fd >= 0) {
+                {
                     char buf[64];
                     const ssize_t n = ::read(fd, buf, sizeof buf);
                     ::close(fd);
@@ -417,13 +623,20 @@ std::vector<WorkerRunner::Report> WorkerRunner::poll(int timeout_ms) {
                 }
             }
         }
-        // Gone: the leader reaped, and no process of its group left (ours or reparented).
-        if (w.exited && ::kill(-w.pid, 0) != 0 && errno == ESRCH) {
+        // Gone: the leader reaped, and no process of its group (of its cgroup) left.
+        if (w.exited && empty(w)) {
             int st = 0;
             while (::waitpid(-w.pid, &st, WNOHANG) > 0) {
             }
             drain(w);
+            if (const auto oom = w.cg.oom_kills(); oom > 0 && w.log_fd >= 0) {
+                const std::string m = "\n[astraeus: the memory limit (" + std::to_string(w.memory_limit) +
+                                      " bytes) was reached: the kernel killed " + std::to_string(oom) +
+                                      " process(es) of this worker]\n";
+                write_all(w.log_fd, m.data(), m.size());
+            }
             close_fds(w);
+            w.cg.remove();
             w.gone = true;
             out.push_back({Report::Kind::Gone, h});
         }
@@ -447,7 +660,7 @@ void WorkerRunner::forget(Handle h) {
         return;
     }
     it->second.forgotten = true;
-    ::kill(-it->second.pid, SIGKILL);
+    kill_all(it->second);
     it->second.signalled = true;
 }
 

@@ -7,7 +7,10 @@
 //   - signals go to the whole group; stop() sends the checkpoint signal (SIGTERM by default)
 //     and SIGKILL after the grace; a worker is "gone" when its group has no process left;
 //   - when its leader exits on its own, what is left of its group is killed (SIGKILL): nothing
-//     outlives its attempt (a process that leaves the group with setsid escapes: a limit);
+//     outlives its attempt; with the sandbox (spec.sandbox.on, exec/sandbox/sandbox.hpp) the
+//     worker's first process is the init of its own pid namespace (a process that leaves the
+//     group with setsid dies with the namespace) in its own cgroup, and "gone" means the cgroup
+//     is empty; without it a process that calls setsid escapes (a limit);
 //   - every child is reaped (waitpid on the group; the runner makes its process a child
 //     subreaper so orphaned group members come back to it), the destructor kills and reaps all;
 //   - never as root unless configured: as root, workers run as `run_as_user` when set, else
@@ -21,12 +24,14 @@
 #include <csignal>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "astraeus/base/error.hpp"
 #include "astraeus/exec/fork_thread.hpp"
+#include "astraeus/exec/sandbox/sandbox.hpp"
 
 namespace astraeus::exec {
 
@@ -36,6 +41,20 @@ struct RunnerConfig {
     std::uint64_t log_cap_bytes = 64ull << 20;  ///< per worker log file
     std::string run_as_user;                  ///< when root: the Unix user of the workers
     bool allow_root = false;                  ///< when root without run_as_user: run as root
+    /// What the machine allows (sandbox::probe at start); null: no sandbox.
+    std::shared_ptr<const sandbox::Probe> sandbox;
+    /// Folders covered by an empty tmpfs in the sandboxed workers' view (the service's data
+    /// folder, the other runs' folders); /tmp and /dev/shm are always made private.
+    std::vector<std::string> hide;
+};
+
+/// How one worker is confined (when `on` and the runner has a probe).
+struct WorkerSandbox {
+    bool on = false;
+    sandbox::Identity id;             ///< who it runs as (sandbox::identity_for)
+    std::string cgroup;               ///< its cgroup's name, unique on this machine
+    sandbox::Limits limits;
+    std::vector<std::string> keep;    ///< folders bound back inside hidden ones (its run's)
 };
 
 /// One worker process to launch.
@@ -45,6 +64,8 @@ struct WorkerSpec {
     std::string workdir;                     ///< must exist
     std::string log_path;                    ///< created (parents too), truncated
     std::string progress_path;               ///< polled for the step counter; empty: none
+    int log_fd = -1;                         ///< >= 0: the log, already open (the runner owns it); log_path is then only its name
+    WorkerSandbox sandbox;
 };
 
 /// Who a worker is, for the contract's environment (docs/agents.md).
@@ -143,9 +164,17 @@ private:
         bool signalled = false;
         bool forgotten = false;
         int exec_errno = 0;
+        bool ns = false;         ///< its leader is the init of its pid namespace
+        int status_fd = -1;      ///< ns: the read end on which the init writes the worker's wait status
+        sandbox::Cgroup cg;
+        std::uint64_t memory_limit = 0;
         std::optional<Clock::time_point> kill_at;
     };
     void drain(Worker& w);
+    /// SIGKILL to everything of the worker: its cgroup, its group (its namespace with its init).
+    void kill_all(Worker& w);
+    /// No process of the worker left.
+    bool empty(const Worker& w) const;
     void close_fds(Worker& w);
 
     RunnerConfig c_;

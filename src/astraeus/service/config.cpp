@@ -105,7 +105,44 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
         const json& l = j["local"];
         const std::string w = where + ": local";
         TRY(only_keys(l, {"stop_signal", "grace_s", "log_cap_bytes", "user", "allow_root",
-                          "utilization_period_s", "master_addr"}, w));
+                          "utilization_period_s", "master_addr", "runs_dir", "sandbox"}, w));
+        TRY(get(l, "runs_dir", c.local.runs_dir, w));
+        if (l.contains("sandbox")) {
+            const json& sb = l["sandbox"];
+            const std::string ws = w + ".sandbox";
+            if (!sb.is_object()) return fail(ws + ": must be an object");
+            TRY(only_keys(sb, {"enabled", "require", "memory_bytes", "pids_max", "uid_base", "uid_count", "users", "hide"}, ws));
+            exec::sandbox::SandboxConfig& x = c.local.sandbox;
+            TRY(get(sb, "enabled", x.enabled, ws));
+            if (sb.contains("require")) {
+                bool req = false;
+                TRY(get(sb, "require", req, ws));
+                x.require_full = req;
+            }
+            TRY(get(sb, "memory_bytes", x.memory_bytes, ws));
+            TRY(get(sb, "pids_max", x.pids_max, ws));
+            TRY(get(sb, "uid_base", x.uid_base, ws));
+            TRY(get(sb, "uid_count", x.uid_count, ws));
+            if (x.memory_bytes != 0 && x.memory_bytes < (4u << 20)) return fail(ws + ": memory_bytes must be 0 (none) or at least 4194304");
+            if (x.pids_max < 0) return fail(ws + ": pids_max must be 0 (none) or positive");
+            if (x.uid_base < 1000 || x.uid_count < 1 || static_cast<std::uint64_t>(x.uid_base) + x.uid_count > 4294967294ull)
+                return fail(ws + ": uid_base must be at least 1000 and uid_base + uid_count below 4294967294");
+            if (sb.contains("users")) {
+                if (!sb["users"].is_object()) return fail(ws + ": users must map workspace names to Unix users");
+                for (const auto& [k, v] : sb["users"].items()) {
+                    if (!v.is_string() || v.get<std::string>().empty()) return fail(ws + ": users: '" + k + "' must map to a user name");
+                    x.users[k] = v.get<std::string>();
+                }
+            }
+            if (sb.contains("hide")) {
+                if (!sb["hide"].is_array()) return fail(ws + ": hide must be an array of absolute folders");
+                for (const auto& v : sb["hide"]) {
+                    if (!v.is_string() || v.get<std::string>().empty() || v.get<std::string>()[0] != '/')
+                        return fail(ws + ": hide must be an array of absolute folders");
+                    x.hide.push_back(v.get<std::string>());
+                }
+            }
+        }
         std::string sig;
         TRY(get(l, "stop_signal", sig, w));
         if (!sig.empty()) {

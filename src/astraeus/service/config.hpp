@@ -12,7 +12,11 @@
 //    "max_failures": 3,
 //    "workspace_limits": {"pending_runs": 5000, "submissions_per_minute": 600},
 //    "local": {"stop_signal": "SIGTERM", "grace_s": 30, "log_cap_bytes": 67108864, "user": "",
-//              "allow_root": false, "utilization_period_s": 10, "master_addr": "127.0.0.1"},
+//              "allow_root": false, "utilization_period_s": 10, "master_addr": "127.0.0.1",
+//              "runs_dir": "<data_dir>-runs",
+//              "sandbox": {"enabled": true, "require": <true as root>, "memory_bytes": 0,
+//                          "pids_max": 4096, "uid_base": 3000000, "uid_count": 1000000,
+//                          "users": {"WORKSPACE": "USER"}, "hide": ["/etc/astraeus"]}},
 //    "time_scale": 1, "listen": "127.0.0.1:8080", "data_dir": "astraeus-data", "threads": 8}
 // Machines are named <pool>-<k> (k from 1). `executor` configures the simulated executor, `local`
 // the local one (exec/local_executor.hpp; grace_s in real seconds). max_failures: a run ends

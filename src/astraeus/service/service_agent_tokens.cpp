@@ -23,6 +23,12 @@ ApiResult<void> Service::bind_agent_token(const Caller& c, const std::string& na
     auto it = agent_tokens_.find(c.token.id);
     if (it == agent_tokens_.end()) {
         auto bound = store_->bind_agent_token(c.token.id, name);
+        if (!bound && bound.error().message.starts_with("machine name bound to another agent token")) {
+            // A takeover: this token never registered, the name is another token's.
+            log(LogLevel::Warn, "agent.takeover_refused", {{"token", c.token.name}, {"machine", name}});
+            return std::unexpected(ApiError{403, "machine name '" + name + "' is bound to another agent token; "
+                                                 "each machine has its own token (astraeus admin token create --agent)"});
+        }
         if (!bound) return std::unexpected(ApiError{500, bound.error().message});
         it = agent_tokens_.emplace(c.token.id, *bound).first;
     }

@@ -77,6 +77,14 @@ ApiResult<json> Service::agent_register(const Caller& c, std::string_view body, 
     // A store that cannot write (a full disk): 507, which the agent retries; a name registered
     // with other GPUs or another pool: 409, which it does not.
     if (!id) return std::unexpected(ApiError{id.error().message.starts_with("store: ") ? 507 : 409, id.error().message});
+    // A second live agent for the same machine (not a restart: the first one still heartbeats).
+    if (const auto v = agents_->view(*id); v.connected && v.session != b->value("session", "") &&
+                                           clock_.now() - v.last_heartbeat_s < 3 * cfg_.agents.heartbeat_s) {
+        log(LogLevel::Warn, "agent.duplicate_refused", {{"machine", name}, {"live_session", v.session}, {"addr", addr}});
+        return std::unexpected(ApiError{409, "machine '" + name + "' already has a live agent (it heartbeat " +
+                                                 std::to_string(static_cast<long long>(clock_.now() - v.last_heartbeat_s)) +
+                                                 " s ago); a restarted agent is taken once the old one is silent"});
+    }
     const Seconds now0 = clock_.now();
     begin(now0);
     catch_up(now0);

@@ -110,6 +110,7 @@ ExecRun Service::exec_run(const RunMem& r) const {
     e.run_name = r.rec.name;
     auto ws = workspaces_.find(r.rec.workspace_id);
     e.workspace = ws == workspaces_.end() ? "" : ws->second.name;
+    e.workspace_id = r.rec.workspace_id;
     const exec::CommandSpec c = exec::from_stored(r.rec.command);
     e.argv = c.argv;
     e.env = c.env;

@@ -1,8 +1,13 @@
 // GET /v1/runs/{run}/logs: a worker's log of one attempt, read from the executor's log files
 // (with agents: the service's copies of what they shipped), visible only inside the run's workspace. Split from service_api.cpp.
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <fstream>
 
 #include "astraeus/service/request_parse.hpp"
+#include "astraeus/exec/sandbox/safe_fs.hpp"
+#include "astraeus/service/log.hpp"
 #include "astraeus/service/service.hpp"
 #include "astraeus/service/service_state.hpp"
 
@@ -79,15 +84,21 @@ ApiResult<json> Service::run_logs(const Caller& c, const std::string& name, cons
         return std::unexpected(not_found("this service's executor keeps no logs (the simulated executor runs no processes)"));
     std::string text;
     std::int64_t size = 0;
-    if (std::ifstream in(path, std::ios::binary); in) {
-        in.seekg(0, std::ios::end);
-        size = static_cast<std::int64_t>(in.tellg());
+    // A worker can write its run's folders: the log is opened with no link followed on the way,
+    // and only when it is the regular file the service created (exec/sandbox/safe_fs.hpp).
+    if (auto fd = exec::sandbox::open_regular(path, ::geteuid() == 0 ? 0 : -1); fd) {
+        struct stat sb {};
+        size = ::fstat(*fd, &sb) == 0 ? static_cast<std::int64_t>(sb.st_size) : 0;
         if (offset < size) {
-            in.seekg(offset);
             text.resize(static_cast<std::size_t>(std::min<std::int64_t>(limit, size - offset)));
-            in.read(text.data(), static_cast<std::streamsize>(text.size()));
-            text.resize(static_cast<std::size_t>(in.gcount()));
+            const ssize_t n = ::pread(*fd, text.data(), text.size(), offset);
+            text.resize(n > 0 ? static_cast<std::size_t>(n) : 0);
         }
+        ::close(*fd);
+    } else if (fd.error().message != "not found") {
+        log(LogLevel::Warn, "logs.refused", {{"run", run_name}, {"path", path}, {"error", fd.error().message}});
+        return std::unexpected(not_found("the log of worker " + std::to_string(worker) + ", attempt " +
+                                         std::to_string(attempt) + " was replaced by the run (refused to read it)"));
     }
     if (offset + static_cast<std::int64_t>(text.size()) < size || !done) {
         const std::size_t cut = cut_tail(text);

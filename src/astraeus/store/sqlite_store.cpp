@@ -256,6 +256,15 @@ public:
     Result<std::string> bind_agent_token(Id token_id, const std::string& name) override {
         return guarded("bind agent token", [&]() -> Result<std::string> {
             SQLite::Transaction tx(db_);
+            // A machine name belongs to one token: another token cannot claim it (the first
+            // binding wins; a token bound already keeps its own name, checked by the caller).
+            SQLite::Statement held(db_, "SELECT token_id FROM agent_token_machines WHERE machine = ? AND token_id != ?");
+            held.bind(1, name);
+            held.bind(2, token_id);
+            SQLite::Statement mine(db_, "SELECT machine FROM agent_token_machines WHERE token_id = ?");
+            mine.bind(1, token_id);
+            if (!mine.executeStep() && held.executeStep())
+                return fail("machine name bound to another agent token: " + name);
             SQLite::Statement a(db_, "INSERT OR IGNORE INTO agent_token_machines (token_id, machine) VALUES (?, ?)");
             a.bind(1, token_id);
             a.bind(2, name);
