@@ -351,7 +351,8 @@ TEST_F(AstraTest, RunsListIsAReadableTable) {
     const auto r2 = astra({"runs", "list", "--state", "running", "--json"}, server.api());
     EXPECT_EQ(r2.rc, 0);
     EXPECT_EQ(json::parse(r2.out)["runs"].size(), 2u);
-    EXPECT_EQ(server.seen().at(1).query, "state=running");
+    // astra asks for pages of --page-size runs (1,000 by default) and follows next_cursor.
+    EXPECT_EQ(server.seen().at(1).query, "limit=1000&state=running");
 }
 
 TEST_F(AstraTest, RunsShowAndStop) {

@@ -107,8 +107,12 @@ void set_json(Reply& r, int status, const nlohmann::json& j) {
 void set_error(Reply& r, const ApiError& e) {
     // RFC 7235 / RFC 6750: a 401 names the scheme the client must use.
     if (e.status == 401) r.fields.emplace_back("WWW-Authenticate", "Bearer realm=\"astraeus\"");
-    if (e.retry_after_s > 0) r.fields.emplace_back("Retry-After", std::to_string(e.retry_after_s));
-    set_json(r, e.status, nlohmann::json{{"error", bounded_message(e.message)}});
+    nlohmann::json body{{"error", bounded_message(e.message)}};
+    if (e.retry_after_s > 0) {  // also in the body, for clients that read only the JSON (agents)
+        r.fields.emplace_back("Retry-After", std::to_string(e.retry_after_s));
+        body["retry_after_s"] = e.retry_after_s;
+    }
+    set_json(r, e.status, body);
 }
 
 Reply error_reply(const ApiError& e, bool close = false) {

@@ -170,8 +170,12 @@ bool NodeAgent::do_register() {
         log(LogLevel::Error, "agent.register_refused", {{"status", std::to_string(r->first)}, {"error", why}});
         // The token (401, 403) or this machine's registration itself (400: a bad name or pool,
         // 409: another GPU count or pool than the name's, or not an agents service, 422):
-        // retrying cannot help. Anything else (no answer, 5xx, 507, 429) is retried.
-        if (r->first == 401 || r->first == 403 || r->first == 400 || r->first == 409 || r->first == 422) {
+        // retrying cannot help. Anything else (no answer, 5xx, 507, 429) is retried, and so is a
+        // refusal that says when to retry (409 with retry_after_s: the machine's previous agent,
+        // killed a moment ago, is not yet counted as silent).
+        const bool retry_later = r->second.is_object() && r->second.value("retry_after_s", 0) > 0;
+        if (!retry_later &&
+            (r->first == 401 || r->first == 403 || r->first == 400 || r->first == 409 || r->first == 422)) {
             refused_ = "the service refused the registration (HTTP " + std::to_string(r->first) + "): " + why;
             refused_status_ = r->first;
         }

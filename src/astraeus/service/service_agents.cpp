@@ -81,9 +81,13 @@ ApiResult<json> Service::agent_register(const Caller& c, std::string_view body, 
     if (const auto v = agents_->view(*id); v.connected && v.session != b->value("session", "") &&
                                            clock_.now() - v.last_heartbeat_s < 3 * cfg_.agents.heartbeat_s) {
         log(LogLevel::Warn, "agent.duplicate_refused", {{"machine", name}, {"live_session", v.session}, {"addr", addr}});
+        // Retry-After: when the old one will count as silent. A restarted agent whose
+        // predecessor was killed retries then; a true duplicate keeps being refused.
+        const Seconds silent_in = 3 * cfg_.agents.heartbeat_s - (clock_.now() - v.last_heartbeat_s);
         return std::unexpected(ApiError{409, "machine '" + name + "' already has a live agent (it heartbeat " +
                                                  std::to_string(static_cast<long long>(clock_.now() - v.last_heartbeat_s)) +
-                                                 " s ago); a restarted agent is taken once the old one is silent"});
+                                                 " s ago); a restarted agent is taken once the old one is silent",
+                                        static_cast<int>(std::max<Seconds>(1, silent_in))});
     }
     const Seconds now0 = clock_.now();
     begin(now0);
