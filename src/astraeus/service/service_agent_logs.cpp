@@ -94,9 +94,11 @@ ApiResult<json> Service::agent_logs(const Caller& c, std::string_view body) {
                 k.error = "run '" + r.rec.name + "' has no attempt " + str(k.attempt) + " worker " + str(k.worker);
                 continue;
             }
-            // The attempt that runs now: only the machine its worker is placed on writes its log
-            // (an older attempt's worker was placed where its agent says; the token is the cluster's).
-            if (k.attempt == r.rec.attempts && r.holding() && static_cast<std::size_t>(k.worker) < r.parts.size()) {
+            // The latest attempt, running or ended (its placement is kept after the release):
+            // only the machine its worker was placed on writes its log. (An older attempt's
+            // worker was placed where its agent says: those placements are not kept.)
+            if (k.attempt == r.rec.attempts && static_cast<std::size_t>(k.worker) < r.parts.size() &&
+                !r.parts[static_cast<std::size_t>(k.worker)].empty()) {
                 bool here = false;
                 for (const auto& p : r.parts[static_cast<std::size_t>(k.worker)]) here = here || p.machine == machine;
                 if (!here) {
