@@ -47,7 +47,9 @@ case "$attack" in
     echo "forged pid files for $1"
     sleep 1000
     ;;
-  memory)  # $1: MB to allocate (and touch)
+  memory)  # $1: MB to allocate (and touch), after trying to shield itself from the OOM killer
+    if echo -1000 2> /dev/null > /proc/self/oom_score_adj; then escaped "set oom_score_adj -1000"; else blocked "shield itself from the OOM killer"; fi
+    echo "oom_score_adj $(cat /proc/self/oom_score_adj)"
     python3 -c "b = b'x' * ($1 * 1024 * 1024); print('allocated', len(b))" 2>&1
     rc=$?
     if [ $rc = 0 ]; then escaped "allocated $1 MB"; else blocked "allocate $1 MB (rc $rc)"; fi

@@ -90,8 +90,8 @@ logs "$ML" plant --attempt 3 > "$WORK/plant.log"
 check "the planting run's attempt 3 succeeded with its log" 'grep -q "own work done" "$WORK/plant.log"'
 
 attack "$CV" memory memory 200
-check "a worker past its memory limit is killed (the run goes on)" \
-  'nothing_escaped memory && grep -q "memory limit" "$WORK/memory.log"'
+check "a worker past its memory limit is killed (the run goes on), and cannot shield itself" \
+  'nothing_escaped memory && grep -q "memory limit" "$WORK/memory.log" && grep -qx "oom_score_adj 0" "$WORK/memory.log"'
 attack "$CV" pids pids 100
 check "a worker cannot start more processes than pids_max" 'nothing_escaped pids'
 attack "$CV" gpu gpu "$DEV"

@@ -119,7 +119,8 @@ int child_main(void* arg) {
         int n = 0;
         for (int fd : {a.out_w, a.err_w, a.status_w}) keep[n++] = fd;
         for (int fd : a.plan->join_fds)
-            if (n < 11) keep[n++] = fd;
+            if (n < 10) keep[n++] = fd;
+        if (a.plan->worker_join_fd >= 0) keep[n++] = a.plan->worker_join_fd;
         for (int i = 1; i < n; ++i)
             for (int j = i; j > 0 && keep[j - 1] > keep[j]; --j) std::swap(keep[j - 1], keep[j]);
         unsigned lo = 3;
@@ -130,10 +131,19 @@ int child_main(void* arg) {
         }
         ::close_range(lo, ~0U, 0);
     }
-    if (a.plan) {
+    // The init is a copy of the service: its resident size counts the service's pages, so an
+    // OOM killer would pick it (and with it the whole namespace) before the worker's process
+    // that went past the limit. It stays out of a v1 memory cgroup (only its worker joins it,
+    // plan.worker_join_fd), and where the service may (CAP_SYS_RESOURCE) it is shielded while
+    // root (oom_score_adj -1000); the worker, cloned before the identity is dropped, sets its own
+    // back to 0 as root, which also raises its floor to 0: it can never shield itself.
+    bool shielded = false;
+    if (a.plan && a.ns) {
+        if (const int e = sandbox::enter_setup(*a.plan); e != 0) die(a, ChildStep::Setup, e);
+        shielded = sandbox::set_oom_score_adj("-1000") == 0;
+    } else if (a.plan) {
         if (const int e = sandbox::enter(*a.plan); e != 0) die(a, ChildStep::Setup, e);
-        // A change of credentials clears the parent-death signal: set it again (the init, and
-        // with it the whole namespace, dies with the service).
+        // A change of credentials clears the parent-death signal: set it again.
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     } else if (a.drop) {
         if (::setgroups(a.groups->size(), a.groups->data()) != 0 || ::setgid(a.gid) != 0 || ::setuid(a.uid) != 0)
@@ -149,7 +159,21 @@ int child_main(void* arg) {
     if (w < 0) die(a, ChildStep::Setup, errno);
     if (w == 0) {
         ::signal(a.stop_signal, SIG_DFL);
+        if (a.plan) {
+            if (a.plan->worker_join_fd >= 0 && ::write(a.plan->worker_join_fd, "0", 1) != 1)
+                die(a, ChildStep::Setup, errno);
+            if (shielded)
+                if (const int e = sandbox::set_oom_score_adj("0"); e != 0) die(a, ChildStep::Setup, e);
+            if (const int e = sandbox::drop_identity(*a.plan); e != 0) die(a, ChildStep::Setup, e);
+        }
         exec_worker(a);
+    }
+    if (a.plan) {
+        if (a.plan->worker_join_fd >= 0) ::close(a.plan->worker_join_fd);
+        if (const int e = sandbox::drop_identity(*a.plan); e != 0) die(a, ChildStep::Setup, e);
+        // A change of credentials clears the parent-death signal: set it again (the init, and
+        // with it the whole namespace, dies with the service).
+        ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     }
     ::close(a.err_w);
     ::close(a.out_w);
@@ -339,6 +363,10 @@ Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
             cg = std::move(*g);
         }
         plan.join_fds = cg.join_fds();
+        if (p.namespaces && cg.memory_join_fd() >= 0) {  // the init stays out of the memory limit
+            plan.worker_join_fd = cg.memory_join_fd();
+            std::erase(plan.join_fds, plan.worker_join_fd);
+        }
         plan.mounts = p.namespaces;
         if (plan.mounts) {
             plan.hide = c_.hide;

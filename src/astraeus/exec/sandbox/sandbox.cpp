@@ -18,6 +18,7 @@
 #include <fstream>
 #include <sstream>
 #include <thread>
+#include <utility>
 
 namespace astraeus::exec::sandbox {
 
@@ -295,6 +296,7 @@ Cgroup& Cgroup::operator=(Cgroup&& o) noexcept {
         memory_dir_ = std::move(o.memory_dir_);
         memory_v2_ = o.memory_v2_;
         join_fds_ = std::move(o.join_fds_);
+        memory_join_fd_ = std::exchange(o.memory_join_fd_, -1);
         o.dirs_.clear();
         o.join_fds_.clear();
     }
@@ -306,6 +308,7 @@ Cgroup::~Cgroup() { close_join_fds(); }
 void Cgroup::close_join_fds() {
     for (int fd : join_fds_) ::close(fd);
     join_fds_.clear();
+    memory_join_fd_ = -1;
 }
 
 Result<Cgroup> Cgroup::create(const Probe& p, const std::string& name, const Limits& l) {
@@ -370,6 +373,7 @@ Result<Cgroup> Cgroup::create(const Probe& p, const std::string& name, const Lim
         const int fd = ::open((d + "/cgroup.procs").c_str(), O_WRONLY | O_CLOEXEC);
         if (fd < 0) return fail("cannot open " + d + "/cgroup.procs: " + std::strerror(errno));
         g.join_fds_.push_back(fd);
+        if (!g.memory_v2_ && d == g.memory_dir_) g.memory_join_fd_ = fd;
     }
     return g;
 }
@@ -436,6 +440,11 @@ Result<void> plan_binds(ChildPlan& plan, const std::vector<std::string>& keep) {
 void close_plan(ChildPlan& plan) { (void)plan; }
 
 int enter(const ChildPlan& plan) {
+    if (const int e = enter_setup(plan); e != 0) return e;
+    return drop_identity(plan);
+}
+
+int enter_setup(const ChildPlan& plan) {
     for (int fd : plan.join_fds)
         if (::write(fd, "0", 1) != 1) return errno;
     if (plan.mounts) {
@@ -473,6 +482,10 @@ int enter(const ChildPlan& plan) {
         }
         if (::mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC, nullptr) != 0) return errno;
     }
+    return 0;
+}
+
+int drop_identity(const ChildPlan& plan) {
     if (plan.id.drop) {
         if (::setgroups(plan.id.groups.size(), plan.id.groups.data()) != 0) return errno;
         if (::setgid(plan.id.gid) != 0) return errno;
@@ -480,6 +493,15 @@ int enter(const ChildPlan& plan) {
         if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
     }
     return 0;
+}
+
+int set_oom_score_adj(const char* value) {
+    const int fd = ::open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return errno;
+    const std::size_t n = std::strlen(value);
+    const int e = ::write(fd, value, n) == static_cast<ssize_t>(n) ? 0 : errno;
+    ::close(fd);
+    return e;
 }
 
 }  // namespace astraeus::exec::sandbox

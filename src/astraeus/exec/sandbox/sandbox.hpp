@@ -110,6 +110,10 @@ public:
     static Result<Cgroup> create(const Probe& p, const std::string& name, const Limits& l);
     /// Files ("cgroup.procs" of each folder) open for writing: the child writes "0" in each.
     const std::vector<int>& join_fds() const { return join_fds_; }
+    /// The one of join_fds() that joins a v1 memory hierarchy's folder (-1: none). A pid
+    /// namespace's init stays out of it: only the worker's processes are charged and chosen by
+    /// the memory limit's OOM killer (the init, a copy of the service, would be the largest).
+    int memory_join_fd() const { return memory_join_fd_; }
     /// Closes join_fds (the parent, once the child has started).
     void close_join_fds();
     bool active() const { return !dirs_.empty(); }
@@ -129,12 +133,14 @@ private:
     std::string memory_dir_;
     bool memory_v2_ = false;
     std::vector<int> join_fds_;
+    int memory_join_fd_ = -1;
 };
 
 /// What the child does before it runs the worker, prepared before fork (enter() makes only
 /// system calls: async-signal-safe).
 struct ChildPlan {
     std::vector<int> join_fds;     ///< cgroup.procs files: "0" written in each
+    int worker_join_fd = -1;       ///< joined by the init's worker only (Cgroup::memory_join_fd)
     bool mounts = false;           ///< set up the mount namespace (the child is in a new one)
     std::vector<std::string> hide; ///< tmpfs over each
     static constexpr std::size_t kMaxBinds = 16;
@@ -156,6 +162,17 @@ void close_plan(ChildPlan& plan);
 /// In the child (after fork/clone, as root when dropping): joins the cgroups, sets up the
 /// mounts (/proc is mounted anew: call it as the first process of a new pid namespace), drops
 /// to the identity with no_new_privs. Returns 0 or the errno of the step that failed.
+/// enter() = enter_setup() then drop_identity(); a pid namespace's init calls them apart, to
+/// clone its worker between the two (worker_runner.cpp).
 int enter(const ChildPlan& plan);
+/// The cgroups and the mounts of enter(). Returns 0 or an errno.
+int enter_setup(const ChildPlan& plan);
+/// The identity of enter() (setgroups, setgid, setuid, no_new_privs) when `plan.id.drop`.
+/// Returns 0 or an errno.
+int drop_identity(const ChildPlan& plan);
+/// Writes `value` ("-1000" .. "1000") to /proc/self/oom_score_adj. Returns 0 or an errno.
+/// Lowering it needs CAP_SYS_RESOURCE; a privileged write also sets the floor that the process
+/// (and its later children) may lower it to again.
+int set_oom_score_adj(const char* value);
 
 }  // namespace astraeus::exec::sandbox
