@@ -1,6 +1,8 @@
 // The service's side of the forecast (service/forecast.hpp): a pool's pending runs' positions
 // and estimated starts, computed on the first read after a round (or a change that calls for
 // one) from the pool's live adapter, the runs' time limits and their current leases.
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "astraeus/goodput_io/rfc3339.hpp"
