@@ -167,3 +167,34 @@ TEST(Forecast, TheRoundBoundLeavesLaterStartsUnknown) {
     in.max_rounds = 2;
     EXPECT_EQ(by_job(service::forecast_pool(*a, in))[p], std::make_pair(1, Seconds{600}));
 }
+
+// The work bound: R (4 GPUs, limit 600) runs; P1 (limit 1,000) and P2 (limit 500) wait. The
+// rounds see, after their time's events: at 20 P1, P2 pending and R running (3 job-rounds); at
+// 600 (R ended) P1, P2 pending (2; 5 in all): P1 starts; at 1,600 (P1 ended) P2 pending (1; 6
+// in all): P2 starts. A budget of 5 knows P1's start but not P2's; 4 neither; 6 both.
+TEST(Forecast, TheWorkBoundLeavesLaterStartsUnknown) {
+    auto a = adapter(ClusterSpec::uniform(1, 4), 1'000'000);
+    a->set_tenants({{"ml", 1.0}});
+    const int r = *a->submit(0, 4, 0, 600);
+    ASSERT_EQ(a->round(0).size(), 1u);
+    const int p1 = *a->submit(0, 4, 10, 1000);
+    const int p2 = *a->submit(0, 4, 20, 500);
+    EXPECT_TRUE(a->round(20).empty());
+    const std::map<int, Seconds> limit{{r, 600}, {p1, 1000}, {p2, 500}};
+    ForecastInput in;
+    in.now = 20;
+    in.work_s = [&](int j) { return limit.at(j); };
+    EXPECT_EQ(in.work_budget, service::kForecastWorkBudget);
+    in.work_budget = 5;
+    auto f = by_job(service::forecast_pool(*a, in));
+    EXPECT_EQ(f[p1], std::make_pair(1, Seconds{600}));
+    EXPECT_EQ(f[p2], std::make_pair(2, Seconds{-1}));
+    in.work_budget = 4;
+    f = by_job(service::forecast_pool(*a, in));
+    EXPECT_EQ(f[p1], std::make_pair(1, Seconds{-1}));
+    EXPECT_EQ(f[p2], std::make_pair(2, Seconds{-1}));
+    in.work_budget = 6;
+    f = by_job(service::forecast_pool(*a, in));
+    EXPECT_EQ(f[p1], std::make_pair(1, Seconds{600}));
+    EXPECT_EQ(f[p2], std::make_pair(2, Seconds{1600}));
+}

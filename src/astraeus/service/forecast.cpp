@@ -56,7 +56,10 @@ std::vector<RunForecast> forecast_pool(const RoundAdapter& live, const ForecastI
 
     std::size_t left = out.size();
     Seconds t = in.now;
+    long long work = 0;  // job-rounds spent (see ForecastInput::work_budget)
     for (int r = 0; r < rounds; ++r) {
+        work += static_cast<long long>(sim->pending_jobs().size() + sim->running_jobs().size());
+        if (work > in.work_budget) break;
         for (const Decision& d : sim->round(t)) {
             untrack(d.job);
             if (d.kind != Decision::Kind::Start) continue;
