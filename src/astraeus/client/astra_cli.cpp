@@ -53,6 +53,7 @@ struct LogArgs {
 struct RunArgs {
     std::string name, workspace, state;
     bool as_json = false;
+    bool pending = false;  ///< list --pending: pending runs with their forecast
     int limit = 0;         ///< list: the newest N only (0: all)
     int page_size = 1000;  ///< list: runs per request
 };
@@ -377,6 +378,10 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
     list->add_option("--state", l.state, "only runs in this state")
         ->check(CLI::IsMember({"pending", "starting", "running", "stopping", "succeeded",
                                "failed", "stopped"}));
+    list->add_flag("--pending", l.pending,
+                   "only pending runs, with their place in their pool's order, the estimated "
+                   "start (the scheduler run forward from now; 'unknown' past its horizon) and "
+                   "why they wait");
     list->add_option("--workspace", l.workspace, "only runs of this workspace (org-admin tokens)");
     list->add_option("--name", l.name, "only runs whose name contains this text (any case)");
     list->add_option("--limit", l.limit, "only the N newest runs (default: all, read page by page)")
@@ -479,10 +484,16 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
     if (logs->parsed()) return print_logs(*client, lg, out, err);
     if (list->parsed()) {
         std::map<std::string, std::string> q;
+        if (l.pending && !l.state.empty() && l.state != "pending") {
+            err << "astra: --pending lists pending runs: it cannot go with --state " << l.state << '\n';
+            return kExitUsage;
+        }
+        if (l.pending) l.state = "pending";
         if (!l.state.empty()) q["state"] = l.state;
         if (!l.workspace.empty()) q["workspace"] = l.workspace;
         if (!l.name.empty()) q["name"] = l.name;
-        return answer(list_all_runs(*client, q, l.limit, l.page_size), l.as_json, runs_list_text, out, err);
+        return answer(list_all_runs(*client, q, l.limit, l.page_size), l.as_json,
+                      l.pending ? pending_runs_text : runs_list_text, out, err);
     }
     if (show->parsed())
         return answer(client->get("/runs/" + percent_encode(sh.name), workspace_query(sh.workspace)),

@@ -209,6 +209,25 @@ Result<std::string> runs_list_text(const json& doc) {
     return columns(lines);
 }
 
+Result<std::string> pending_runs_text(const json& doc) {
+    auto runs = member(doc, "runs", "the runs answer");
+    if (!runs) return std::unexpected(runs.error());
+    if (!(*runs)->is_array()) return fail("the server's \"runs\" is not a list");
+    std::vector<std::vector<std::string>> lines{
+        {"NAME", "WORKSPACE", "POOL", "WORKERS", "POSITION", "ESTIMATED START", "REASON"}};
+    for (const json& r : **runs) {
+        auto name = string_member(r, "name", "a run");
+        if (!name) return std::unexpected(name.error());
+        std::string start = opt_string(r, "estimated_start");
+        if (start.empty()) start = r.contains("position") ? "unknown" : "-";
+        lines.push_back({*name, dash_if_empty(opt_string(r, "workspace")),
+                         dash_if_empty(opt_string(r, "pool")),
+                         opt_scalar(r, "workers") + " x " + opt_scalar(r, "gpus_per_worker"),
+                         dash_if_empty(opt_scalar(r, "position")), start, opt_string(r, "reason")});
+    }
+    return columns(lines);
+}
+
 // A run's command for people: a string as is; an argv array joined by spaces, arguments with
 // spaces or quotes in single quotes (as a POSIX shell reads them); escaped for the terminal.
 std::string command_text(const json& r) {
@@ -265,6 +284,13 @@ Result<std::string> run_detail_text(const json& r) {
         {"Pool:", dash_if_empty(opt_string(r, "pool"))},
         {"Workers:", opt_scalar(r, "workers") + " x " + opt_scalar(r, "gpus_per_worker") + " GPUs"},
         {"State:", state},
+    };
+    if (r.contains("position")) {  // a pending run's forecast
+        std::string start = opt_string(r, "estimated_start");
+        fields.push_back({"Position:", opt_scalar(r, "position") + " in pool " + dash_if_empty(opt_string(r, "pool"))});
+        fields.push_back({"Estimated start:", start.empty() ? "unknown" : start});
+    }
+    for (auto f : std::vector<std::vector<std::string>>{
         {"Submitted:", dash_if_empty(opt_string(r, "submitted_at"))},
         {"Started:", dash_if_empty(opt_string(r, "started_at"))},
         {"Ended:", dash_if_empty(opt_string(r, "ended_at"))},
@@ -272,7 +298,8 @@ Result<std::string> run_detail_text(const json& r) {
         {"Command:", dash_if_empty(command_text(r))},
         {"Image:", dash_if_empty(opt_string(r, "image"))},
         {"Attempts:", dash_if_empty(opt_scalar(r, "attempts"))},
-    };
+         })
+        fields.push_back(std::move(f));
     std::string out = columns(fields);
     if (r.contains("worker_list") && r["worker_list"].is_array() && !r["worker_list"].empty()) {
         std::vector<std::vector<std::string>> workers{{"WORKER", "STATE", "MACHINE", "ATTEMPT"}};

@@ -34,6 +34,9 @@ Result<std::string> alerts_text(const nlohmann::json& doc);
 /// The runs of a {"runs": [...]} answer: NAME WORKSPACE POOL WORKERS STATE SUBMITTED REASON,
 /// columns as wide as their widest value, two spaces apart, no trailing blanks.
 Result<std::string> runs_list_text(const nlohmann::json& doc);
+/// The pending runs of a GET /v1/runs page with their forecast: NAME, WORKSPACE, POOL, WORKERS,
+/// POSITION (in its pool), ESTIMATED START (RFC 3339; "unknown" past the forecast), REASON.
+Result<std::string> pending_runs_text(const nlohmann::json& doc);
 
 /// One run object, field by field, then its workers (WORKER STATE MACHINE ATTEMPT).
 Result<std::string> run_detail_text(const nlohmann::json& run);

@@ -21,6 +21,8 @@ class AstraeaPolicy final : public Policy {
 public:
     explicit AstraeaPolicy(const AstraeaOptions& opt) : opt_(opt) {}
     std::string_view name() const override { return opt_.policy; }
+    /// Keeps the leases' ends and limits recorded by lease_s (the reservations read them).
+    std::unique_ptr<Policy> clone() const override { return std::make_unique<AstraeaPolicy>(*this); }
     bool astraea_lists() const override { return true; }
     /// The srtf and themis orders and --backfill read run times; the others do not.
     bool predicts_run_times() const override {

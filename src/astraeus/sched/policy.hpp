@@ -10,6 +10,7 @@
 // Thread safety: one simulation per Policy object (a policy may keep scratch buffers).
 #pragma once
 #include <limits>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -28,6 +29,9 @@ class Policy {
 public:
     virtual ~Policy() = default;
     virtual std::string_view name() const = 0;
+    /// A copy with the same cross-round state (for a forecast run forward on a copy of the
+    /// live state); nullptr: the policy keeps no such state and a new one decides the same.
+    virtual std::unique_ptr<Policy> clone() const { return nullptr; }
 
     /// true: the policy predicts run times and reads jobs' duration_s (d_j) in its rounds (srtf,
     /// themis, ASTRAEA with the srtf/themis order or --backfill). Otherwise it must not read

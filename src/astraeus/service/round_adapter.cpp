@@ -34,13 +34,32 @@ Result<std::unique_ptr<RoundAdapter>> RoundAdapter::make(ClusterSpec spec, Astra
     auto po = make_policy(options);
     if (!po) return std::unexpected(po.error());
     return std::unique_ptr<RoundAdapter>(
-        new RoundAdapter(std::move(spec), std::move(options), std::move(*po), std::move(*pl)));
+        new RoundAdapter(std::move(spec), std::move(options), std::move(*po), std::move(*pl), placer));
+}
+
+std::unique_ptr<RoundAdapter> RoundAdapter::fork() const {
+    std::unique_ptr<RoundAdapter> c(new RoundAdapter(*this));
+    std::unique_ptr<Policy> po = policy_->clone();
+    if (!po) po = std::move(*make_policy(opt_));  // made once by make(): cannot fail
+    c->policy_.p = std::move(po);
+    c->placer_.p = std::move(*make_placer(placer_name_));
+    RoundAdapter* self = c.get();
+    c->in_.prepare = [self](std::size_t u, TenantQueue& q) { self->prepare_tenant(u, q); };
+    c->bind_input(c->now_);
+    return c;
+}
+
+std::vector<int> RoundAdapter::winding_down_jobs() const {
+    std::vector<int> out;
+    for (std::size_t j = 0; j < leaving_.size(); ++j)
+        if (leaving_[j] && !leaving_held_[j].parts.empty()) out.push_back(static_cast<int>(j));
+    return out;
 }
 
 RoundAdapter::RoundAdapter(ClusterSpec spec, AstraeaOptions options, std::unique_ptr<Policy> policy,
-                           std::unique_ptr<Placer> placer)
+                           std::unique_ptr<Placer> placer, std::string placer_name)
     : spec_(std::move(spec)), opt_(std::move(options)), policy_(std::move(policy)),
-      placer_(std::move(placer)), astraea_(policy_->astraea_lists()), cluster_(spec_),
+      placer_(std::move(placer)), placer_name_(std::move(placer_name)), astraea_(policy_->astraea_lists()), cluster_(spec_),
       scratch_(spec_), rng_(opt_.seed), down_(spec_.machine_gpus.size(), 0),
       withheld_(spec_.machine_gpus.size(), 0) {
     in_.prepare = [this](std::size_t u, TenantQueue& q) { prepare_tenant(u, q); };
@@ -567,12 +586,53 @@ int RoundAdapter::add_machine(int gpus) {
     return spec_.machines() - 1;
 }
 
-std::string RoundAdapter::pending_reason(int j, int workers, int gpus_per_worker) const {
-    const int g = jobs_[j].gpus;
-    const int u = jobs_[j].tenant;
+std::string RoundAdapter::pending_reason(int j, int workers, int gpus_per_worker,
+                                         const std::function<std::string(int)>& machine) const {
+    const Job& job = jobs_[j];
+    const int g = job.gpus;
+    const int u = job.tenant;
+    std::vector<int> down;
+    for (std::size_t m = 0; m < down_.size(); ++m)
+        if (down_[m]) down.push_back(static_cast<int>(m));
+    auto names = [&] {
+        std::string s;
+        for (std::size_t k = 0; k < down.size(); ++k) {
+            if (k > 0) s += ", ";
+            s += machine ? machine(down[k]) : "machine " + std::to_string(down[k]);
+        }
+        return s;
+    };
+    if (!down.empty()) {
+        // Even on empty machines, the up ones cannot hold the gang: it fits no machine today.
+        ClusterState up_only(spec_);
+        for (int m : down) up_only.take(m, up_only.free_on(m));
+        if (!place_gang(*placer_, up_only, job))
+            return "no machine up fits " + gang_text(workers, gpus_per_worker) + " today (it needs " +
+                   names() + ")";
+        // It would fit now were the down machines' GPUs back.
+        ClusterState now = cluster_;
+        if (!place_gang(*placer_, now, job)) {
+            ClusterState back = cluster_;
+            for (int m : down)
+                if (withheld_[m] > 0) {
+                    Placement p;
+                    p.parts.push_back({m, withheld_[m]});
+                    back.give(p);
+                }
+            if (place_gang(*placer_, back, job)) return "waiting for GPUs of " + names();
+        }
+    }
     if (cluster_.free_gpus() >= g) {
         ClusterState copy = cluster_;
-        if (place_gang(*placer_, copy, jobs_[j])) return "waiting for quota";
+        if (place_gang(*placer_, copy, job)) {
+            // It fits the free GPUs, yet the round did not start it: held for another tenant's
+            // starving run (ASTRAEA's reservation), or its tenant's turn has not come.
+            if (astraea_ && !pending_.starving(j))
+                for (std::size_t v = 0; v < tenants_.size(); ++v)
+                    if (static_cast<int>(v) != u && !pending_.starving_of(v).empty())
+                        return "GPUs held for a starving run of " + tenants_[v].name;
+            return "waiting for quota";
+        }
     }
     if (used_[u] + g > quotas_[u]) return "waiting for quota";
     return "no placement for " + gang_text(workers, gpus_per_worker);

@@ -14,6 +14,7 @@
 // a submission is O(log n) and a round does not grow with how long the backlog has waited.
 // Thread safety: not thread-safe (the service serialises its calls).
 #pragma once
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -52,6 +53,11 @@ struct TenantView {
 
 class RoundAdapter {
 public:
+    /// A copy of this adapter (jobs, run states, lists, ledgers, clock, machines, a copy of the
+    /// policy's cross-round state) that decides as this one would; for a forecast run forward
+    /// (service/forecast.hpp). O(jobs + machines + tenants). Changes to either leave the other.
+    std::unique_ptr<RoundAdapter> fork() const;
+
     /// A pool of `spec` machines scheduled by `policy` (options from the policy registry).
     static Result<std::unique_ptr<RoundAdapter>> make(ClusterSpec spec, AstraeaOptions options,
                                                       const std::string& placer);
@@ -132,8 +138,25 @@ public:
     Seconds lease_s(int j);
     /// The next time a pending job's rank rises by waiting (a round is due then), or kNoWake.
     Seconds next_wake_s();
-    /// Why pending job j waits, after a round: "waiting for quota" or "no placement for W x G GPUs".
-    std::string pending_reason(int j, int workers, int gpus_per_worker) const;
+    /// Why pending job j waits, after a round (the first that holds):
+    /// - "no machine up fits W x G GPUs today (it needs <machines>)": its gang fits the pool's
+    ///   machines only with lost or drained ones among them;
+    /// - "waiting for GPUs of <machines>": it would fit now were the lost or drained machines up;
+    /// - "GPUs held for a starving run of <tenant>": another tenant's run waited T_starve and
+    ///   the round holds GPUs for it (ASTRAEA's reservation);
+    /// - "waiting for quota": it fits the free GPUs, or its tenant is at its quota;
+    /// - "no placement for W x G GPUs": the GPUs it needs are busy.
+    /// `machine` names machine m (pool index) with its state, e.g. "gpu-2 (lost)"; empty: "machine m".
+    std::string pending_reason(int j, int workers, int gpus_per_worker,
+                               const std::function<std::string(int)>& machine = {}) const;
+
+    /// Every running job, in the order they started; every pending job, in the order they
+    /// began to wait; the jobs winding down (wind_down) still holding GPUs.
+    const std::vector<int>& running_jobs() const { return running_; }
+    const std::vector<int>& pending_jobs() const { return pending_.all(); }
+    std::vector<int> winding_down_jobs() const;
+    /// Seconds of work job j has done by `now` (its running stretch counted up to now).
+    Seconds executed_s(int j, Seconds now) const { return executed(j, now); }
 
     /// Every tenant's quota, use, demand and LTGF ledger at the adapter's clock (read-only).
     std::vector<TenantView> tenant_views() const;
@@ -150,7 +173,18 @@ public:
 
 private:
     RoundAdapter(ClusterSpec spec, AstraeaOptions options, std::unique_ptr<Policy> policy,
-                 std::unique_ptr<Placer> placer);
+                 std::unique_ptr<Placer> placer, std::string placer_name);
+    RoundAdapter(const RoundAdapter&) = default;  ///< fork(): the policy and placer copied after
+    /// Owns a T; a copy starts empty (fork() gives the copy its own).
+    template <class T>
+    struct Owned {
+        std::unique_ptr<T> p;
+        Owned(std::unique_ptr<T> q) : p(std::move(q)) {}
+        Owned(const Owned&) {}
+        Owned& operator=(const Owned&) = delete;
+        T* operator->() const { return p.get(); }
+        T& operator*() const { return *p; }
+    };
     void to_pending(int j, Seconds t);
     void leave_pending(int j);
     void to_running(int j, Placement p, Seconds t);
@@ -170,8 +204,9 @@ private:
 
     ClusterSpec spec_;
     AstraeaOptions opt_;
-    std::unique_ptr<Policy> policy_;
-    std::unique_ptr<Placer> placer_;
+    Owned<Policy> policy_;
+    Owned<Placer> placer_;
+    std::string placer_name_;
     bool astraea_;
     ClusterState cluster_;
     ClusterState scratch_;

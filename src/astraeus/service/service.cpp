@@ -683,6 +683,7 @@ void Service::schedule(std::size_t pi, Seconds t) {
         return;
     }
     pool.dirty = false;
+    pool.forecast_stale = true;
     const std::vector<Decision> ds = pool.sched->round(t);
     // Stops first (preemptions, lease ends not renewed), then starts: a real executor then knows
     // which GPUs are still winding down when it places the new runs on them.
@@ -703,7 +704,9 @@ void Service::schedule(std::size_t pi, Seconds t) {
         if (r->pool != pi || r->ended()) continue;
         r->lease_ended_at = -1;
         if (r->rec.state == "pending" && pool.sched->is_pending(r->job)) {
-            std::string why = pool.sched->pending_reason(r->job, r->rec.workers, r->rec.gpus_per_worker);
+            std::string why = pool.sched->pending_reason(
+                r->job, r->rec.workers, r->rec.gpus_per_worker,
+                [&](int m) { return machine_reason_name(pool, m); });
             // A run requeued at start (its machine left the configuration) keeps saying so
             // until it is placed again.
             if (why != r->rec.reason && !r->rec.reason.starts_with("requeued: ")) {

@@ -284,6 +284,12 @@ private:
     /// A run's fields in GET /v1/runs (no command, worker list nor history).
     nlohmann::json run_summary_json(const RunMem& r) const;
     std::string by_name(goodput::By by, int id) const;
+    /// Under mu_ (service_forecast.cpp): adds a pending run's "position" (1-based, in its pool)
+    /// and "estimated_start" (RFC 3339 UTC, null when unknown) to `j`; the pool's forecast
+    /// (service/forecast.hpp) is computed again on the first read after a round or a change.
+    void add_forecast_json(nlohmann::json& j, const RunMem& r) const;
+    /// Names pool machine m for a pending run's reason: "gpu-2 (lost)", "gpu-3 (drained)".
+    std::string machine_reason_name(const PoolState& pool, int m) const;
     /// Under mu_: adds a zero row (sorted by run id) for each run visible through `f` that held
     /// GPUs in [start_s, end_s) but has no ledger row yet (held less than a minute so far).
     void add_held_runs(std::vector<goodput::Row>& rows, Seconds start_s, Seconds end_s,

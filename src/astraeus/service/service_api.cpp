@@ -128,6 +128,7 @@ json Service::run_json(const RunMem& r) const {
     j["gpus_per_worker"] = r.rec.gpus_per_worker;
     j["state"] = r.rec.state;
     if (r.rec.state == "pending" && !r.rec.reason.empty()) j["reason"] = r.rec.reason;
+    add_forecast_json(j, r);
     j["submitted_at"] = gp::format_rfc3339(r.rec.submitted_s);
     if (r.rec.started_s >= 0) j["started_at"] = gp::format_rfc3339(r.rec.started_s);
     if (r.rec.ended_s >= 0) j["ended_at"] = gp::format_rfc3339(r.rec.ended_s);
@@ -339,6 +340,7 @@ json Service::run_summary_json(const RunMem& r) const {
     j["gpus_per_worker"] = r.rec.gpus_per_worker;
     j["state"] = r.rec.state;
     if (r.rec.state == "pending" && !r.rec.reason.empty()) j["reason"] = r.rec.reason;
+    add_forecast_json(j, r);
     j["submitted_at"] = gp::format_rfc3339(r.rec.submitted_s);
     if (r.rec.started_s >= 0) j["started_at"] = gp::format_rfc3339(r.rec.started_s);
     if (r.rec.ended_s >= 0) j["ended_at"] = gp::format_rfc3339(r.rec.ended_s);

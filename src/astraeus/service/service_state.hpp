@@ -10,6 +10,7 @@
 
 #include "astraeus/exec/command_spec.hpp"
 #include "astraeus/goodput/counter.hpp"
+#include "astraeus/service/forecast.hpp"
 #include "astraeus/service/round_adapter.hpp"
 #include "astraeus/service/service.hpp"
 #include "astraeus/api/run_limits.hpp"
@@ -57,6 +58,9 @@ struct Service::PoolState {
     std::unique_ptr<RoundAdapter> sched;
     std::map<int, store::Id> job_run;
     bool dirty = false;
+    /// Its pending runs' forecast by job (service_forecast.cpp); stale after each round.
+    mutable std::map<int, RunForecast> forecast;
+    mutable bool forecast_stale = true;
     int gpus() const {
         int n = 0;
         for (const auto& m : machines) n += m.gpus;
