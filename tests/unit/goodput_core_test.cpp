@@ -182,6 +182,53 @@ TEST(GoodputCounter, QuietMonthCostsHoursNotMinutes) {
     EXPECT_EQ(ledger.row_count(), 720u);
 }
 
+TEST(GoodputCounter, AdvanceEverySecondEqualsAdvanceAtTheEnd) {
+    // advance(t) visits only the workers with a minute boundary or a stall detection <= t (the
+    // service calls it before every change); skipping the others must change nothing. Stall
+    // timeout 120 s; t0 = 10:00:00. 200 waiting workers (run i, 1 GPU, submitted at
+    // t0 + i % 60, never placed) and R (run 1000, 2 GPUs): placed and started at t0, level 90 %,
+    // progress at t0 + 5, none after: stalled from t0 + 5, detected at t0 + 125. All end at
+    // t0 + 300. By hand: waiting i: (300 - i % 60) x 1 GPU; R: productive 5 x 2 = 10, stalled
+    // 295 x 2 = 590. Counter A advances every second, B only at the end: equal ledgers, and A
+    // sees the stall at t0 + 125, not before.
+    constexpr astraeus::Seconds t0 = 1793613600;
+    g::CounterConfig cfg;
+    cfg.stall_timeout_s = 120;
+    g::GoodputLedger la, lb;
+    g::GoodputCounter a(cfg, la), b(cfg, lb);
+    for (g::GoodputCounter* c : {&a, &b})
+        for (int i = 0; i < 200; ++i) c->add_worker(t0 + i % 60, i, 1);
+    const int ra = a.add_worker(t0, 1000, 2), rb = b.add_worker(t0, 1000, 2);
+    const g::HeldPart part{0, 2};
+    for (auto [c, w] : {std::pair{&a, ra}, std::pair{&b, rb}}) {
+        ASSERT_TRUE(c->place(t0, w, {&part, 1}));
+        ASSERT_TRUE(c->start(t0, w));
+        ASSERT_TRUE(c->utilization_level(t0, w, 90));
+    }
+    for (astraeus::Seconds t = t0; t < t0 + 300; ++t) {
+        if (t == t0 + 5) {
+            ASSERT_TRUE(a.progress(t, ra, 1));
+            ASSERT_TRUE(b.progress(t, rb, 1));
+        }
+        a.advance(t);
+        EXPECT_EQ(a.stalled_now(), t >= t0 + 125 ? 1 : 0) << "at t0 + " << t - t0;
+    }
+    for (g::GoodputCounter* c : {&a, &b}) {
+        c->advance(t0 + 300);
+        for (int w = 0; w < c->workers(); ++w) ASSERT_TRUE(c->end(t0 + 300, w));
+    }
+    EXPECT_EQ(b.stalled_now(), 0);
+    for (int i = 0; i < 200; ++i) {
+        EXPECT_EQ(la.run_total(i).not_held_of(Category::Waiting), 300 - i % 60) << "run " << i;
+        EXPECT_EQ(la.run_total(i), lb.run_total(i)) << "run " << i;
+    }
+    EXPECT_EQ(la.run_total(1000).held_of(Category::Productive), 10);
+    EXPECT_EQ(la.run_total(1000).held_of(Category::Stalled), 590);
+    EXPECT_EQ(la.run_total(1000), lb.run_total(1000));
+    EXPECT_EQ(la.total(), lb.total());
+    EXPECT_EQ(la.row_count(), lb.row_count());
+}
+
 TEST(GoodputLedger, PeriodsOver400DaysRejected) {
     EXPECT_TRUE(g::make_period(0, 400 * 86400));
     const auto bad = g::make_period(0, 401 * 86400);

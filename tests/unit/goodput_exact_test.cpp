@@ -284,3 +284,42 @@ TEST(GoodputExactReplay, TheIssueCasesToTheSecond) {
     EXPECT_EQ(c("nosource").unmeasured, 140);
     EXPECT_EQ(r.unmeasured_gpu_s(), 140);
 }
+
+TEST(GoodputExactReplay, StallDetectedLateAndProgressWithoutSamples) {
+    // Stall timeout 120 s, sample period 10 s, 1 GPU each, submitted and started 10:00:00.
+    //  stall: one sample at 10:00:00 (90 %: decides 10:00:00-10:00:20), progress at 10:00:10
+    //    and 10:00:25 (it decides 10:00:20-10:00:25), then none: detected at 10:02:25, after
+    //    the counts of 10:01 and 10:02 had emitted 10:00:25-10:02:00 as productive; the move
+    //    makes it stalled from 10:00:25. Progress again at 10:03:40 ends the stall; no sample
+    //    after, progress decides 10:03:40-10:04:00. Ends 10:04:00:
+    //    productive 25 + 20 = 45, stalled 10:00:25-10:03:40 = 195, idle 0, unmeasured 0.
+    //  steady: no sample at all, progress at 10:00:00 and every 60 s to 10:03:00 (within the
+    //    timeout), ends 10:04:00: productive 240 (progress decides), unmeasured 0.
+    //  silent: no sample, no progress, ends 10:04:00: idle 240, unmeasured 240; never stalled
+    //    (a worker that never reports progress never stalls).
+    using astraeus::goodput::testing::Log;
+    Log log;
+    log.line_at(0, R"({"event":"config","sample_period_s":10,"stall_timeout_s":120})");
+    for (const char* r : {"stall", "steady", "silent"}) {
+        log.submit(T0, r, "ws", "p", 1, 1);
+        log.place(T0, r, 0, std::string("m-") + r).move(T0, "start", r, 0);
+        log.move(T0 + 240, "end", r, 0);
+    }
+    log.util(T0, "stall", 0, "90");
+    log.progress(T0 + 10, "stall", 0, 1).progress(T0 + 25, "stall", 0, 2);
+    log.progress(T0 + 220, "stall", 0, 3);
+    for (int s = 0; s < 240; s += 60) log.progress(T0 + s, "steady", 0, s + 1);
+    g::Replayer r;
+    ASSERT_EQ(astraeus::goodput::testing::replay_text(log.text(), r), "");
+    const auto c = [&](const char* name) { return r.ledger().run_total(r.run_id(name)); };
+    EXPECT_EQ(c("stall").held_of(Category::Productive), 45);
+    EXPECT_EQ(c("stall").held_of(Category::Stalled), 195);
+    EXPECT_EQ(c("stall").held_of(Category::Idle), 0);
+    EXPECT_EQ(c("stall").unmeasured, 0);
+    EXPECT_EQ(c("steady").held_of(Category::Productive), 240);
+    EXPECT_EQ(c("steady").unmeasured, 0);
+    EXPECT_EQ(c("silent").held_of(Category::Idle), 240);
+    EXPECT_EQ(c("silent").held_of(Category::Stalled), 0);
+    EXPECT_EQ(c("silent").unmeasured, 240);
+    EXPECT_EQ(r.unmeasured_gpu_s(), 240);
+}

@@ -21,8 +21,11 @@ int GoodputCounter::add_worker(Seconds submit_s, int run, int gpus) {
     k.last_count = submit_s;
     k.decided_to = submit_s;
     k.last_event = submit_s;
+    k.due = minute_start(submit_s) + kMinute;
     w_.push_back(std::move(k));
-    return static_cast<int>(w_.size()) - 1;
+    const int w = static_cast<int>(w_.size()) - 1;
+    due_.emplace(w_.back().due, w);
+    return w;
 }
 
 Result<void> GoodputCounter::check(Seconds t, int w, const char* what) const {
@@ -144,13 +147,36 @@ void GoodputCounter::catch_up(Worker& k, Seconds t) {
     k.last_event = std::max(k.last_event, t);
 }
 
+void GoodputCounter::reschedule(int w) {
+    Worker& k = w_[static_cast<std::size_t>(w)];
+    if (k.s.phase == Phase::Ended) {
+        due_.erase({k.due, w});
+        return;
+    }
+    Seconds due = minute_start(k.last_count) + kMinute;
+    if (k.tracked && k.s.phase == Phase::Running && !k.s.stalled)
+        due = std::min(due, k.last_progress + cfg_.stall_timeout_s);
+    if (due == k.due) return;  // most calls inside a minute
+    due_.erase({k.due, w});
+    k.due = due;
+    due_.emplace(due, w);
+}
+
 void GoodputCounter::advance(Seconds t) {
-    for (auto& k : w_)
-        if (k.s.phase != Phase::Ended && t >= k.last_event) catch_up(k, t);
+    // Only the workers with a boundary or a stall detection <= t: for the others, counting to t
+    // would only decide time that their next call (or count) decides the same way.
+    std::vector<int> due;
+    for (auto it = due_.begin(); it != due_.end() && it->first <= t; ++it) due.push_back(it->second);
+    for (int w : due) {
+        Worker& k = w_[static_cast<std::size_t>(w)];
+        if (t >= k.last_event) catch_up(k, t);
+        reschedule(w);
+    }
 }
 
 Result<void> GoodputCounter::place(Seconds t, int w, std::span<const HeldPart> parts) {
     if (auto ok = check(t, w, "place"); !ok) return ok;
+    const Refile refile{*this, w};
     Worker& k = w_[w];
     if (k.s.phase != Phase::Waiting)
         return astraeus::fail("place: " + worker_name(w) + " is not waiting to be placed");
@@ -167,6 +193,7 @@ Result<void> GoodputCounter::place(Seconds t, int w, std::span<const HeldPart> p
 
 Result<void> GoodputCounter::start(Seconds t, int w) {
     if (auto ok = check(t, w, "start"); !ok) return ok;
+    const Refile refile{*this, w};
     Worker& k = w_[w];
     if (k.s.phase != Phase::Placed) return astraeus::fail("start: " + worker_name(w) + " is not placed");
     catch_up(k, t);
@@ -185,6 +212,7 @@ Result<void> GoodputCounter::start(Seconds t, int w) {
 
 Result<void> GoodputCounter::stop(Seconds t, int w, Cause why) {
     if (auto ok = check(t, w, "stop"); !ok) return ok;
+    const Refile refile{*this, w};
     Worker& k = w_[w];
     if (k.s.phase != Phase::Placed && k.s.phase != Phase::Running)
         return astraeus::fail("stop: " + worker_name(w) + " is neither placed nor running");
@@ -201,6 +229,7 @@ Result<void> GoodputCounter::stop(Seconds t, int w, Cause why) {
 
 Result<void> GoodputCounter::fail(Seconds t, int w) {
     if (auto ok = check(t, w, "fail"); !ok) return ok;
+    const Refile refile{*this, w};
     Worker& k = w_[w];
     if (!holds_gpus(k.s) || k.s.phase == Phase::Failed)
         return astraeus::fail("fail: " + worker_name(w) + " holds no GPUs (or has already failed)");
@@ -215,6 +244,7 @@ Result<void> GoodputCounter::fail(Seconds t, int w) {
 
 Result<void> GoodputCounter::release(Seconds t, int w) {
     if (auto ok = check(t, w, "release"); !ok) return ok;
+    const Refile refile{*this, w};
     Worker& k = w_[w];
     const bool stopping = k.s.phase == Phase::Stopping && k.s.cause != Cause::Owner;
     if (!stopping && k.s.phase != Phase::Failed)
@@ -240,6 +270,7 @@ Result<void> GoodputCounter::release(Seconds t, int w) {
 
 Result<void> GoodputCounter::end(Seconds t, int w) {
     if (auto ok = check(t, w, "end"); !ok) return ok;
+    const Refile refile{*this, w};
     Worker& k = w_[w];
     catch_up(k, t);
     flush(k);  // the last count, in the state it ended from
@@ -254,6 +285,7 @@ Result<void> GoodputCounter::end(Seconds t, int w) {
 
 Result<void> GoodputCounter::utilization(Seconds t, int w, std::span<const double> pct) {
     if (auto ok = check(t, w, "utilization"); !ok) return ok;
+    const Refile refile{*this, w};
     Worker& k = w_[w];
     catch_up(k, t);
     double sum = 0;
@@ -275,6 +307,7 @@ Result<void> GoodputCounter::utilization(Seconds t, int w, std::span<const doubl
 
 Result<void> GoodputCounter::utilization_level(Seconds t, int w, double pct) {
     if (auto ok = check(t, w, "utilization"); !ok) return ok;
+    const Refile refile{*this, w};
     if (!std::isfinite(pct) || pct < 0 || pct > 100)
         return astraeus::fail("utilization: level " + std::to_string(pct) + " is outside 0..100");
     Worker& k = w_[w];
@@ -286,6 +319,7 @@ Result<void> GoodputCounter::utilization_level(Seconds t, int w, double pct) {
 
 Result<void> GoodputCounter::progress(Seconds t, int w, std::int64_t step) {
     if (auto ok = check(t, w, "progress"); !ok) return ok;
+    const Refile refile{*this, w};
     Worker& k = w_[w];
     catch_up(k, t);
     const bool first = !k.tracked;

@@ -24,9 +24,14 @@
 //
 // Cost: O(changes + hours spanned), not O(worker-minutes): a worker is counted only when one
 // of its own calls (or advance()) needs it, and a quiet stretch is counted in one step split
-// at hour boundaries. Times are Unix seconds (UTC). Thread safety: not thread-safe.
+// at hour boundaries. advance(t) visits only the workers due by t (a set ordered by each
+// worker's next minute boundary or stall detection), so a call that crosses no boundary costs
+// O(log workers), whatever the number of waiting workers. Times are Unix seconds (UTC).
+// Thread safety: not thread-safe.
 #pragma once
+#include <set>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "astraeus/base/error.hpp"
@@ -103,7 +108,8 @@ public:
     Result<void> progress(Seconds t, int w, std::int64_t step);
 
     /// Counts every worker through the minute boundaries <= t (stall detections included):
-    /// the service calls it every minute; the simulator at the end. O(workers).
+    /// the service calls it before every change; the simulator at the end. O(log workers) plus
+    /// the work of the workers with a boundary or a stall detection <= t.
     void advance(Seconds t);
 
     int workers() const { return static_cast<int>(w_.size()); }
@@ -140,6 +146,7 @@ private:
         Seconds last_count;           ///< emitted up to (a boundary, the submission, the end)
         Seconds decided_to;           ///< decided up to (>= last_count)
         Seconds last_event;
+        Seconds due;                  ///< its key in due_: next boundary or stall detection
         std::vector<HeldPart> parts;  ///< while holding
         std::vector<Piece> pending;   ///< decided in [last_count, decided_to)
         std::vector<std::vector<HeldPart>> old_parts;  ///< released during the pending minute
@@ -168,10 +175,19 @@ private:
     void flush(Worker& k);
     void emit(const Worker& k, const Piece& p, int sign);
     void stall(Worker& k);
+    /// Re-files worker w in due_ after a change (out of it once it has ended).
+    void reschedule(int w);
+    /// Calls reschedule(w) when a public call on w returns, whatever it changed.
+    struct Refile {
+        GoodputCounter& c;
+        int w;
+        ~Refile() { c.reschedule(w); }
+    };
 
     CounterConfig cfg_;
     DeltaSink& sink_;
     std::vector<Worker> w_;
+    std::set<std::pair<Seconds, int>> due_;  ///< (due, worker) of every worker not ended
     std::int64_t invalid_samples_ = 0;
     GpuSeconds unmeasured_gpu_s_ = 0;
 };
