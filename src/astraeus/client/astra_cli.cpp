@@ -176,7 +176,7 @@ std::optional<RunProgress> run_progress(const ApiClient& client, const LogArgs& 
 }
 
 bool ended_state(const std::string& state) {
-    return state == "succeeded" || state == "failed" || state == "stopped";
+    return state == "succeeded" || state == "failed" || state == "stopped" || state == "cancelled";
 }
 
 // `astra runs logs`: the log's text as is. Without --follow: one attempt (--attempt, else the
@@ -376,7 +376,7 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
     auto* list = runs_cmd->add_subcommand("list", "list the runs you can see, newest first");
     list->add_option("--state", l.state, "only runs in this state")
         ->check(CLI::IsMember({"pending", "starting", "running", "stopping", "succeeded",
-                               "failed", "stopped"}));
+                               "failed", "stopped", "cancelled"}));
     list->add_option("--workspace", l.workspace, "only runs of this workspace (org-admin tokens)");
     list->add_option("--name", l.name, "only runs whose name contains this text (any case)");
     list->add_option("--limit", l.limit, "only the N newest runs (default: all, read page by page)")

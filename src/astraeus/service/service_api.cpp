@@ -127,7 +127,7 @@ json Service::run_json(const RunMem& r) const {
     j["workers"] = r.rec.workers;
     j["gpus_per_worker"] = r.rec.gpus_per_worker;
     j["state"] = r.rec.state;
-    if (r.rec.state == "pending" && !r.rec.reason.empty()) j["reason"] = r.rec.reason;
+    if ((r.rec.state == "pending" || r.rec.state == "cancelled") && !r.rec.reason.empty()) j["reason"] = r.rec.reason;
     j["submitted_at"] = gp::format_rfc3339(r.rec.submitted_s);
     if (r.rec.started_s >= 0) j["started_at"] = gp::format_rfc3339(r.rec.started_s);
     if (r.rec.ended_s >= 0) j["ended_at"] = gp::format_rfc3339(r.rec.ended_s);
@@ -338,7 +338,7 @@ json Service::run_summary_json(const RunMem& r) const {
     j["workers"] = r.rec.workers;
     j["gpus_per_worker"] = r.rec.gpus_per_worker;
     j["state"] = r.rec.state;
-    if (r.rec.state == "pending" && !r.rec.reason.empty()) j["reason"] = r.rec.reason;
+    if ((r.rec.state == "pending" || r.rec.state == "cancelled") && !r.rec.reason.empty()) j["reason"] = r.rec.reason;
     j["submitted_at"] = gp::format_rfc3339(r.rec.submitted_s);
     if (r.rec.started_s >= 0) j["started_at"] = gp::format_rfc3339(r.rec.started_s);
     if (r.rec.ended_s >= 0) j["ended_at"] = gp::format_rfc3339(r.rec.ended_s);
