@@ -137,7 +137,7 @@ for l in open(f"{T}/attempts.txt"):
     name, n, a0, a1 = l.strip().split("|")
     atts.setdefault(name, []).append((int(a0), int(a1)))
 for run in ("busy", "short"):
-    segs = names[f"astraeus-{run}"]
+    segs = names[f"astraeus-ml-{run}"]
     slurm = sum(g * (e - s) for s, e, g in segs)
     ledger = round(json.load(open(f"{T}/ledger-{run}.json"))["allocated_gpu_hours"] * 3600)
     g = segs[0][2]

@@ -37,9 +37,9 @@ curl -sS -X POST -H "Authorization: Bearer $ML" -H 'Content-Type: application/js
   --data '{"name": "acct", "workers": 2, "gpus_per_worker": 8, "command": "/bin/bash '"$T"'/worker.sh"}' "$API/runs" > /dev/null
 is() { [ "$(state acct)" = "$1" ]; }
 waitfor 300 is 'running 1' || { state acct; fail "attempt 1 not running"; }
-job=$(squeue -h -n astraeus-acct -o %i | head -1)
+job=$(squeue -h -n astraeus-ml-acct -o %i | head -1)
 sleep 3
-node=$(scontrol show hostnames "$(squeue -h -n astraeus-acct -t R -o %N)" | head -1)
+node=$(scontrol show hostnames "$(squeue -h -n astraeus-ml-acct -t R -o %N)" | head -1)
 scontrol update NodeName="$node" State=DRAIN Reason=astraeus-acct-test
 waitfor 300 is 'running 2' || { state acct; tail "$T/server.log"; fail "attempt 2 not running"; }
 scontrol update NodeName="$node" State=RESUME

@@ -36,7 +36,7 @@ is() { [ "$(state rst)" = "$1" ]; }
 curl -sS -X POST -H "Authorization: Bearer $ML" -H 'Content-Type: application/json' \
   --data '{"name": "rst", "workers": 2, "gpus_per_worker": 8, "command": "/bin/bash '"$T"'/worker.sh"}' "$API/runs" > /dev/null
 waitfor 300 is 'running 1' || { state rst; fail "attempt 1 not running"; }
-job=$(squeue -h -n astraeus-rst -o %i | head -1)
+job=$(squeue -h -n astraeus-ml-rst -o %i | head -1)
 run_dir="$DATA/runs/ml/rst"
 waitfor 100 test -s "$run_dir/pids-1" || fail "worker 1 did not start"
 sleep 2
@@ -48,8 +48,8 @@ serve
 echo "service restarted"
 sleep 2   # a few polls
 is 'running 1' || { state rst; fail "after the restart the run is not attempt 1 running: $(state rst)"; }
-jobs=$(squeue -h -n astraeus-rst -o '%i %T' | tr '\n' ' ')
-[ "$jobs" = "$job RUNNING " ] || fail "after the restart: jobs named astraeus-rst: '$jobs' (want only $job RUNNING)"
+jobs=$(squeue -h -n astraeus-ml-rst -o '%i %T' | tr '\n' ' ')
+[ "$jobs" = "$job RUNNING " ] || fail "after the restart: jobs named astraeus-ml-rst: '$jobs' (want only $job RUNNING)"
 restarts=$(scontrol show job "$job" | grep -o 'Restarts=[0-9]*')
 [ "$restarts" = Restarts=0 ] || fail "job $job was requeued ($restarts)"
 [ "$(wc -l < "$run_dir/pids-0")" = 1 ] && [ "$(wc -l < "$run_dir/pids-1")" = 1 ] || fail "a worker was started again"
@@ -64,7 +64,7 @@ curl -sS -X POST -H "Authorization: Bearer $ML" -H 'Content-Type: application/js
   --data '{"name": "park", "workers": 4, "gpus_per_worker": 8, "command": "/bin/bash '"$T"'/worker.sh"}' "$API/runs" > /dev/null
 ispark() { [ "$(state park)" = "$1" ]; }
 waitfor 300 ispark 'running 1' || fail "park: attempt 1 not running: $(state park)"
-job2=$(squeue -h -n astraeus-park -o %i | head -1)
+job2=$(squeue -h -n astraeus-ml-park -o %i | head -1)
 sleep 1
 scontrol update NodeName=gpu4 State=DRAIN Reason=astraeus-restart-test
 held() { [ "$(squeue -h -j "$job2" -o '%T %Q')" = "PENDING 0" ]; }
@@ -78,8 +78,8 @@ sleep 1
 ispark 'pending 1' || fail "park: after the restart: $(state park)"
 scontrol update NodeName=gpu4 State=RESUME
 waitfor 300 ispark 'running 2' || fail "park: attempt 2 not running: $(state park)"
-jobs=$(squeue -h -n astraeus-park -o '%i %T' | tr '\n' ' ')
-[ "$jobs" = "$job2 RUNNING " ] || fail "park: jobs named astraeus-park: '$jobs' (want only $job2 RUNNING)"
+jobs=$(squeue -h -n astraeus-ml-park -o '%i %T' | tr '\n' ' ')
+[ "$jobs" = "$job2 RUNNING " ] || fail "park: jobs named astraeus-ml-park: '$jobs' (want only $job2 RUNNING)"
 restarts=$(scontrol show job "$job2" | grep -o 'Restarts=[0-9]*')
 [ "$restarts" = Restarts=1 ] || fail "park: job $job2 $restarts (want Restarts=1: resumed once)"
 echo "after the restart: run park resumed on its job $job2 ($restarts)"

@@ -66,14 +66,14 @@ log0() { cat "$DATA/runs/$1/$2/attempt-$3/worker-$4.log" 2>/dev/null; }
 # 1. The gang.
 post "$ML" /runs "$(ml_run gang)" > /dev/null
 check "gang running" waitfor 300 is_state "$ML" gang running
-job=$(squeue -h -n astraeus-gang -o '%i %T %N %b' | head -1)
+job=$(squeue -h -n astraeus-ml-gang -o '%i %T %N %b' | head -1)
 echo "slurm: $job"
 check "one Slurm job RUNNING on 2 nodes with gpu:8" bash -c "[[ '$job' =~ RUNNING\ gpu\[[0-9,-]+\]\ gres:gpu:8 ]]"
 check "workers' environment" waitfor 300 bash -c "grep -q 'rank 0 world 2 master 127.0.0.1:' '$DATA/runs/ml/gang/attempt-1/worker-0.log' && grep -q 'rank 1 world 2 master 127.0.0.1:' '$DATA/runs/ml/gang/attempt-1/worker-1.log'"
 check "CUDA_VISIBLE_DEVICES 0-7 on each node, attempt 1, run and workspace" \
   bash -c "grep -q 'cvd 0,1,2,3,4,5,6,7 attempt 1 run gang workspace ml local 0 node gpu' '$DATA/runs/ml/gang/attempt-1/worker-0.log' && grep -q 'cvd 0,1,2,3,4,5,6,7 attempt 1' '$DATA/runs/ml/gang/attempt-1/worker-1.log'"
 chosen=$(curl -sS -H "Authorization: Bearer $ML" "$API/runs/gang" | python3 -c 'import json,sys; print(",".join(sorted(w["machine"].replace("-", "") for w in json.load(sys.stdin)["worker_list"])))')
-slurm_nodes=$(scontrol show hostnames "$(squeue -h -n astraeus-gang -o %N)" | sort | paste -sd,)
+slurm_nodes=$(scontrol show hostnames "$(squeue -h -n astraeus-ml-gang -o %N)" | sort | paste -sd,)
 check "Slurm runs it on the machines Astraeus chose ($chosen = $slurm_nodes)" test "$chosen" = "$slurm_nodes"
 n0=$(grep -o 'node gpu[0-9]' "$DATA/runs/ml/gang/attempt-1/worker-0.log" | head -1)
 n1=$(grep -o 'node gpu[0-9]' "$DATA/runs/ml/gang/attempt-1/worker-1.log" | head -1)
@@ -99,7 +99,7 @@ victim=$(grep -Eo 'run\.preempted run=(gang|fill)$' "$T/server.log" | head -1 | 
 echo "first ml run preempted: ${victim:=gang} ($(grep -c 'run\.preempted' "$T/server.log") preemptions so far)"
 check "it checkpointed on the signal" waitfor 100 grep -q 'checkpoint saved at step' "$DATA/runs/ml/$victim/attempt-1/worker-0.log"
 # (ASTRAEA may already have placed it again: then Slurm shows the requeue in its restart count)
-check "it is requeued in Slurm (PENDING held, or Restarts >= 1)" waitfor 100 bash -c "squeue -h -n astraeus-$victim -o '%T %Q' | grep -q '^PENDING 0' || scontrol show job \$(squeue -h -n astraeus-$victim -o %i | head -1) | grep -q 'Restarts=[1-9]'"
+check "it is requeued in Slurm (PENDING held, or Restarts >= 1)" waitfor 100 bash -c "squeue -h -n astraeus-ml-$victim -o '%T %Q' | grep -q '^PENDING 0' || scontrol show job \$(squeue -h -n astraeus-ml-$victim -o %i | head -1) | grep -q 'Restarts=[1-9]'"
 post "$VI" /runs/other/stop '' > /dev/null
 # (The first attempt that resumes is usually 2; on a loaded machine attempt 2 can be preempted in
 # turn before its worker got to its checkpoint, and a later attempt resumes.)
@@ -108,16 +108,16 @@ has_resumed() { [ -n "$(resumed)" ]; }
 check "$victim resumes (attempt >= 2) from its checkpoint" waitfor 400 has_resumed
 k=$(resumed); k=${k:-2}
 check "attempt $k sees ASTRAEUS_ATTEMPT=$k" waitfor 50 grep -q "attempt $k run" "$DATA/runs/ml/$victim/attempt-$k/worker-0.log"
-restarts=$(scontrol show job "$(squeue -h -n astraeus-$victim -o %i | head -1)" | grep -o 'Restarts=[0-9]*' | cut -d= -f2)
+restarts=$(scontrol show job "$(squeue -h -n astraeus-ml-$victim -o %i | head -1)" | grep -o 'Restarts=[0-9]*' | cut -d= -f2)
 check "Slurm counted the requeue (Restarts=$restarts)" test "${restarts:-0}" -ge 1
 
 # 3. A drained node is a lost machine; its run is placed again on the others.
 post "$ML" /runs/fill/stop '' > /dev/null
 check "gang running" waitfor 300 is_state "$ML" gang running
-node=$(squeue -h -n astraeus-gang -t R -o %N | head -1 | sed -E 's/gpu\[?([0-9]).*/gpu\1/')
+node=$(squeue -h -n astraeus-ml-gang -t R -o %N | head -1 | sed -E 's/gpu\[?([0-9]).*/gpu\1/')
 scontrol update NodeName="$node" State=DRAIN Reason=astraeus-test
 check "machine lost logged ($node)" waitfor 100 grep -q 'machine.lost' "$T/server.log"
-check "the gang runs again, not on $node" waitfor 300 bash -c "[ \"\$(squeue -h -n astraeus-gang -t R -o %N)\" != '' ] && ! squeue -h -n astraeus-gang -t R -o %N | grep -q '$node\b'"
+check "the gang runs again, not on $node" waitfor 300 bash -c "[ \"\$(squeue -h -n astraeus-ml-gang -t R -o %N)\" != '' ] && ! squeue -h -n astraeus-ml-gang -t R -o %N | grep -q '$node\b'"
 scontrol update NodeName="$node" State=RESUME
 echo "--- server log (tail) ---"; tail -5 "$T/server.log"
 echo "serve_slurm: $fails failed"

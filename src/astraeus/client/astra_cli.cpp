@@ -177,7 +177,7 @@ std::optional<RunProgress> run_progress(const ApiClient& client, const LogArgs& 
 }
 
 bool ended_state(const std::string& state) {
-    return state == "succeeded" || state == "failed" || state == "stopped";
+    return state == "succeeded" || state == "failed" || state == "stopped" || state == "cancelled";
 }
 
 // `astra runs logs`: the log's text as is. Without --follow: one attempt (--attempt, else the
@@ -377,7 +377,7 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
     auto* list = runs_cmd->add_subcommand("list", "list the runs you can see, newest first");
     list->add_option("--state", l.state, "only runs in this state")
         ->check(CLI::IsMember({"pending", "starting", "running", "stopping", "succeeded",
-                               "failed", "stopped"}));
+                               "failed", "stopped", "cancelled"}));
     list->add_flag("--pending", l.pending,
                    "only pending runs, with their place in their pool's order, the estimated "
                    "start (the scheduler run forward from now; 'unknown' past its horizon) and "

@@ -17,6 +17,9 @@ const char* to_string(ExecEvent::Kind k) {
         case K::Progress: return "progress";
         case K::WorkerExited: return "worker_exited";
         case K::Utilization: return "utilization";
+        case K::Cancelled: return "cancelled";
+        case K::Held: return "held";
+        case K::Unheld: return "unheld";
     }
     return "unknown";
 }

@@ -15,6 +15,13 @@
 //   Released       a failed run's processes are all gone: its GPUs are free
 //   Utilization    worker `worker`'s GPUs were sampled: `level` = their mean utilization, percent
 //   MachineLost / MachineBack
+//   Cancelled      the resource manager's administrator cancelled it (Slurm: an `scancel` not
+//                  sent by Astraeus): the run ends as cancelled, never retried; `detail` says who
+//                  and when; its GPUs are free
+//   Held           the resource manager's administrator holds it (Slurm: `scontrol hold`) before
+//                  it started or while it waits: it waits, holds no GPUs and is not placed until
+//                  Unheld; `detail` says so
+//   Unheld         the administrator released it (`scontrol release`): it may be placed again
 // Implementations: exec/local_executor.hpp (child processes of the service on its machine),
 // service/sim_executor.hpp (simulated, on the service's clock), agents (node agents) and Slurm.
 // Times are Unix seconds of the service's clock.
@@ -75,6 +82,9 @@ struct ExecEvent {
         Progress,
         WorkerExited,
         Utilization,
+        Cancelled,
+        Held,
+        Unheld,
     };
     Kind kind;
     Seconds t;
@@ -87,6 +97,7 @@ struct ExecEvent {
     int exit_code = -1;        ///< WorkerExited: the exit status, or -1 when killed by a signal
     int signal = 0;            ///< WorkerExited: the signal that ended it (0: none)
     int attempt = 0;           ///< the attempt the event belongs to (0: not known)
+    std::string detail = {};   ///< Cancelled, Held: who and when, for the run's reason
 };
 
 /// "started", "finished", ... (logs, tests).

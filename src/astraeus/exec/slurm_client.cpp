@@ -2,6 +2,7 @@
 
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
+#include <slurm/slurmdb.h>
 #include <unistd.h>
 
 #include <csignal>
@@ -72,6 +73,7 @@ Result<std::uint32_t> SlurmClient::submit_held(const JobSpec& spec) const {
     job_desc_msg_t d;
     slurm_init_job_desc_msg(&d);
     d.name = mut(spec.name);
+    if (!spec.comment.empty()) d.comment = mut(spec.comment);
     if (!spec.partition.empty()) d.partition = mut(spec.partition);
     if (!spec.account.empty()) d.account = mut(spec.account);
     d.min_nodes = d.max_nodes = static_cast<std::uint32_t>(spec.nodes);
@@ -147,9 +149,50 @@ Result<void> SlurmClient::hold(std::uint32_t job) const {
     slurm_init_job_desc_msg(&d);
     d.job_id = job;
     d.priority = 0;
+    d.alloc_sid = ALLOC_SID_USER_HOLD;  // what `scontrol uhold` sends: JobHeldUser
     if (slurm_update_job(&d) != SLURM_SUCCESS)
         return slurm_fail("job " + std::to_string(job) + ": hold");
     return {};
+}
+
+Result<void> SlurmClient::set_begin(std::uint32_t job, Seconds at_s) const {
+    job_desc_msg_t d;
+    slurm_init_job_desc_msg(&d);
+    d.job_id = job;
+    d.begin_time = static_cast<time_t>(at_s);
+    if (slurm_update_job(&d) != SLURM_SUCCESS)
+        return slurm_fail("job " + std::to_string(job) + ": setting StartTime");
+    return {};
+}
+
+std::optional<std::uint32_t> SlurmClient::cancelled_by(std::uint32_t job) const {
+    std::uint16_t flags = 0;
+    void* db = slurmdb_connection_get(&flags);
+    if (db == nullptr) return std::nullopt;
+    slurmdb_job_cond_t cond{};
+    cond.flags = JOBCOND_FLAG_NO_STEP;
+    cond.db_flags = SLURMDB_JOB_FLAG_NOTSET;
+    cond.step_list = slurm_list_create(nullptr);
+    slurm_selected_step_t step{};
+    step.array_task_id = NO_VAL;
+    step.het_job_offset = NO_VAL;
+    step.step_id.job_id = job;
+    step.step_id.step_id = NO_VAL;
+    step.step_id.step_het_comp = NO_VAL;
+    slurm_list_append(cond.step_list, &step);
+    std::optional<std::uint32_t> uid;
+    if (List recs = slurmdb_jobs_get(db, &cond)) {
+        ListIterator it = slurm_list_iterator_create(recs);
+        while (auto* j = static_cast<slurmdb_job_rec_t*>(slurm_list_next(it)))
+            if (j->jobid == job && (j->state & JOB_STATE_BASE) == JOB_CANCELLED &&
+                j->requid != NO_VAL && j->requid != static_cast<std::uint32_t>(-1))
+                uid = j->requid;
+        slurm_list_iterator_destroy(it);
+        slurm_list_destroy(recs);
+    }
+    slurm_list_destroy(cond.step_list);
+    slurmdb_connection_close(&db);
+    return uid;
 }
 
 Result<void> SlurmClient::cancel(std::uint32_t job) const {
@@ -178,6 +221,7 @@ Result<std::vector<JobInfo>> SlurmClient::jobs() const {
         o.completing = (j.job_state & JOB_COMPLETING) != 0;
         o.priority = j.priority;
         o.held = j.priority == 0;
+        o.admin_held = o.held && o.state == JobState::Pending && j.state_reason == WAIT_HELD;
         o.restarts = j.restart_cnt;
         o.nodes = str(j.nodes);
         o.start_s = j.start_time;

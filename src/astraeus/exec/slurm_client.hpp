@@ -8,6 +8,7 @@
 // Thread safety: libslurm's RPCs are thread-safe; the client holds no state besides the config.
 #pragma once
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@ namespace astraeus::exec::slurm {
 /// A batch job to submit held.
 struct JobSpec {
     std::string name;
+    std::string comment;            ///< the job's comment (`squeue -o %k`; empty: none)
     std::string partition;          ///< empty: the default partition
     std::string account;            ///< empty: the user's default account
     int nodes = 1;                  ///< exactly this many nodes (the gang)
@@ -44,6 +46,9 @@ struct JobInfo {
     JobState state = JobState::Unknown;
     bool completing = false;     ///< JOB_COMPLETING: processes still being cleaned up
     bool held = false;           ///< priority 0 (held by admin/user or requeued held)
+    /// Held by an administrator (`scontrol hold`, Reason=JobHeldAdmin); Astraeus's own holds are
+    /// user holds (JobHeldUser) so that the two can be told apart.
+    bool admin_held = false;
     std::uint32_t priority = 0;
     std::uint32_t restarts = 0;  ///< restart_cnt: segments started before the current one
     std::string nodes;           ///< hostlist of the allocation ("" when none)
@@ -84,10 +89,19 @@ public:
     Result<void> signal(std::uint32_t job, int sig, bool steps_only = false) const;
     /// Requeues the job in the held state (it goes PENDING with priority 0 within ~0.5 s).
     Result<void> requeue_hold(std::uint32_t job) const;
-    /// Holds a pending job (priority 0).
+    /// Holds a pending job (priority 0) with a user hold (JobHeldUser, as `scontrol uhold`).
     Result<void> hold(std::uint32_t job) const;
+    /// Sets a pending job's earliest start (StartTime) to `at_s` (Unix seconds): a job held by
+    /// an administrator gets a far one, so that their release does not start it on the nodes
+    /// chosen for it earlier (release_on() sets the next one).
+    Result<void> set_begin(std::uint32_t job, Seconds at_s) const;
     /// Cancels the job (SIGKILL to everything); Ok when it is already gone.
     Result<void> cancel(std::uint32_t job) const;
+
+    /// Who cancelled job `job`, from Slurm's accounting (slurmdbd's record of the job: the uid
+    /// of the request that ended it, as `sacct` prints "CANCELLED by UID"). Nullopt: no
+    /// accounting storage, no record yet, or no uid in it.
+    std::optional<std::uint32_t> cancelled_by(std::uint32_t job) const;
 
     /// Jobs known to slurmctld (finished ones for MinJobAge), all users.
     Result<std::vector<JobInfo>> jobs() const;

@@ -11,6 +11,8 @@
 #include <iterator>
 #include <set>
 
+#include <pwd.h>
+
 #include "astraeus/exec/worker_runner.hpp"
 
 namespace astraeus::exec {
@@ -34,6 +36,26 @@ std::string quote(const std::string& s) {
         else q += ch;
     }
     return q + "'";
+}
+
+// "2026-12-02T08:40:00Z".
+std::string utc(Seconds s) {
+    const std::time_t tt = static_cast<std::time_t>(s);
+    std::tm tm{};
+    gmtime_r(&tt, &tm);
+    char buf[32];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    return buf;
+}
+
+// "uid 0 (root)", "uid 1001".
+std::string user_text(std::uint32_t uid) {
+    std::string out = "uid " + std::to_string(uid);
+    struct passwd pw{};
+    struct passwd* found = nullptr;
+    char buf[1024];
+    if (getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found) out += std::string(" (") + found->pw_name + ")";
+    return out;
 }
 
 bool final_state(slurm::JobState s) {
@@ -138,6 +160,10 @@ std::string SlurmExecutor::node_of(const WorkerPlacement& p) const {
     return p.machine_name;
 }
 
+std::string SlurmExecutor::job_name(const ExecRun& r) {
+    return "astraeus-" + (r.workspace.empty() ? std::string("default") : r.workspace) + "-" + r.run_name;
+}
+
 std::string SlurmExecutor::run_dir(const ExecRun& r) const {
     return c_.runs_dir + "/" + (r.workspace.empty() ? "default" : r.workspace) + "/" + r.run_name;
 }
@@ -189,6 +215,8 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
         s.requeue_sent = false;
         s.forgotten_at = -1;
         s.segment_end_s = -1;
+        s.cancel_seen_s = -1;
+        s.uhold_sent = s.user_hold_seen = false;
         s.steps.assign(static_cast<std::size_t>(r.workers), -1);
         s.sampled.assign(static_cast<std::size_t>(r.workers), -1);
         s.executed_s = r.executed_s;
@@ -209,7 +237,7 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
             // between the requeue and this placement): resumed, not submitted again.
             std::uint32_t newest = 0;
             for (const auto& [job, o] : orphans_)
-                if (o.name == "astraeus-" + r.run_name && o.work_dir == run_dir(r)) newest = std::max(newest, job);
+                if (o.work_dir == run_dir(r)) newest = std::max(newest, job);
             if (newest != 0) {
                 orphans_.erase(newest);
                 s.job = newest;
@@ -221,7 +249,8 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
             std::error_code ec;
             std::filesystem::create_directories(dir + "/checkpoint", ec);
             slurm::JobSpec spec;
-            spec.name = "astraeus-" + r.run_name;
+            spec.name = job_name(r);
+            for (const auto& a : r.argv) spec.comment += (spec.comment.empty() ? "" : " ") + quote(a);
             spec.account = c_.account;
             const std::string first = r.placement.empty() ? "" : node_of(r.placement.front());
             for (const auto& pool : pools_)
@@ -277,6 +306,7 @@ void SlurmExecutor::stop(Seconds t, std::int64_t run) {
     s.phase = Phase::Stopping;
     s.stop_deadline = wall_now() + c_.grace_s;
     s.requeue_sent = false;
+    s.uhold_sent = false;
     (void)client_.signal(s.job, SIGTERM, /*steps_only=*/true);
     cv_.notify_all();
 }
@@ -306,7 +336,7 @@ void SlurmExecutor::restore(const ExecRun& r, ExecPhase phase, Seconds since_s, 
                 if (s.running_since >= 0) s.executed_s += now() - s.running_since;
                 s.running_since = -1;
                 s.phase = Phase::Failed;
-                s.requeue_sent = false;
+                s.requeue_sent = s.uhold_sent = false;
             }
             return;
         }
@@ -398,11 +428,11 @@ Seconds SlurmExecutor::slurm_time(Seconds slurm_s, Seconds t) const {
 std::optional<slurm::JobInfo> SlurmExecutor::find_job(const ExecRun& r, Seconds since_s) const {
     auto jobs = client_.jobs();
     if (!jobs) return std::nullopt;
-    const std::string name = "astraeus-" + r.run_name;
     const std::string dir = run_dir(r);
     std::optional<slurm::JobInfo> best;
     for (auto& j : *jobs) {
-        if (j.name != name || j.work_dir != dir) continue;
+        // Any astraeus-* name: jobs of earlier versions were named astraeus-<run>.
+        if (!j.name.starts_with("astraeus-") || j.work_dir != dir) continue;
         if (final_state(j.state) && !j.completing && j.end_s > 0 && j.end_s < since_s) continue;
         if (!best || j.id > best->id) best = std::move(j);
     }
@@ -445,6 +475,16 @@ void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
             continue;
         }
         const slurm::JobInfo& j = *it->second;
+        if (s.phase == Phase::Parked && s.forgotten_at >= 0 && j.state == slurm::JobState::Cancelled) {
+            erase.push_back(run);  // forgotten, then cancelled by someone else: nothing to cancel
+            continue;
+        }
+        if (s.phase != Phase::Done && poll_cancel(s, j, t, out)) continue;
+        if (s.phase == Phase::Starting || s.phase == Phase::Parked || s.phase == Phase::AdminHeld) {
+            const Phase before = s.phase;
+            poll_admin_hold(s, j, t, out);
+            if (s.phase != before || s.phase == Phase::AdminHeld) continue;
+        }
         if (s.phase == Phase::Starting && s.restarts_at_launch == 0) s.restarts_at_launch = j.restarts;
         const bool requeued_by_slurm = j.state == slurm::JobState::Pending && j.restarts > s.restarts_at_launch;
         switch (s.phase) {
@@ -484,7 +524,7 @@ void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
                     } else {
                         ev(ExecEvent::Kind::Failed, 0);
                         s.phase = Phase::Failed;
-                        s.requeue_sent = false;
+                        s.requeue_sent = s.uhold_sent = false;
                     }
                 }
                 break;
@@ -492,9 +532,13 @@ void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
             case Phase::Failed:
                 if (j.state == slurm::JobState::Pending) {
                     if (s.segment_end_s < 0) s.segment_end_s = wall_now();  // requeued by someone else
-                    if (!j.held) {
+                    if (!j.held || (j.admin_held && !s.uhold_sent)) {
+                        // Not held, or held as an administrator's hold (a requeue-held): our
+                        // user hold, so that an administrator's later hold is told apart.
                         (void)client_.hold(s.job);
+                        s.uhold_sent = s.uhold_sent || j.held;
                     } else {
+                        s.user_hold_seen = !j.admin_held;
                         // At the segment's end (sacct's End: our requeue), not this poll's time.
                         ev(s.phase == Phase::Stopping ? ExecEvent::Kind::StopDone : ExecEvent::Kind::Released, -1,
                            slurm_time(s.segment_end_s, t));
@@ -519,10 +563,74 @@ void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
                     erase.push_back(run);
                 }
                 break;
+            case Phase::AdminHeld:
             case Phase::Done: break;
         }
     }
     for (auto run : erase) runs_.erase(run);
+}
+
+bool SlurmExecutor::poll_cancel(RunState& s, const slurm::JobInfo& j, Seconds t, std::vector<ExecEvent>& out) {
+    // Every job of runs_ this process cancels itself is erased from runs_ at once (forget(), a
+    // forgotten parked job): a CANCELLED one was cancelled by someone else.
+    if (j.state != slurm::JobState::Cancelled) return false;
+    if (j.completing) return true;  // its processes are still being ended: its GPUs are held
+    if (s.cancel_seen_s < 0) s.cancel_seen_s = wall_now();
+    auto by = client_.cancelled_by(s.job);
+    if (!by && wall_now() - s.cancel_seen_s < 3) return true;  // slurmdbd records it shortly
+    const Seconds end = j.end_s > 0 ? j.end_s : wall_now();
+    ExecEvent e{ExecEvent::Kind::Cancelled, slurm_time(end, t), s.r.run};
+    e.attempt = s.r.attempt;
+    e.detail = "cancelled in Slurm by " + (by ? user_text(*by) : std::string("someone else (no accounting record)")) +
+               " at " + utc(end) + " (job " + std::to_string(s.job) + ")";
+    if (s.running_since >= 0) s.executed_s += std::max<Seconds>(0, e.t - s.running_since);
+    s.running_since = -1;
+    s.phase = Phase::Done;
+    out.push_back(std::move(e));
+    return true;
+}
+
+void SlurmExecutor::poll_admin_hold(RunState& s, const slurm::JobInfo& j, Seconds t, std::vector<ExecEvent>& out) {
+    if (j.state != slurm::JobState::Pending) return;
+    auto event = [&](ExecEvent::Kind k, std::string detail) {
+        ExecEvent e{k, t, s.r.run};
+        e.attempt = s.r.attempt;
+        e.detail = std::move(detail);
+        out.push_back(std::move(e));
+    };
+    switch (s.phase) {
+        case Phase::Parked:
+            if (s.forgotten_at >= 0) return;
+            if (!j.held) {  // released by someone while parked: held again, it is not placed
+                (void)client_.hold(s.job);
+                return;
+            }
+            if (!j.admin_held) {
+                s.user_hold_seen = true;
+                return;
+            }
+            if (!s.user_hold_seen) return;  // our own hold, not yet seen as a user hold
+            [[fallthrough]];
+        case Phase::Starting:
+            if (!j.admin_held) return;
+            // Far off: a release (the administrator's) must not start it on the nodes chosen
+            // before; the next launch sets StartTime again (release_on).
+            (void)client_.set_begin(s.job, wall_now() + 10 * 365 * 86400);
+            s.phase = Phase::AdminHeld;
+            event(ExecEvent::Kind::Held, "held in Slurm by an administrator (scontrol hold) since " +
+                                             utc(wall_now()) + " (job " + std::to_string(s.job) + ")");
+            return;
+        case Phase::AdminHeld:
+            if (j.held && !j.admin_held) {  // our hold after the release: the service may place it
+                s.phase = Phase::Parked;
+                s.user_hold_seen = true;
+                event(ExecEvent::Kind::Unheld, "");
+            } else if (!j.held) {
+                (void)client_.hold(s.job);  // released: held by us until the next launch
+            }
+            return;
+        default: return;
+    }
 }
 
 void SlurmExecutor::poll_worker_files(RunState& s, std::uint32_t restarts, Seconds t,

@@ -13,12 +13,19 @@
 // COMPLETED with exit 0 -> Finished; any other end (FAILED, NODE_FAIL, TIMEOUT, CANCELLED by
 // someone else, OUT_OF_MEMORY), or a requeue by Slurm itself (node failure), -> Failed, the job
 // requeued held, then Released; nodes DOWN/FAIL or DRAIN -> MachineLost, back -> MachineBack.
+// Administrators win (docs/slurm.md, "Sharing a cluster"): a job CANCELLED by anyone but this
+// process (`scancel`) -> Cancelled (who: slurmdbd's record of the job, when: its end), never
+// requeued; a job held by an administrator (`scontrol hold`, JobHeldAdmin) before it started or
+// while parked -> Held (StartTime set far off, so that a release cannot start it on the nodes
+// chosen earlier); released (`scontrol release`) -> held again by us (a user hold) and Unheld:
+// the service places it again. Astraeus's own holds are user holds (JobHeldUser).
 // Times: events carry Slurm's times where it records them (Started at the job's start_time,
 // Finished at its end_time, StopDone/Released at the requeue that ended the segment), so that the
 // service's ledger, which holds a run's GPUs from Started to the end event (holds_from_start()),
 // equals Slurm's accounting of each segment (docs/slurm.md, "Accounting").
+// Jobs: named astraeus-<workspace>-<run>, the run's command in the job's comment (`squeue -o %k`).
 // Restarts: restore() of a run this process has no job of adopts the run's job, found by its name
-// (astraeus-<run>) and working directory (the run's folder), in the phase the service stored;
+// (astraeus-*) and working directory (the run's folder), in the phase the service stored;
 // launch() resumes a held job left by an earlier process (found the same way at start) instead of
 // submitting another one.
 // Machines: the service's machines of `--executor slurm` are the partitions' nodes, in order
@@ -86,7 +93,8 @@ public:
     std::uint32_t job_of(std::int64_t run) const;
 
 private:
-    enum class Phase : std::uint8_t { Starting, Running, Stopping, Failed, Parked, Done };
+    /// AdminHeld: held by a Slurm administrator (Held sent), until released (Unheld).
+    enum class Phase : std::uint8_t { Starting, Running, Stopping, Failed, Parked, AdminHeld, Done };
     struct RunState {
         ExecRun r;
         std::uint32_t job = 0;
@@ -99,6 +107,9 @@ private:
         Seconds forgotten_at = -1;     ///< Parked and forgotten: cancel unless relaunched
         Seconds segment_end_s = -1;    ///< when Slurm ended the current segment, real clock
                                        ///< (-1: not yet)
+        Seconds cancel_seen_s = -1;    ///< when a cancel by someone else was seen, real clock
+        bool user_hold_seen = false;   ///< Parked: seen held by us (JobHeldUser) since parking
+        bool uhold_sent = false;       ///< Stopping/Failed: our user hold sent once
         std::vector<std::int64_t> steps;  ///< each worker's last progress step (-1: none yet)
         std::vector<std::int64_t> sampled;  ///< each worker's last sample's time (-1: none yet)
     };
@@ -112,6 +123,11 @@ private:
     void loop();
     void poll_jobs(Seconds now, std::vector<ExecEvent>& out);
     void poll_nodes(Seconds now, std::vector<ExecEvent>& out);
+    /// A cancel by someone else (`scancel`), seen at `t`: true when handled (Cancelled sent, or
+    /// waiting up to 3 s for slurmdbd's record of who); false when the job is not cancelled.
+    bool poll_cancel(RunState& s, const slurm::JobInfo& j, Seconds t, std::vector<ExecEvent>& out);
+    /// An administrator's hold or release of a job not running (Starting, Parked, AdminHeld).
+    void poll_admin_hold(RunState& s, const slurm::JobInfo& j, Seconds t, std::vector<ExecEvent>& out);
     /// The workers' files in the run's folder on the shared file system (attempt folder
     /// `restarts` + 1, as the batch script names it): ASTRAEUS_PROGRESS_FILE, a Progress event
     /// for each step above the last one seen; the step's GPU sampler's (`gpu-sample`), a
@@ -120,6 +136,8 @@ private:
                            std::vector<ExecEvent>& out) const;
     std::string script(const RunState& s) const;
     std::string run_dir(const ExecRun& r) const;
+    /// "astraeus-<workspace>-<run>" (what `squeue -o %j` shows an administrator).
+    static std::string job_name(const ExecRun& r);
     std::string node_of(const WorkerPlacement& p) const;
     Seconds now() const;
     void push(std::vector<ExecEvent>& evs);

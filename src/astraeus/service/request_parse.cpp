@@ -165,10 +165,10 @@ ApiResult<std::vector<std::pair<int, std::int64_t>>> progress_reports(const json
 
 ApiResult<void> check_runs_query(const Params& q) {
     static const std::set<std::string> kStates{"pending", "starting", "running", "stopping",
-                                               "succeeded", "failed", "stopped"};
+                                               "succeeded", "failed", "stopped", "cancelled"};
     auto st = q.find("state");
     if (st != q.end() && !kStates.contains(st->second))
-        return std::unexpected(bad("bad state '" + st->second + "' (pending, starting, running, stopping, succeeded, failed, stopped)"));
+        return std::unexpected(bad("bad state '" + st->second + "' (pending, starting, running, stopping, succeeded, failed, stopped, cancelled)"));
     return {};
 }
 

@@ -949,10 +949,40 @@ void Service::on_exec(const ExecEvent& e) {
                 pool.dirty = true;
             }
             break;
+        case K::Cancelled:  // by the resource manager's administrator: never retried
+            if (r.rec.state == "running") r.rec.executed_s += t - r.rec.phase_since_s;
+            end_run(r, t, "cancelled", "cancelled");
+            r.rec.reason = e.detail;
+            log(LogLevel::Warn, "run.cancelled", {{"run", r.rec.name}, {"detail", e.detail}});
+            break;
+        case K::Held:  // waits, holding nothing, until Unheld
+            if (r.rec.state != "starting" && r.rec.state != "pending") break;
+            if (r.rec.state == "starting") {
+                preempt_attempt(r, t);
+                r.launch_pending = false;
+                pool.sched->requeue(r.job, t);
+            }
+            pool.sched->wind_down(r.job, t);
+            r.held_outside = true;
+            r.rec.state = "pending";
+            r.rec.reason = e.detail;
+            r.rec.phase_since_s = t;
+            r.rec.lease_end_s = -1;
+            pool.dirty = true;
+            log(LogLevel::Warn, "run.held", {{"run", r.rec.name}, {"detail", e.detail}});
+            break;
+        case K::Unheld:
+            if (!r.held_outside) break;
+            r.held_outside = false;
+            pool.sched->requeue(r.job, t);
+            r.rec.reason.clear();
+            pool.dirty = true;
+            log(LogLevel::Info, "run.released", {{"run", r.rec.name}});
+            break;
         default: break;
     }
     // GPUs whose processes are gone may let waiting launches go.
-    if (e.kind == K::StopDone || e.kind == K::Released || e.kind == K::Finished)
+    if (e.kind == K::StopDone || e.kind == K::Released || e.kind == K::Finished || e.kind == K::Cancelled)
         for (auto& [id, o] : runs_)
             if (o->launch_pending) try_launch(*o, t);
 }

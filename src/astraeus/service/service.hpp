@@ -280,6 +280,8 @@ private:
     ApiResult<RunMem*> find_run(const Caller& c, const std::string& name, const Params& q);
     bool visible(const Caller& c, const RunMem& r) const;
     goodput::RunFilter filter_for(const Caller& c) const;
+    /// The fields every view of a run has (name .. time_limit_s, the forecast while pending).
+    nlohmann::json run_head_json(const RunMem& r) const;
     nlohmann::json run_json(const RunMem& r) const;
     /// A run's fields in GET /v1/runs (no command, worker list nor history).
     nlohmann::json run_summary_json(const RunMem& r) const;

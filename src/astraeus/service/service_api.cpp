@@ -118,7 +118,7 @@ std::string Service::by_name(gp::By by, int id) const {
 
 // --- runs --------------------------------------------------------------------------------------
 
-json Service::run_json(const RunMem& r) const {
+json Service::run_head_json(const RunMem& r) const {
     json j;
     j["name"] = r.rec.name;
     auto ws = workspaces_.find(r.rec.workspace_id);
@@ -127,12 +127,17 @@ json Service::run_json(const RunMem& r) const {
     j["workers"] = r.rec.workers;
     j["gpus_per_worker"] = r.rec.gpus_per_worker;
     j["state"] = r.rec.state;
-    if (r.rec.state == "pending" && !r.rec.reason.empty()) j["reason"] = r.rec.reason;
+    if ((r.rec.state == "pending" || r.rec.state == "cancelled") && !r.rec.reason.empty()) j["reason"] = r.rec.reason;
     add_forecast_json(j, r);
     j["submitted_at"] = gp::format_rfc3339(r.rec.submitted_s);
     if (r.rec.started_s >= 0) j["started_at"] = gp::format_rfc3339(r.rec.started_s);
     if (r.rec.ended_s >= 0) j["ended_at"] = gp::format_rfc3339(r.rec.ended_s);
     if (r.rec.time_limit_s > 0) j["time_limit_s"] = r.rec.time_limit_s;
+    return j;
+}
+
+json Service::run_json(const RunMem& r) const {
+    json j = run_head_json(r);
     add_command_json(j, r.rec.command);
     j["image"] = r.rec.image;
     j["attempts"] = r.rec.attempts;
@@ -331,20 +336,7 @@ ApiResult<json> Service::submit(const Caller& c, std::string_view body, std::str
 }
 
 json Service::run_summary_json(const RunMem& r) const {
-    json j;
-    j["name"] = r.rec.name;
-    auto ws = workspaces_.find(r.rec.workspace_id);
-    j["workspace"] = ws == workspaces_.end() ? "" : ws->second.name;
-    j["pool"] = by_name(gp::By::Pool, static_cast<int>(r.rec.pool_id));
-    j["workers"] = r.rec.workers;
-    j["gpus_per_worker"] = r.rec.gpus_per_worker;
-    j["state"] = r.rec.state;
-    if (r.rec.state == "pending" && !r.rec.reason.empty()) j["reason"] = r.rec.reason;
-    add_forecast_json(j, r);
-    j["submitted_at"] = gp::format_rfc3339(r.rec.submitted_s);
-    if (r.rec.started_s >= 0) j["started_at"] = gp::format_rfc3339(r.rec.started_s);
-    if (r.rec.ended_s >= 0) j["ended_at"] = gp::format_rfc3339(r.rec.ended_s);
-    if (r.rec.time_limit_s > 0) j["time_limit_s"] = r.rec.time_limit_s;
+    json j = run_head_json(r);
     j["attempts"] = r.rec.attempts;
     // The machines its workers hold now (distinct, in worker order).
     json machines = json::array();

@@ -80,6 +80,7 @@ struct Service::RunMem {
     bool requeue_at_stop_done = false;  ///< stopped by a drain: the scheduler requeues it then
     bool launch_pending = false;  ///< placed; the executor's launch waits for its GPUs
     bool prev_alive = false;      ///< its previous attempt's processes may still run
+    bool held_outside = false;    ///< held by the resource manager's administrator (Held event)
     /// The run's states since the service started (the API's "history"): when each began.
     struct Transition {
         Seconds since_s;

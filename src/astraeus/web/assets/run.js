@@ -4,7 +4,7 @@
 import { api, q, h, s, gpuh, pct, when, CATEGORIES, stackedBar, legend, biggestLoss, message, ApiError, unmeasuredNote } from './lib.js';
 import { stateBadge } from './runs.js';
 
-const OUTCOME_COLOR = { succeeded: '#009E73', failed: '#D55E00', preempted: '#CC79A7', lease: '#CC79A7', stopped: '#555555', '': '#0072B2' };
+const OUTCOME_COLOR = { succeeded: '#009E73', failed: '#D55E00', preempted: '#CC79A7', lease: '#CC79A7', stopped: '#555555', cancelled: '#555555', '': '#0072B2' };
 
 export async function runView(me, ws, name) {
   const at = q({ workspace: ws });
@@ -14,7 +14,7 @@ export async function runView(me, ws, name) {
     h('p.crumb', {}, h('a', { href: '#/runs', text: 'Runs' }), ' / ', h('span', { text: run.workspace })),
     h('h1', { id: 'run-h', text: run.name }));
   root.append(h('p', { id: 'run-state' }, 'State: ', stateBadge(run)));
-  const canStop = !['succeeded', 'failed', 'stopped'].includes(run.state) &&
+  const canStop = !['succeeded', 'failed', 'stopped', 'cancelled'].includes(run.state) &&
     (me.scope === 'org-admin' || (me.scope === 'workspace' && me.workspace === run.workspace));
   if (canStop) root.append(stopButton(path, at));
   // A stop takes the workers' grace: the page shows "stopping" and looks again every second

@@ -5,7 +5,7 @@
 // and operators the workspace column and a workspace filter.
 import { api, q, h, pct, when, sortableTable, message } from './lib.js';
 
-const STATES = ['pending', 'starting', 'running', 'stopping', 'succeeded', 'failed', 'stopped'];
+const STATES = ['pending', 'starting', 'running', 'stopping', 'succeeded', 'failed', 'stopped', 'cancelled'];
 const PAGE = 200;
 const filters = { state: '', workspace: '', pool: '', name: '', pages: 1 };
 
