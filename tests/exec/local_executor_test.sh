@@ -111,7 +111,7 @@ check "the history shows the preemption" \
 # 4b. preemptions never count as failures: "flaky" is preempted twice (cv's runs take the GPUs
 #     at its lease ends), fails once in attempt 3 (max_failures = 2: retried) and succeeds in
 #     attempt 4. (A limit of 3 placements would have ended it failed at attempt 3.)
-"$ASTRA" runs submit flaky --workers 2 -- sh "$W" 30 0.1 1 3 > /dev/null
+"$ASTRA" runs submit flaky --workers 2 -- sh "$W" 100 0.1 1 3 > /dev/null  # 10 s of work: room for 2 lease ends
 for k in 1 2; do
   wait_state flaky running 20
   sleep 0.3
@@ -153,9 +153,9 @@ python3 "$HERE/ledger_check.py" "$WORK/owned.json" "$WORK/owned_goodput.json" 1 
 rc=$?; [ $rc = 0 ] || cat "$WORK/ledger_owned.txt"
 check "owned's ledger matches its history (winding down = productive)" "[ $rc = 0 ]"
 
-# 5c. `logs --follow` on a run that waits for GPUs (both held by another run for ~2 s) waits for
+# 5c. `logs --follow` on a run that waits for GPUs (both held by another run for ~5 s) waits for
 #     its first attempt and prints its log (it was a 404 "has not started yet" at once).
-"$ASTRA" runs submit blocker --gpus-per-worker 2 -- sleep 2 > /dev/null
+"$ASTRA" runs submit blocker --gpus-per-worker 2 -- sleep 5 > /dev/null
 "$ASTRA" runs submit waiter -- sh -c 'echo waited for the GPUs' > /dev/null
 check "the waiter is pending while the blocker runs" \
   '[ "$("$ASTRA" runs show waiter --json | jq -r .state)" = pending ]'
