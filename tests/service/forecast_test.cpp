@@ -26,6 +26,14 @@ std::unique_ptr<RoundAdapter> adapter(ClusterSpec spec, Seconds lease_s) {
     return std::move(*ad);
 }
 
+/// A forecast input at `now` whose runs take their time limits (`limit`: job -> seconds).
+ForecastInput limits_input(Seconds now, std::map<int, Seconds> limit) {
+    ForecastInput in;
+    in.now = now;
+    in.work_s = [limit = std::move(limit)](int j) { return limit.at(j); };
+    return in;
+}
+
 /// job -> (position, start) of a forecast.
 std::map<int, std::pair<int, Seconds>> by_job(const std::vector<service::RunForecast>& f) {
     std::map<int, std::pair<int, Seconds>> m;
@@ -46,10 +54,7 @@ TEST(Forecast, TimeLimitsChainTheStarts) {
     const int p1 = *a->submit(0, 4, 10, 1000);
     const int p2 = *a->submit(0, 4, 20, 500);
     EXPECT_TRUE(a->round(20).empty());
-    const std::map<int, Seconds> limit{{r, 600}, {p1, 1000}, {p2, 500}};
-    ForecastInput in;
-    in.now = 20;
-    in.work_s = [&](int j) { return limit.at(j); };
+    ForecastInput in = limits_input(20, {{r, 600}, {p1, 1000}, {p2, 500}});
     auto f = service::forecast_pool(*a, in);
     ASSERT_EQ(f.size(), 2u);
     EXPECT_EQ(f[0].job, p1);
@@ -100,10 +105,7 @@ TEST(Forecast, LeaseEndsAreDecisions) {
     const int p = *a->submit(0, 4, 10, 300);
     const int q = *a->submit(0, 4, 20, 100);
     EXPECT_TRUE(a->round(20).empty());
-    const std::map<int, Seconds> limit{{r, 2000}, {p, 300}, {q, 100}};
-    ForecastInput in;
-    in.now = 20;
-    in.work_s = [&](int j) { return limit.at(j); };
+    ForecastInput in = limits_input(20, {{r, 2000}, {p, 300}, {q, 100}});
     in.lease_end_s = [&](int j) { return j == r ? Seconds{900} : Seconds{-1}; };
     auto f = by_job(service::forecast_pool(*a, in));
     EXPECT_EQ(f[p], std::make_pair(1, Seconds{900}));
@@ -140,10 +142,7 @@ TEST(Forecast, LostMachinesInReasonsAndStarts) {
               "no machine up fits 2 x 4 GPUs today (it needs gpu-" + std::to_string(lost) + " (lost))");
     EXPECT_EQ(a->pending_reason(C, 2, 4), "no machine up fits 2 x 4 GPUs today (it needs machine " +
                                               std::to_string(lost) + ")");
-    const std::map<int, Seconds> limit{{A, 1000}, {B, 500}, {C, 500}};
-    ForecastInput in;
-    in.now = 20;
-    in.work_s = [&](int j) { return limit.at(j); };
+    ForecastInput in = limits_input(20, {{A, 1000}, {B, 500}, {C, 500}});
     auto f = by_job(service::forecast_pool(*a, in));
     EXPECT_EQ(f[B], std::make_pair(1, Seconds{1000}));
     EXPECT_EQ(f[C], std::make_pair(2, Seconds{-1}));
@@ -180,10 +179,7 @@ TEST(Forecast, TheWorkBoundLeavesLaterStartsUnknown) {
     const int p1 = *a->submit(0, 4, 10, 1000);
     const int p2 = *a->submit(0, 4, 20, 500);
     EXPECT_TRUE(a->round(20).empty());
-    const std::map<int, Seconds> limit{{r, 600}, {p1, 1000}, {p2, 500}};
-    ForecastInput in;
-    in.now = 20;
-    in.work_s = [&](int j) { return limit.at(j); };
+    ForecastInput in = limits_input(20, {{r, 600}, {p1, 1000}, {p2, 500}});
     EXPECT_EQ(in.work_budget, service::kForecastWorkBudget);
     in.work_budget = 5;
     auto f = by_job(service::forecast_pool(*a, in));
