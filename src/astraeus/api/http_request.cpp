@@ -39,7 +39,10 @@ RequestParser::RequestParser(const HttpLimits& limits) : limits_(limits) {
     body_limit(std::numeric_limits<std::uint64_t>::max());
 }
 
-void RequestParser::allow_body() { body_limit(static_cast<std::uint64_t>(limits_.max_body_bytes)); }
+void RequestParser::allow_body(std::size_t max_bytes) {
+    if (max_bytes > 0) limits_.max_body_bytes = std::min(limits_.max_body_bytes, max_bytes);
+    body_limit(static_cast<std::uint64_t>(limits_.max_body_bytes));
+}
 
 void RequestParser::on_request_impl(http::verb, string_view method, string_view target, int version,
                                     error_code&) {

@@ -54,8 +54,9 @@ public:
     const HttpRequest& request() const { return req_; }
     /// True when parsing stopped at the field count bound.
     bool too_many_fields() const { return too_many_fields_; }
-    /// Lets the body be read, bounded by limits.max_body_bytes (call after the header).
-    void allow_body();
+    /// Lets the body be read, bounded by limits.max_body_bytes, or by `max_bytes` when smaller
+    /// (a route's own bound; 0: none), (call after the header).
+    void allow_body(std::size_t max_bytes = 0);
 
 private:
     void on_request_impl(boost::beast::http::verb, boost::beast::string_view method,

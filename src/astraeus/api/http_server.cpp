@@ -40,6 +40,7 @@
 #include "astraeus/api/http_request.hpp"
 #include "astraeus/goodput_io/prometheus_text.hpp"
 #include "astraeus/service/log.hpp"
+#include "astraeus/service/sessions.hpp"
 #include "astraeus/web/assets.hpp"
 
 namespace astraeus::api {
@@ -83,6 +84,7 @@ struct Route {
     bool assets = false;                ///< "/assets/<file>": any path under /assets/
     Auth auth = Auth::User;
     bool inline_ok = false;             ///< answered on the I/O thread (no service lock)
+    std::size_t max_body_bytes = 0;     ///< the route's own body bound (0: HttpLimits')
     Handler handler;
 };
 
@@ -95,6 +97,19 @@ std::vector<std::string> split_segments(std::string_view p) {
         i = j + 1;
     }
     return out;
+}
+
+/// "1 MiB", "4 KiB" or "N bytes".
+std::string bytes_text(std::size_t n) {
+    if (n % (1u << 20) == 0) return std::to_string(n >> 20) + " MiB";
+    if (n % 1024 == 0) return std::to_string(n >> 10) + " KiB";
+    return std::to_string(n) + " bytes";
+}
+
+/// What the CSRF rule (service/sessions.hpp) reads of a request.
+service::CsrfRequest csrf_of(const HttpRequest& req, bool tls) {
+    return {req.method, req.field(service::kCsrfHeader), req.field("Origin"), req.field("Sec-Fetch-Site"),
+            req.field("Host"), tls};
 }
 
 void set_json(Reply& r, int status, const nlohmann::json& j) {
@@ -233,7 +248,8 @@ struct HttpServer::Impl {
     template <class Stream>
     class Session;
 
-    void add(std::string method, const std::string& pattern, Auth auth, Handler h, bool inline_ok = false);
+    void add(std::string method, const std::string& pattern, Auth auth, Handler h, bool inline_ok = false,
+             std::size_t max_body_bytes = 0);
     void accept(Listener& l);
     template <class Stream>
     void start_session(Listener& l, tcp::socket sock);
@@ -254,12 +270,14 @@ struct HttpServer::Impl {
     net::thread_pool agent_pool;
 };
 
-void HttpServer::Impl::add(std::string method, const std::string& pattern, Auth auth, Handler h, bool inline_ok) {
+void HttpServer::Impl::add(std::string method, const std::string& pattern, Auth auth, Handler h, bool inline_ok,
+                           std::size_t max_body_bytes) {
     table.add(method, pattern);
     Route r;
     r.method = std::move(method);
     r.auth = auth;
     r.inline_ok = inline_ok;
+    r.max_body_bytes = max_body_bytes;
     r.handler = std::move(h);
     if (pattern.starts_with("/assets/")) {
         r.assets = true;
@@ -378,14 +396,34 @@ private:
         const bool v1 = call_->path == "/v1" || call_->path.starts_with("/v1/");
         const Auth auth = r ? r->auth : (v1 && !lis_.agents_only ? Auth::User : Auth::None);
         if (auth == Auth::None) return after_auth(std::nullopt);
-        // The token, before any byte of the body: on a handler pool (the store is read).
+        // The token, before any byte of the body: on a handler pool (the store is read). Without
+        // an Authorization header, a user call may carry the web pages' session cookie instead,
+        // under the CSRF rule (service/sessions.hpp).
         std::string authorization(req.field("Authorization"));
+        std::optional<std::string> session;
+        if (auth == Auth::User && authorization.empty()) {
+            const bool tls = srv_.ssl != nullptr;
+            session = service::cookie_value(req.field("Cookie"), service::session_cookie_name(tls));
+            if (session) {
+                if (const std::string forged = service::csrf_refusal(csrf_of(req, tls)); !forged.empty())
+                    return send(error_reply({403, forged}, req.has_body()));
+            }
+        }
         auto& pool = auth == Auth::Agent ? srv_.agent_pool : srv_.user_pool;
-        net::post(pool, [self = this->shared_from_this(), auth, authorization = std::move(authorization)] {
+        net::post(pool, [self = this->shared_from_this(), auth, authorization = std::move(authorization),
+                         session = std::move(session)] {
             ApiResult<Caller> c = auth == Auth::Agent ? self->srv_.svc.authenticate_agent(authorization)
+                                  : session           ? self->srv_.svc.authenticate_session(*session)
                                                       : self->srv_.svc.authenticate(authorization);
-            net::post(self->strand_, [self, c = std::move(c)]() mutable {
-                if (!c) return self->send(error_reply(c.error(), self->parser_->request().has_body()));
+            const bool by_session = session.has_value();
+            net::post(self->strand_, [self, c = std::move(c), by_session]() mutable {
+                if (!c) {
+                    Reply refused = error_reply(c.error(), self->parser_->request().has_body());
+                    // A session that no longer works: the browser drops its cookie.
+                    if (by_session && c.error().status == 401)
+                        refused.fields.emplace_back("Set-Cookie", service::session_clear_cookie(self->srv_.ssl != nullptr));
+                    return self->send(std::move(refused));
+                }
                 self->after_auth(std::move(*c));
             });
         });
@@ -398,10 +436,12 @@ private:
         if (route_ == nullptr) return send(unrouted(), /*unread_body=*/true);
         if (route_->method == "POST" && req.field("Content-Type").starts_with("multipart/form-data"))
             return send(error_reply({400, "a multipart/form-data body: the API takes JSON (Content-Type: application/json)"}), true);
-        if (req.content_length && *req.content_length > srv_.limits.max_body_bytes)
-            return send(error_reply({413, "the body is larger than 1 MiB"}), true);
+        body_cap_ = route_->max_body_bytes > 0 ? std::min(route_->max_body_bytes, srv_.limits.max_body_bytes)
+                                               : srv_.limits.max_body_bytes;
+        if (req.content_length && *req.content_length > body_cap_)
+            return send(error_reply({413, "the body is larger than " + bytes_text(body_cap_)}), true);
         if (!parser_->is_done()) {
-            parser_->allow_body();
+            parser_->allow_body(body_cap_);
             if (iequals(req.field("Expect"), "100-continue") && buffer_.size() == 0) {
                 // The client waits for this before sending its body (curl does for large ones).
                 static const std::string kContinue = "HTTP/1.1 100 Continue\r\n\r\n";
@@ -423,7 +463,7 @@ private:
                           [self = this->shared_from_this()](beast::error_code ec, std::size_t) {
                               if (!ec) return self->run_handler();
                               if (ec == bhttp::error::body_limit)
-                                  return self->send(error_reply({413, "the body is larger than 1 MiB"}), true);
+                                  return self->send(error_reply({413, "the body is larger than " + bytes_text(self->body_cap_)}), true);
                               if (ec == bhttp::error::partial_message || ec == net::error::eof ||
                                   ec == net::error::connection_reset)
                                   return self->shutdown();
@@ -545,6 +585,7 @@ private:
     /// The connection's strand, fixed at construction: handler pools post back to it.
     const net::any_io_executor strand_;
     std::size_t drained_ = 0;
+    std::size_t body_cap_ = 0;  ///< the current request's body bound
     std::unique_ptr<std::array<char, 4096>> scratch_;  ///< what drain() reads and drops
 };
 
@@ -655,8 +696,35 @@ HttpServer::HttpServer(service::Service& svc, int threads, const TlsFiles& tls, 
     s.add("GET", "/v1/runs/([^/]+)/attempts", U, route(200, [&sv](const Caller& c, const Call& r) {
               return sv.run_attempts(c, r.captures[0], params_of(r));
           }));
+    // The web pages' sessions (docs/security.md "Web sessions"): the page trades its token for
+    // an HttpOnly cookie (POST), and ends it (DELETE); both under the CSRF rule, so that another
+    // site can neither sign a browser in with its own token nor sign it out. No token needed for
+    // the call itself (POST's is in its body, at most 4 KiB).
+    {
+        const bool https = s.ssl != nullptr;
+        s.add("POST", "/v1/session", Auth::None, [&sv, https](Call& c, Reply& res) {
+            if (const std::string why = service::csrf_refusal(csrf_of(c.req, https)); !why.empty())
+                return set_error(res, {403, why});
+            if (!valid_utf8(c.req.body)) return set_error(res, {400, "the body is not valid UTF-8 (RFC 8259 JSON is UTF-8)"});
+            if (const std::string dup = duplicate_json_key(c.req.body); !dup.empty())
+                return set_error(res, {400, "duplicate key '" + dup + "' in the JSON body"});
+            auto opened = sv.open_session(c.req.body);
+            if (!opened) return set_error(res, opened.error());
+            res.fields = {{"Set-Cookie", service::session_set_cookie(opened->secret, opened->max_age_s, https)},
+                          {"Cache-Control", "no-store"}};
+            set_json(res, 201, opened->doc);
+        }, false, 4096);
+        s.add("DELETE", "/v1/session", Auth::None, [&sv, https](Call& c, Reply& res) {
+            if (const std::string why = service::csrf_refusal(csrf_of(c.req, https)); !why.empty())
+                return set_error(res, {403, why});
+            if (auto secret = service::cookie_value(c.req.field("Cookie"), service::session_cookie_name(https)))
+                if (auto ended = sv.close_session(*secret); !ended) return set_error(res, ended.error());
+            res.fields = {{"Set-Cookie", service::session_clear_cookie(https)}, {"Cache-Control", "no-store"}};
+            res.status = 204;
+        });
+    }
     // The web pages (docs/web.md): embedded files, no token needed (they hold no data; every
-    // figure comes from /v1 with the token the page keeps in sessionStorage). Compressed (gzip)
+    // figure comes from /v1 with the page's session cookie). Compressed (gzip)
     // when the browser asks; API answers never are (no secret beside attacker-chosen text in
     // one compressed answer: BREACH).
     const Impl* impl = &s;

@@ -97,7 +97,7 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
                   {"organization", "cluster", "pools", "policy", "placer", "lease_s",
                    "starvation_s", "stall_timeout_s", "busy_pct", "goodput_drop",
                    "threshold_alerts", "executor", "time_scale", "listen", "data_dir", "threads",
-                   "max_failures", "local", "agents", "workspace_limits"},
+                   "max_failures", "local", "agents", "workspace_limits", "web_sessions"},
                   where));
     TRY(get(j, "max_failures", c.max_failures, where));
     if (c.max_failures < 1 || c.max_failures > 1000) return fail(where + ": max_failures must be in 1..1000");
@@ -251,6 +251,17 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
             return fail(w + ": pending_runs must be in 1..10000000");
         if (c.limits.submissions_per_minute < 1 || c.limits.submissions_per_minute > 1'000'000)
             return fail(w + ": submissions_per_minute must be in 1..1000000");
+    }
+    if (j.contains("web_sessions")) {  // the web pages' sign-in sessions (docs/security.md)
+        const json& l = j["web_sessions"];
+        const std::string w = where + ": web_sessions";
+        TRY(only_keys(l, {"lifetime_s", "max_per_token"}, w));
+        TRY(get(l, "lifetime_s", c.web_sessions.lifetime_s, w));
+        TRY(get(l, "max_per_token", c.web_sessions.max_per_token, w));
+        if (c.web_sessions.lifetime_s < 1 || c.web_sessions.lifetime_s > 30 * 86400)
+            return fail(w + ": lifetime_s must be in 1..2592000 (30 days)");
+        if (c.web_sessions.max_per_token < 1 || c.web_sessions.max_per_token > 1000)
+            return fail(w + ": max_per_token must be in 1..1000");
     }
     if (j.contains("agents")) {  // node agents (docs/agents.md)
         const json& a = j["agents"];

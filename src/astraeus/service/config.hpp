@@ -11,6 +11,7 @@
 //                 "seed": 1},
 //    "max_failures": 3,
 //    "workspace_limits": {"pending_runs": 5000, "submissions_per_minute": 600},
+//    "web_sessions": {"lifetime_s": 43200, "max_per_token": 16},
 //    "local": {"stop_signal": "SIGTERM", "grace_s": 30, "log_cap_bytes": 67108864, "user": "",
 //              "allow_root": false, "utilization_period_s": 10, "master_addr": "127.0.0.1",
 //              "runs_dir": "<data_dir>-runs",
@@ -60,6 +61,15 @@ struct WorkspaceLimits {
     int submissions_per_minute = 600;
 };
 
+/// The web pages' sign-in sessions (config key "web_sessions"; docs/security.md "Web sessions").
+struct WebSessionConfig {
+    /// Real seconds a session lasts from its sign-in (the cookie's Max-Age); 1..2592000 (30
+    /// days). No sliding renewal: the page asks for the token again after it.
+    Seconds lifetime_s = 12 * 3600;
+    /// Sessions one token holds at once (1..1000): a new sign-in beyond it ends the oldest.
+    int max_per_token = 16;
+};
+
 struct ServiceConfig {
     std::string organization = "default";
     std::string cluster = "default";
@@ -83,6 +93,7 @@ struct ServiceConfig {
     exec::LocalExecutorConfig local;
     int max_failures = 3;
     WorkspaceLimits limits;
+    WebSessionConfig web_sessions;
     /// Set by `serve --executor local` (not a config key): the cluster is the first machine of
     /// the first pool with this many GPUs (this machine); other machines are not scheduled.
     int local_gpus = 0;

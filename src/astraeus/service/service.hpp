@@ -99,6 +99,24 @@ public:
     /// for agent tokens (they call the agent endpoints only).
     ApiResult<Caller> authenticate(std::string_view authorization);
 
+    // --- web sessions (service_sessions.cpp; sessions.hpp; docs/security.md "Web sessions") ----
+    /// A session just opened: its secret (for the cookie only, never stored) and the answer.
+    struct OpenedSession {
+        std::string secret;
+        Seconds max_age_s = 0;  ///< the cookie's Max-Age (ServiceConfig::web_sessions.lifetime_s)
+        nlohmann::json doc;     ///< GET /v1/whoami's answer + "expires_at" (RFC 3339 UTC)
+    };
+    /// POST /v1/session: body {"token": "astx_..."}, the token checked as authenticate() checks
+    /// it (401 unknown or revoked, 403 agent tokens; 400 a bad body); then a session lasting
+    /// web_sessions.lifetime_s real seconds is stored (its secret's SHA-256; the token's oldest
+    /// sessions beyond web_sessions.max_per_token end). 507 when the store refuses the write.
+    ApiResult<OpenedSession> open_session(std::string_view body);
+    /// The caller of a request carrying session secret `secret`: the session's token, with its
+    /// scope; 401 when the session is unknown, expired or signed out, or its token revoked.
+    ApiResult<Caller> authenticate_session(std::string_view secret);
+    /// DELETE /v1/session: ends session `secret` in the store (nothing to do when unknown).
+    ApiResult<void> close_session(std::string_view secret);
+
     // --- node agents and machines (docs/agents.md; service_agents.cpp) -------------------------
     /// The caller of an agent endpoint: an agent token of this cluster; 401 / 403 otherwise.
     ApiResult<Caller> authenticate_agent(std::string_view authorization);
@@ -218,6 +236,8 @@ private:
             std::unique_ptr<Executor> executor, Seconds clock_base);
     Result<void> load();
     ApiResult<Caller> authenticate_any(std::string_view authorization);
+    /// The caller of API token `token` (any scope, agents included); 401 unknown or revoked.
+    ApiResult<Caller> caller_of_token(const std::string& token);
     void agent_machine_added(PoolState& pool, const store::MachineRec& m);
     /// Under mu_: binds the agent token of `c` to machine `name` at its first registration
     /// (stored); 403 when it is bound to another name (service_agent_tokens.cpp).

@@ -53,7 +53,10 @@ ApiResult<Caller> Service::authenticate_any(std::string_view authorization) {
     std::string_view rest = authorization.substr(kBearer.size());
     while (!rest.empty() && rest.front() == ' ') rest.remove_prefix(1);
     while (!rest.empty() && (rest.back() == ' ' || rest.back() == '\t')) rest.remove_suffix(1);
-    const std::string token(rest);
+    return caller_of_token(std::string(rest));
+}
+
+ApiResult<Caller> Service::caller_of_token(const std::string& token) {
     const std::string hash = sha256_hex(token);
     std::lock_guard lk(mu_);
     auto t = store_->token_by_hash(hash);

@@ -7,13 +7,13 @@
 
 namespace astraeus::service {
 
-Result<std::string> new_token() {
+Result<std::string> new_token(std::string_view prefix) {
     std::array<unsigned char, 32> bytes{};
     if (RAND_bytes(bytes.data(), static_cast<int>(bytes.size())) != 1)
         return fail("cannot draw random bytes for a token (OpenSSL RAND_bytes failed)");
     static constexpr char kAlphabet[] =
         "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
-    std::string out = "astx_";
+    std::string out(prefix);
     // base64url without padding: 32 bytes -> 43 characters.
     std::uint32_t acc = 0;
     int bits = 0;

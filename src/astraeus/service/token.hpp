@@ -9,8 +9,9 @@
 
 namespace astraeus::service {
 
-/// A new random token ("astx_..."); an error if the random generator fails.
-Result<std::string> new_token();
+/// A new random token (`prefix` + 43 base64url characters: 32 random bytes; "astx_..." for API
+/// tokens); an error if the random generator fails.
+Result<std::string> new_token(std::string_view prefix = "astx_");
 /// Lower-case hex SHA-256 of `text` (64 characters).
 std::string sha256_hex(std::string_view text);
 

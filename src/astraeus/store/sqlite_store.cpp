@@ -87,6 +87,14 @@ CREATE TABLE idempotency_keys (token_id INTEGER NOT NULL, key TEXT NOT NULL,
                                created_s INTEGER NOT NULL, PRIMARY KEY (token_id, key));
 CREATE INDEX idempotency_keys_created ON idempotency_keys (created_s);
 )sql",
+    // 5: the web pages' sign-in sessions (docs/security.md "Web sessions"): the secret's hash only
+    R"sql(
+CREATE TABLE sessions (id INTEGER PRIMARY KEY, token_id INTEGER NOT NULL REFERENCES tokens(id),
+                       hash TEXT NOT NULL UNIQUE, created_s INTEGER NOT NULL,
+                       expires_s INTEGER NOT NULL);
+CREATE INDEX sessions_token ON sessions (token_id, created_s);
+CREATE INDEX sessions_expires ON sessions (expires_s);
+)sql",
 };
 constexpr int kVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
 
@@ -329,13 +337,90 @@ public:
 
     Result<void> revoke_token(Id id) override {
         return guarded("revoke token", [&]() -> Result<void> {
+            SQLite::Transaction tx(db_);
             SQLite::Statement a(db_, "UPDATE tokens SET revoked = 1 WHERE id = ?");
             a.bind(1, id);
-            failpoint("store.revoke_token.before_commit");
-            const int changed = a.exec();  // one statement: its own transaction
-            failpoint("store.revoke_token.after_commit");
+            const int changed = a.exec();
             if (changed == 0) return fail("no token with id " + std::to_string(id));
+            SQLite::Statement d(db_, "DELETE FROM sessions WHERE token_id = ?");
+            d.bind(1, id);
+            d.exec();
+            failpoint("store.revoke_token.before_commit");
+            tx.commit();
+            failpoint("store.revoke_token.after_commit");
             return {};
+        });
+    }
+
+    Result<Id> add_session(const SessionRec& s, int max_per_token, Seconds now_s) override {
+        return guarded("add session", [&]() -> Result<Id> {
+            if (max_per_token < 1) return fail("max_per_token must be at least 1");
+            SQLite::Transaction tx(db_);
+            SQLite::Statement expired(db_, "DELETE FROM sessions WHERE expires_s <= ?");
+            expired.bind(1, now_s);
+            expired.exec();
+            // The newest max_per_token - 1 of the token's sessions stay; the new one makes max.
+            SQLite::Statement oldest(db_,
+                                     "DELETE FROM sessions WHERE token_id = ?1 AND id NOT IN (SELECT id FROM "
+                                     "sessions WHERE token_id = ?1 ORDER BY created_s DESC, id DESC LIMIT ?2)");
+            oldest.bind(1, s.token_id);
+            oldest.bind(2, max_per_token - 1);
+            oldest.exec();
+            SQLite::Statement a(db_, "INSERT INTO sessions (token_id, hash, created_s, expires_s) VALUES (?,?,?,?)");
+            a.bind(1, s.token_id);
+            a.bind(2, s.hash);
+            a.bind(3, s.created_s);
+            a.bind(4, s.expires_s);
+            a.exec();
+            const Id id = db_.getLastInsertRowid();
+            failpoint("store.add_session.before_commit");
+            tx.commit();
+            failpoint("store.add_session.after_commit");
+            return id;
+        });
+    }
+
+    static SessionRec session_of(SQLite::Statement& q) {
+        SessionRec s;
+        s.id = q.getColumn(0).getInt64();
+        s.token_id = q.getColumn(1).getInt64();
+        s.hash = q.getColumn(2).getString();
+        s.created_s = q.getColumn(3).getInt64();
+        s.expires_s = q.getColumn(4).getInt64();
+        return s;
+    }
+
+    Result<std::optional<std::pair<SessionRec, TokenRec>>> session_by_hash(const std::string& hash) override {
+        using Out = std::optional<std::pair<SessionRec, TokenRec>>;
+        return guarded("session", [&]() -> Result<Out> {
+            SQLite::Statement q(db_, "SELECT id, token_id, hash, created_s, expires_s FROM sessions WHERE hash = ?");
+            q.bind(1, hash);
+            if (!q.executeStep()) return Out{};
+            SessionRec s = session_of(q);
+            SQLite::Statement t(db_, std::string(kTokenCols) + " WHERE id = ?");
+            t.bind(1, s.token_id);
+            if (!t.executeStep()) return fail("session " + std::to_string(s.id) + " has no token");
+            return Out{std::pair{std::move(s), token_of(t)}};
+        });
+    }
+
+    Result<bool> delete_session(const std::string& hash) override {
+        return guarded("delete session", [&]() -> Result<bool> {
+            SQLite::Statement d(db_, "DELETE FROM sessions WHERE hash = ?");
+            d.bind(1, hash);
+            return d.exec() > 0;  // one statement: its own transaction
+        });
+    }
+
+    Result<std::vector<SessionRec>> sessions(Id token_id) override {
+        return guarded("sessions", [&]() -> Result<std::vector<SessionRec>> {
+            SQLite::Statement q(db_,
+                                "SELECT id, token_id, hash, created_s, expires_s FROM sessions WHERE token_id = ? "
+                                "ORDER BY created_s, id");
+            q.bind(1, token_id);
+            std::vector<SessionRec> out;
+            while (q.executeStep()) out.push_back(session_of(q));
+            return out;
         });
     }
 

@@ -146,6 +146,17 @@ struct IdempotencyRec {
     Seconds created_s = 0;    ///< the service's clock
 };
 
+/// A web page's sign-in session (docs/security.md "Web sessions", since schema 5): the secret is
+/// in the browser's HttpOnly cookie only; the store keeps its SHA-256. A session acts as the token
+/// it was opened with (same scope) until it expires, is signed out, or the token is revoked.
+struct SessionRec {
+    Id id = 0;
+    Id token_id = 0;
+    std::string hash;       ///< SHA-256 hex of the session secret
+    Seconds created_s = 0;  ///< real Unix seconds
+    Seconds expires_s = 0;  ///< real Unix seconds; refused from then on
+};
+
 /// Everything one state change writes, applied in one transaction.
 struct Batch {
     std::vector<RunRec> runs;               ///< upserted, with their workers and attempts
@@ -194,8 +205,21 @@ public:
     virtual Result<Id> set_workspace(Id org_id, Id cluster_id, const std::string& name,
                                      double weight) = 0;
     virtual Result<Id> add_token(const TokenRec& t) = 0;
-    /// Marks a token revoked; an error for an unknown id.
+    /// Marks a token revoked and deletes its web sessions (one transaction); an error for an
+    /// unknown id.
     virtual Result<void> revoke_token(Id id) = 0;
+
+    // --- web sessions (since schema 5) -------------------------------------------------------
+    /// Adds session `s` (its id) in one transaction, after deleting every session expired at
+    /// `now_s` and the oldest sessions of `s.token_id` beyond `max_per_token` - 1, so that a token
+    /// never holds more than `max_per_token` (>= 1) sessions.
+    virtual Result<Id> add_session(const SessionRec& s, int max_per_token, Seconds now_s) = 0;
+    /// The session whose hash is `hash` with its token (revoked ones included), or none.
+    virtual Result<std::optional<std::pair<SessionRec, TokenRec>>> session_by_hash(const std::string& hash) = 0;
+    /// Deletes the session whose hash is `hash`; whether there was one.
+    virtual Result<bool> delete_session(const std::string& hash) = 0;
+    /// The sessions of token `token_id` (expired ones included), oldest first.
+    virtual Result<std::vector<SessionRec>> sessions(Id token_id) = 0;
 
     // --- reads ------------------------------------------------------------------------------
     virtual Result<std::vector<OrgRec>> orgs() = 0;
