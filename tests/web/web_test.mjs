@@ -105,8 +105,22 @@ try {
     const { ctx, page } = await newPage();
     await signIn(page, ML);
     await ready(page, 'goodput');
-    check('token kept in sessionStorage only', (await page.evaluate(() => sessionStorage.getItem('astraeus.token'))) === ML &&
-      (await page.evaluate(() => localStorage.length)) === 0 && !page.url().includes(ML));
+    const storage = await page.evaluate(() => JSON.stringify([sessionStorage, localStorage, document.cookie]));
+    check('the token is in no storage a script reads (sessionStorage, localStorage, document.cookie) nor the URL',
+      !storage.includes(ML) && !storage.includes('asts_') && !page.url().includes(ML), storage);
+    const cookies = await ctx.cookies();
+    const sc = cookies.find((c) => c.name === 'astraeus_session');
+    check('the session cookie: HttpOnly, SameSite=Strict, Path=/, expires in 12 h',
+      sc && sc.httpOnly && sc.sameSite === 'Strict' && sc.path === '/' && Math.abs(sc.expires - (Date.now() / 1000 + 43200)) < 600,
+      JSON.stringify(cookies.map((c) => ({ ...c, value: c.value.slice(0, 5) }))));
+    // A second tab opened from a link (Ctrl+click on the Runs link) is signed in: the cookie is the
+    // browser's, not the tab's.
+    const [tab] = await Promise.all([ctx.waitForEvent('page'), page.click('#nav a[data-view="runs"]', { modifiers: ['Control'] })]);
+    await ready(tab, 'runs');
+    const tabRuns = await texts(tab, '#runs-table tbody td.name');
+    check('a second tab opened from a link is signed in (ml\'s runs)', tabRuns.sort().join(',') === 'llm,sweep-7' &&
+      await tab.isHidden('#signin'), tabRuns.join(','));
+    await tab.close();
     const who = await page.textContent('#who');
     check('header: the cluster named like markup is text', who.includes(XSS), who);
     const attention = await texts(page, '#attention-list li');
@@ -164,8 +178,10 @@ try {
     await page.keyboard.press('Enter');
     check('keyboard: Enter on a column header sorts it', (await page.getAttribute('#goodput-table thead th:nth-child(1)', 'aria-sort')) === 'ascending');
     await page.click('#signout');
-    check('sign-out: the token is gone and the form is back',
-      (await page.evaluate(() => sessionStorage.getItem('astraeus.token'))) === null && await page.isVisible('#signin'));
+    await page.waitForSelector('#signin', { state: 'visible', timeout: 10000 });
+    const ended = await fetch(`${BASE}/v1/whoami`, { headers: { Cookie: `astraeus_session=${sc && sc.value}` } });
+    check('sign-out: the form is back, the cookie gone, and the session ended on the server (401 when sent again)',
+      !(await ctx.cookies()).some((c) => c.name === 'astraeus_session') && ended.status === 401);
     await ctx.close();
   }
 
@@ -377,7 +393,10 @@ try {
     const runs = [];
     for (let k = 0; k < Number(process.env.BUDGET_RUNS || 1); k++) {
       const { ctx: c3, page: p3 } = await newPage();
-      await c3.addInitScript((t) => sessionStorage.setItem('astraeus.token', t), ML);
+      // Signed in already (the session cookie set as the server's answer sets it).
+      const signed = await fetch(`${BASE}/v1/session`, { method: 'POST', headers: { 'X-Astraeus-CSRF': '1' }, body: JSON.stringify({ token: ML }) });
+      const value = /astraeus_session=([^;]+)/.exec(signed.headers.get('set-cookie'))[1];
+      await c3.addCookies([{ name: 'astraeus_session', value, url: BASE, httpOnly: true, sameSite: 'Strict' }]);
       const cdp = await c3.newCDPSession(p3);
       await cdp.send('Network.enable');
       let bytes = 0, requests = 0;

@@ -1,5 +1,5 @@
-// The web pages' entry: sign-in with an API token (kept in sessionStorage for this tab only,
-// sent in the Authorization header, never in a URL), sign-out, and the hash router:
+// The web pages' entry: sign-in with an API token (traded for the session cookie, never kept by
+// the page nor put in a URL), sign-out (ends the session on the server), and the hash router:
 // #/goodput, #/runs, #/run/<workspace>/<run>, #/fairness.
 import { api, session, h, ApiError } from './lib.js';
 import { goodputView } from './goodput.js';
@@ -8,7 +8,7 @@ import { runView } from './run.js';
 import { fairnessView } from './fairness.js';
 
 const $ = (id) => document.getElementById(id);
-let me = null;  // GET /v1/whoami of the signed-in token
+let me = null;  // GET /v1/whoami of the signed-in session
 let routing = 0;  // the latest route(): an older one still loading is not shown
 
 function showSignIn(error) {
@@ -22,16 +22,9 @@ function showSignIn(error) {
   $('token').focus();
 }
 
-async function signIn(token) {
-  try {
-    me = await api('/whoami', { token });
-  } catch (e) {
-    const why = e instanceof ApiError && e.status === 401
-      ? `The token was refused: ${e.message}. Check it, or create one with "astraeus admin token create".`
-      : `Cannot sign in: ${e.message}`;
-    return showSignIn(why);
-  }
-  session.set(token);
+// Shows the views for `who` (whoami of the session).
+function signedIn(who) {
+  me = who;
   $('token').value = '';
   $('signin').hidden = true;
   $('nav').hidden = false;
@@ -40,6 +33,26 @@ async function signIn(token) {
     ? `workspace ${me.workspace} · ${me.cluster}`
     : `${me.scope} · ${me.organization} / ${me.cluster}`;
   route();
+}
+
+async function signIn(token) {
+  try {
+    signedIn(await session.start(token));
+  } catch (e) {
+    const why = e instanceof ApiError && e.status === 401
+      ? `The token was refused: ${e.message}. Check it, or create one with "astraeus admin token create".`
+      : `Cannot sign in: ${e.message}`;
+    showSignIn(why);
+  }
+}
+
+// At load: this browser's session, if it has one (another tab signed in); the form otherwise.
+async function resume() {
+  try {
+    signedIn(await api('/whoami'));
+  } catch (e) {
+    showSignIn(e instanceof ApiError && e.status === 401 ? '' : `Cannot reach the service: ${e.message}`);
+  }
 }
 
 async function route(ev) {
@@ -64,7 +77,7 @@ async function route(ev) {
     else if (name === 'fairness') node = await fairnessView(me);
     else node = await goodputView(me);
   } catch (e) {
-    if (e instanceof ApiError && e.status === 401) { session.clear(); return showSignIn(`Signed out: ${e.message}`); }
+    if (e instanceof ApiError && e.status === 401) return showSignIn(`Signed out: ${e.message}`);
     node = h('p.error', { role: 'alert', text: `Cannot show this view: ${e.message}` });
   }
   if (mine !== routing || !me) return;
@@ -84,12 +97,17 @@ $('signin-form').addEventListener('submit', (ev) => {
   const token = $('token').value.trim();
   if (token) signIn(token);
 });
-$('signout').addEventListener('click', () => {
-  session.clear();
+$('signout').addEventListener('click', async () => {
+  try {
+    await session.end();
+  } catch (e) {
+    return showSignIn(`Sign-out failed: ${e.message}. The session ends by itself when it expires.`);
+  }
   location.hash = '';
   showSignIn('Signed out.');
 });
 window.addEventListener('hashchange', route);
 window.addEventListener('astraeus:refresh', route);
 
-if (session.token) signIn(session.token); else showSignIn();
+sessionStorage.removeItem('astraeus.token');  // where earlier versions kept the token
+resume();

@@ -1,33 +1,38 @@
-// Shared helpers of the web pages: the API client (token from sessionStorage, Authorization
-// header), DOM building with text nodes and textContent only (never parsed as markup: every name a user controls is
+// Shared helpers of the web pages: the API client (the session cookie, never a token a script
+// can read), DOM building with text nodes and textContent only (never parsed as markup: every name a user controls is
 // shown as text), number formats and the eight goodput categories with their colours.
-
-const TOKEN_KEY = 'astraeus.token';
-export const session = {
-  get token() { return sessionStorage.getItem(TOKEN_KEY); },
-  set(token) { sessionStorage.setItem(TOKEN_KEY, token); },
-  clear() { sessionStorage.removeItem(TOKEN_KEY); },
-};
 
 export class ApiError extends Error {
   constructor(status, message) { super(message); this.status = status; }
 }
 
-// GET (or POST) /v1<path> with the session's token; the JSON answer, or an ApiError.
-export async function api(path, { method = 'GET', token = session.token } = {}) {
-  const init = { method, headers: { Authorization: `Bearer ${token}` }, cache: 'no-store' };
-  if (method === 'POST') { init.body = ''; }
+// GET (or POST, DELETE) /v1<path> with the session cookie (HttpOnly: the browser sends it, no
+// script reads it) and the header that proves the request comes from these pages (the server's
+// CSRF rule); `body` is sent as JSON. The JSON answer (null for 204), or an ApiError.
+export async function api(path, { method = 'GET', body } = {}) {
+  const init = { method, headers: { 'X-Astraeus-CSRF': '1' }, credentials: 'same-origin', cache: 'no-store' };
+  if (body !== undefined) { init.headers['Content-Type'] = 'application/json'; init.body = JSON.stringify(body); }
+  else if (method !== 'GET') init.body = '';
   let res;
   try {
     res = await fetch(`/v1${path}`, init);
   } catch (e) {
     throw new ApiError(0, `cannot reach the server (${e.message})`);
   }
+  if (res.status === 204) return null;
   const type = res.headers.get('Content-Type') || '';
-  const body = type.includes('json') ? await res.json().catch(() => null) : await res.text();
-  if (!res.ok) throw new ApiError(res.status, (body && body.error) || `HTTP ${res.status}`);
-  return body;
+  const answer = type.includes('json') ? await res.json().catch(() => null) : await res.text();
+  if (!res.ok) throw new ApiError(res.status, (answer && answer.error) || `HTTP ${res.status}`);
+  return answer;
 }
+
+// The sign-in session: the token is traded for an HttpOnly cookie (POST /v1/session) and never
+// kept by the page; every tab of this browser shares the cookie until it expires or sign-out
+// ends it on the server (DELETE /v1/session).
+export const session = {
+  start(token) { return api('/session', { method: 'POST', body: { token } }); },
+  end() { return api('/session', { method: 'DELETE' }); },
+};
 
 export const q = (params) => {
   const u = new URLSearchParams();
