@@ -46,11 +46,11 @@ TEST(Store, MigratesOnceAndKeepsItsVersion) {
     {
         auto s = store::open_sqlite(d.path.string());
         ASSERT_TRUE(s) << s.error().message;
-        EXPECT_EQ((*s)->schema_version(), 4);
+        EXPECT_EQ((*s)->schema_version(), 5);
     }
     auto again = store::open_sqlite(d.path.string());
     ASSERT_TRUE(again);
-    EXPECT_EQ((*again)->schema_version(), 4);
+    EXPECT_EQ((*again)->schema_version(), 5);
 }
 
 TEST(Store, GoodputRowsAddUpAndBatchesAreAllOrNothing) {
