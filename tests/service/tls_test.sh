@@ -108,6 +108,20 @@ if [ "$MODE" = serve ]; then
   "$ASTRA" --cacert "$WORK/junk.pem" runs list > /dev/null 2> "$WORK/junk.err"
   check "astra --cacert of a file without a certificate: exit 2, named" \
     "[ \$? = 2 ] && grep -qF -- '--cacert $WORK/junk.pem: no PEM certificate' '$WORK/junk.err'"
+  # The web pages' session over TLS (issue 22): the cookie is Secure and __Host- prefixed, and
+  # a request from the server's https origin with it is served; an http Origin is not.
+  code=$(curl -sS --cacert "$WORK/ca.pem" -o /dev/null -D "$WORK/sess.h" -w '%{http_code}' -X POST "$URL/v1/session" \
+           -H 'X-Astraeus-CSRF: 1' -d "{\"token\":\"$ML\"}")
+  cookie=$(grep -i '^set-cookie:' "$WORK/sess.h" | tr -d '\r')
+  check "session over TLS: 201, cookie __Host-astraeus_session with Secure, HttpOnly, SameSite=Strict (got $code: $cookie)" \
+    '[ "$code" = 201 ] && echo "$cookie" | grep -q "^[Ss]et-[Cc]ookie: __Host-astraeus_session=asts_" && echo "$cookie" | grep -q "; Secure" && echo "$cookie" | grep -q "; HttpOnly; SameSite=Strict"'
+  secret=$(echo "$cookie" | sed -n 's/.*__Host-astraeus_session=\([^;]*\);.*/\1/p')
+  code=$(curl -sS --cacert "$WORK/ca.pem" -o /dev/null -w '%{http_code}' -X POST "$URL/v1/runs/llm/stop" \
+           -H "Cookie: __Host-astraeus_session=$secret" -H 'X-Astraeus-CSRF: 1' -H "Origin: http://127.0.0.1:$PORT")
+  check "session over TLS: a stop from the http origin is refused (403, got $code)" '[ "$code" = 403 ]'
+  code=$(curl -sS --cacert "$WORK/ca.pem" -o /dev/null -w '%{http_code}' -X POST "$URL/v1/runs/llm/stop" \
+           -H "Cookie: __Host-astraeus_session=$secret" -H 'X-Astraeus-CSRF: 1' -H "Origin: $URL")
+  check "session over TLS: a stop from the server's https origin is served (202, got $code)" '[ "$code" = 202 ]'
   # A key others can read: served, with a warning naming the file.
   kill -TERM "$SERVER_PID"; wait "$SERVER_PID" 2> /dev/null; SERVER_PID=""
   chmod 644 "$WORK/server.key"
