@@ -1,5 +1,6 @@
 // The REST API over HTTP/1.1 (Boost.Beast on Boost.Asio, event-driven; docs/architecture.md):
-// base /v1, every endpoint of the service contract (docs/api.md), bearer tokens, JSON answers and
+// base /v1, every endpoint of the service contract (docs/api.md), bearer tokens (or the web pages'
+// session cookie under the CSRF rule: service/sessions.hpp), JSON answers and
 // {"error": "..."} failures. Handlers only parse requests and call the Service. Bounds on
 // requests and connections: api/http_limits.hpp (docs/security.md).
 // Thread safety: a few I/O threads serve every connection; the Service's calls run on two
