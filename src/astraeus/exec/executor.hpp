@@ -32,6 +32,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +65,9 @@ struct ExecRun {
     std::string workdir;                      ///< empty: the run's directory
     bool running_at_progress = false;         ///< running at the first progress report
     std::vector<WorkerPlacement> placement;   ///< one per worker (empty: not known, sim)
+    /// Each worker's log cap in bytes, from the workspace's log quota (service/log_quota.hpp);
+    /// unset: the executor's own cap.
+    std::optional<std::uint64_t> log_cap_bytes;
 };
 
 enum class ExecPhase : std::uint8_t { Starting, Running, Stopping, Failed };

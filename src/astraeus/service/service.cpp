@@ -812,6 +812,7 @@ void Service::end_run(RunMem& r, Seconds t, const std::string& state, const std:
     pool.sched->remove(r.job, t);
     pool.dirty = true;
     exec_->forget(r.rec.id);
+    log_quota_.settle(r.rec.id);
     end_open_attempt(r.rec, t, outcome.empty() ? state : outcome);
     r.rec.state = state;
     r.rec.reason.clear();

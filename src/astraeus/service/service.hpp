@@ -32,6 +32,7 @@
 #include "astraeus/service/config.hpp"
 #include "astraeus/service/executor.hpp"
 #include "astraeus/service/idempotency.hpp"
+#include "astraeus/service/log_quota.hpp"
 #include "astraeus/service/submit_limiter.hpp"
 #include "astraeus/service/round_adapter.hpp"
 #include "astraeus/store/store.hpp"
@@ -264,6 +265,10 @@ private:
     void cancel_launch(RunMem& r, Seconds t);
     /// What the executor gets of run r's current attempt (service_exec.cpp).
     ExecRun exec_run(const RunMem& r) const;
+    /// Reserves the log room of r's new attempt in its workspace's log quota (removing the
+    /// workspace's oldest logs when needed): each worker's cap, unset for an executor that
+    /// keeps no logs here (service_exec.cpp).
+    std::optional<std::uint64_t> reserve_logs(RunMem& r, const ExecRun& e);
     /// GPU indices for r's workers on their machines, the lowest free ones (service_exec.cpp).
     void assign_gpus(RunMem& r);
     void minute_work(Seconds now);
@@ -336,6 +341,7 @@ private:
     std::map<store::Id, int> progress_attempt_;  ///< per run: its attempt at the last report
     IdempotencyIndex idem_;                      ///< Idempotency-Keys of the last day
     SubmitLimiter limiter_;                      ///< submissions per minute per workspace
+    LogQuota log_quota_{cfg_.limits.log_bytes, cfg_.local.runner.log_cap_bytes};  ///< logs per workspace
     /// (workspace, run name) -> run id: the name check of a submission in O(log n).
     std::map<std::pair<store::Id, std::string>, store::Id> run_names_;
     /// Runs that may hold GPUs (not pending, not ended), and some pending ones touched since the
