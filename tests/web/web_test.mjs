@@ -211,6 +211,7 @@ try {
       check('pending run page: the estimated start, as the API (between its answers)', before.estimated_start && after.estimated_start && shown.eta &&
         t(shown.eta) >= t(before.estimated_start) && t(shown.eta) <= t(after.estimated_start) &&
         shown.etaText.startsWith(shown.eta.replace('T', ' ').replace(/:\d\dZ$/, 'Z')), detail);
+      await shot(page, 'run-pending');
     }
     await go(page, '#/run/cv/tiny', 'run');
     await page.click('#stop');
@@ -538,6 +539,7 @@ try {
     const text = banner ? await pa.textContent('#offline') : '';
     check('service stopped: a banner says so by itself, the view stays', banner && /Cannot reach the service/.test(text) && /Retrying every 1 s/.test(text) &&
       (await texts(pa, '#runs-table tbody td.name')).sort().join(',') === 'live-1,llm,sweep-7', text);
+    await shot(pa, 'offline');
     check('service stopped: the page without automatic refresh shows no banner yet', await pb.isHidden('#offline'));
     await pb.click('#nav a[data-view="runs"]');
     check('service stopped: choosing the current tab again retries (and says so)',

@@ -8,7 +8,7 @@
 # the live views (a page following a run it did not start, a hidden tab quiet, the server stopped
 # and started again under open pages), a URL reopening the same view.
 # Screenshots and the measured page budget go to OUT_DIR. Skipped (exit 77, with the reason)
-# without chromium, node, curl or `npm ci` in tests/web. Bounded: about 30 s.
+# without chromium, node, curl or `npm ci` in tests/web. Bounded: it prints the seconds of each part.
 set -u
 ASTRAEUS=$1; mkdir -p "$2" && OUT=$(cd "$2" && pwd) || exit 1
 # astra: the goodput views against the CLI's table for the same period (default: beside astraeus).

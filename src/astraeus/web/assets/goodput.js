@@ -60,6 +60,8 @@ function periodControls(reload) {
     h('input', { type: 'radio', name: 'period', value, checked: state.period === value,
       onchange: () => {
         state.period = value; custom.hidden = value !== 'custom';
+        // A range being chosen is not refreshed away (live.js waits while [data-hold] is there).
+        if (value === 'custom') custom.dataset.hold = ''; else delete custom.dataset.hold;
         if (value !== 'custom') { push({ period: value, from: null, to: null, sort: null, dir: null }); reload(); }
       } }), label);
   const from = h('input', { type: 'date', id: 'from', value: state.from, required: true });
@@ -72,6 +74,7 @@ function periodControls(reload) {
     if (days > MAX_DAYS) { err.textContent = `A period is at most ${MAX_DAYS} days (this one is ${days}).`; return; }
     err.textContent = '';
     state.from = from.value; state.to = to.value;
+    delete custom.dataset.hold;
     push({ period: 'custom', from: state.from, to: state.to, sort: null, dir: null });
     reload();
   } }, h('label', { for: 'from', text: 'From (UTC)' }), from, h('label', { for: 'to', text: 'to' }), to,
