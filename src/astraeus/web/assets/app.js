@@ -50,6 +50,7 @@ async function route(ev) {
   const mine = ++routing;
   const { parts, params } = hashState();
   const name = parts[0];
+  const key = parts.join('/');  // the view and what it shows (a run's page: which run)
   for (const a of document.querySelectorAll('#nav a')) {
     const on = a.dataset.view === name || (name === 'run' && a.dataset.view === 'runs');
     if (on) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
@@ -60,7 +61,7 @@ async function route(ev) {
   // A refresh of the view on screen (automatic, a retry, a filter or period changed, Back
   // between two states of it) keeps it until the new one is ready (no flicker).
   const refresh = ev && ['astraeus:refresh', 'astraeus:navigate', 'astraeus:tick', 'hashchange'].includes(ev.type) &&
-    view.dataset.shown === name;
+    view.dataset.shown === key;
   if (!refresh) { view.replaceChildren(h('p.note', { text: 'Loading…' })); delete view.dataset.shown; }
   view.removeAttribute('data-ready');
   let node, failed = null, hint = 0;
@@ -77,7 +78,7 @@ async function route(ev) {
   if (mine !== routing || !me) return;
   const again = () => route({ type: 'astraeus:tick' });
   // The service cannot be reached: the view on screen stays (with its time), a banner says so.
-  if (failed && unreachable(failed) && view.dataset.shown === name) {
+  if (failed && unreachable(failed) && view.dataset.shown === key) {
     view.setAttribute('data-ready', name);
     return loaded(name, again, failed);
   }
@@ -85,7 +86,7 @@ async function route(ev) {
   const restoreScroll = keepScroll(view);
   view.replaceChildren(node);
   view.setAttribute('data-ready', name);
-  view.dataset.shown = name;
+  view.dataset.shown = key;
   restoreScroll();
   hint = Number(node.dataset?.refreshS || 0);
   loaded(name, again, failed, hint);

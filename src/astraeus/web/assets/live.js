@@ -45,13 +45,15 @@ function arm(seconds) {
   if (!current || !(seconds > 0) || document.visibilityState === 'hidden') return;
   timer = setTimeout(tick, seconds * 1000);
 }
-// A tick waits while the user is typing in the view or confirming something ([data-hold]).
+// A tick waits while the user is typing in the view (a field changed, not yet applied) or
+// confirming something ([data-hold]).
 function tick() {
   timer = 0;
   if (!current) return;
   const view = document.getElementById('view');
   const active = document.activeElement;
-  const typing = active && view.contains(active) && active.tagName === 'INPUT' && active.type !== 'radio' && active.type !== 'checkbox';
+  const typing = active && view.contains(active) && active.tagName === 'INPUT' && active.type !== 'radio' &&
+    active.type !== 'checkbox' && active.value !== active.defaultValue;
   if (typing || view.querySelector('[data-hold]')) { arm(1); return; }
   current.run();
 }
