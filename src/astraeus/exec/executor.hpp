@@ -22,6 +22,9 @@
 //                  it started or while it waits: it waits, holds no GPUs and is not placed until
 //                  Unheld; `detail` says so
 //   Unheld         the administrator released it (`scontrol release`): it may be placed again
+//   Foreign        machine `machine` has `gpus` GPUs held by jobs outside this service (Slurm:
+//                  jobs it did not submit), from now until the next Foreign event of the machine
+//                  (0: none any more); `detail` says which (the pending runs' reason names it)
 // Implementations: exec/local_executor.hpp (child processes of the service on its machine),
 // service/sim_executor.hpp (simulated, on the service's clock), agents (node agents) and Slurm.
 // Times are Unix seconds of the service's clock.
@@ -89,6 +92,7 @@ struct ExecEvent {
         Cancelled,
         Held,
         Unheld,
+        Foreign,
     };
     Kind kind;
     Seconds t;
@@ -101,7 +105,9 @@ struct ExecEvent {
     int exit_code = -1;        ///< WorkerExited: the exit status, or -1 when killed by a signal
     int signal = 0;            ///< WorkerExited: the signal that ended it (0: none)
     int attempt = 0;           ///< the attempt the event belongs to (0: not known)
-    std::string detail = {};   ///< Cancelled, Held: who and when, for the run's reason
+    std::string detail = {};   ///< Cancelled, Held: who and when, for the run's reason;
+                               ///< Foreign: whose GPUs
+    int gpus = 0;              ///< Foreign: GPUs of the machine held outside the service
 };
 
 /// "started", "finished", ... (logs, tests).

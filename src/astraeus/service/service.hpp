@@ -252,6 +252,8 @@ private:
     void preempt(RunMem& r, Seconds t);
     void on_exec(const ExecEvent& e);
     void machine_event(const ExecEvent& e);
+    /// A Foreign event: the machine's GPUs held by jobs outside the service leave the rounds.
+    void foreign_event(const ExecEvent& e);
     void end_run(RunMem& r, Seconds t, const std::string& state, const std::string& outcome);
     /// WorkerStarted, WorkerExited, Progress and Utilization events (service_exec.cpp).
     void on_worker_event(RunMem& r, const ExecEvent& e);
@@ -297,6 +299,9 @@ private:
     void add_forecast_json(nlohmann::json& j, const RunMem& r) const;
     /// Names pool machine m for a pending run's reason: "gpu-2 (lost)", "gpu-3 (drained)".
     std::string machine_reason_name(const PoolState& pool, int m) const;
+    /// Why machine m's GPUs are out of the rounds for jobs outside the service (the executor's
+    /// words: "4 GPUs of node gpu2 are held by Slurm jobs outside Astraeus (job 2)").
+    std::string foreign_reason(const PoolState& pool, int m) const;
     /// Under mu_: adds a zero row (sorted by run id) for each run visible through `f` that held
     /// GPUs in [start_s, end_s) but has no ledger row yet (held less than a minute so far).
     void add_held_runs(std::vector<goodput::Row>& rows, Seconds start_s, Seconds end_s,
@@ -311,6 +316,7 @@ private:
     std::unique_ptr<Executor> exec_;
     exec::AgentHub* agents_ = nullptr;  ///< exec_ when it is the agents executor
     std::set<store::Id> drained_;       ///< drained machines
+    std::map<store::Id, std::string> foreign_;  ///< machine -> whose GPUs are held outside us
     std::map<store::Id, std::string> agent_tokens_;  ///< agent token -> its machine (registered)
     Clock clock_;
 
