@@ -2,6 +2,7 @@
 # Installs the Debian 12 packages Astraeus needs to build and test. Run as root (or with sudo).
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config zlib1g-dev
+      ccache  # the compiler cache CMakeLists.txt uses when present (the five builds share it)
       libfmt-dev libcli11-dev nlohmann-json3-dev libgtest-dev libgmock-dev libbenchmark-dev
       libcpp-httplib-dev libsqlitecpp-dev libsqlite3-dev libssl-dev libspdlog-dev  # astraeus serve
       libboost-dev  # Boost.Beast + Boost.Asio: the server of astraeus serve (api/http_server.cpp)

@@ -347,6 +347,50 @@ TEST(RoundAdapter, LostMachinesWithholdTheirGpus) {
     EXPECT_EQ(d[0].job, k);
 }
 
+TEST(RoundAdapter, ForeignGpusLeaveTheRounds) {
+    auto opt = policy_options("fifo", AstraeaOptions{});
+    ASSERT_TRUE(opt);
+    auto ad = service::RoundAdapter::make(ClusterSpec::uniform(2, 8), *opt, "consolidate");
+    ASSERT_TRUE(ad);
+    service::RoundAdapter& a = **ad;
+    a.set_tenants({{"ml", 1.0}});
+    a.set_foreign(0, 4);  // a job outside holds 4 of machine 0's 8: 16 - 4 = 12 free
+    EXPECT_EQ(a.free_gpus(), 12);
+    EXPECT_EQ(a.foreign_gpus(0), 4);
+    const int j = *a.submit(0, 8, 0, 0);
+    auto d = a.round(0);
+    ASSERT_EQ(d.size(), 1u);
+    ASSERT_EQ(d[0].placement.parts.size(), 1u);
+    EXPECT_EQ(d[0].placement.parts[0].machine, 1) << "8 GPUs fit only machine 1 now";
+    const int k = *a.submit(0, 8, 10, 0);
+    EXPECT_TRUE(a.round(10).empty()) << "machine 0 has 4 free, machine 1 none";
+    EXPECT_EQ(a.pending_reason(k, 1, 8), "4 GPUs of machine 0 are held by jobs outside Astraeus");
+    EXPECT_EQ(a.pending_reason(k, 1, 8, {}, [](int m) { return "node gpu" + std::to_string(m + 1); }), "node gpu1");
+    a.set_foreign(0, 0);  // the job outside ended: k places on machine 0
+    EXPECT_EQ(a.free_gpus(), 8);
+    d = a.round(20);
+    ASSERT_EQ(d.size(), 1u);
+    EXPECT_EQ(d[0].job, k);
+    EXPECT_EQ(d[0].placement.parts.at(0).machine, 0);
+    // A job outside on a full machine: withheld as j gives its GPUs back, 3 of its 8.
+    a.set_foreign(1, 3);
+    EXPECT_EQ(a.foreign_gpus(1), 0);
+    a.remove(j, 30);
+    EXPECT_EQ(a.foreign_gpus(1), 3);
+    EXPECT_EQ(a.free_gpus(), 5);
+    // Lost with 3 outside: the 5 free are withheld; back after the job outside ended: all 8.
+    a.set_machine_up(1, false);
+    EXPECT_EQ(a.free_gpus(), 0);
+    a.set_foreign(1, 0);
+    EXPECT_EQ(a.free_gpus(), 0);
+    a.set_machine_up(1, true);
+    EXPECT_EQ(a.free_gpus(), 8);
+    EXPECT_EQ(a.foreign_gpus(1), 0);
+    a.set_foreign(1, 99);  // clamped to the machine's 8
+    EXPECT_EQ(a.foreign_gpus(1), 8);
+    EXPECT_EQ(a.free_gpus(), 0);
+}
+
 TEST(SimExecutor, MachinesAreLostAndComeBack) {
     service::SimExecutorConfig c;
     c.machine_failures_per_day = 24;  // about one an hour

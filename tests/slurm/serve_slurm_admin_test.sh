@@ -1,6 +1,7 @@
 #!/bin/bash
 # Administrators win over `astraeus serve --executor slurm` (docs/slurm.md, "Sharing a cluster"):
-#  1. hold: a foreign job (an ordinary `sbatch --gres=gpu:8` on all four nodes) fills the cluster;
+#  1. hold: a foreign job (an ordinary `sbatch` holding every CPU of the four nodes, not their
+#     GPUs: Astraeus sees only GPUs held outside it, serve_slurm_foreign_test.sh) fills the cluster;
 #     run adm is placed by Astraeus and its job waits in Slurm; an administrator's `scontrol hold`
 #     of that job -> the run is pending with the reason "held in Slurm ...", its attempt 1 ended
 #     (preempted), no GPU-second charged; the foreign job ends, `scontrol release` -> attempt 2
@@ -27,9 +28,9 @@ get() { curl -sS -H "Authorization: Bearer $ML" "$API/runs/adm"; }
 field() { get | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get(sys.argv[1], ""))' "$1" 2>/dev/null; }
 is() { [ "$(field state) $(field attempts)" = "$1" ]; }
 
-FOREIGN=$(sbatch --parsable -J someone-else -N 4 --gres=gpu:8 -o /dev/null --wrap 'sleep 600')
+FOREIGN=$(sbatch --parsable -J someone-else -N 4 --ntasks-per-node=16 -o /dev/null --wrap 'sleep 600')
 slurm_wait_state "$FOREIGN" RUNNING 300 || fail "the foreign job $FOREIGN does not run"
-echo "foreign job $FOREIGN holds every node's 8 GPUs"
+echo "foreign job $FOREIGN holds every node's 16 CPUs"
 curl -sS -X POST -H "Authorization: Bearer $ML" -H 'Content-Type: application/json' \
   --data '{"name": "adm", "workers": 1, "gpus_per_worker": 8, "command": "sleep 600"}' "$API/runs" > /dev/null
 waitfor 300 is 'starting 1' || fail "adm not starting: $(get)"

@@ -3,10 +3,17 @@
 // for the same period and token, formatted the same way (GPU-hours to 0.1, goodput to 1%).
 import { chromium } from 'playwright-core';
 import { writeFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { openSync } from 'node:fs';
 
 const { BASE, OUT, CHROMIUM, XSS, ML, CV, ADMIN, OPERATOR, ASTRA } = process.env;
+// The service under test, to stop and start it again under an open page (the live views' checks).
+const { ASTRAEUS, WORK, SERVER_PID, SERVE_EXECUTOR } = process.env;
 let fails = 0, passes = 0;
+// Seconds spent in each part, printed at the end (where the test's time goes).
+const t0 = Date.now(), laps = [];
+let lapStart = t0;
+const lap = (name) => { const now = Date.now(); laps.push(`${name} ${((now - lapStart) / 1000).toFixed(1)}`); lapStart = now; };
 const check = (name, ok, detail = '') => {
   if (ok) passes++; else { fails++; console.log(`FAIL: ${name}${detail ? ` (${detail})` : ''}`); }
 };
@@ -69,7 +76,7 @@ async function newPage(width = 1280, height = 900) {
   const page = await ctx.newPage();
   page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss(); });
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
-  page.on('console', (m) => { if (m.type() === 'error' && !/401|404/.test(m.text())) problems.push(`console: ${m.text()}`); });
+  page.on('console', (m) => { if (m.type() === 'error' && !/401|404|ERR_CONNECTION_REFUSED/.test(m.text())) problems.push(`console: ${m.text()}`); });
   page.on('request', (r) => { if (!r.url().startsWith(BASE) && !r.url().startsWith('data:')) problems.push(`request to another host: ${r.url()}`); });
   return { ctx, page };
 }
@@ -78,8 +85,10 @@ const go = async (page, hash, view) => {
   await page.evaluate((h) => { location.hash = h; }, hash);
   await ready(page, view);
 };
-async function signIn(page, token) {
-  await page.goto(`${BASE}/`);
+// Pages open with ?refresh=0 (no automatic refresh: the figures a check compares stay still)
+// unless a check opens another URL (the live views' checks).
+async function signIn(page, token, url = `${BASE}/?refresh=0`) {
+  await page.goto(url);
   await page.fill('#token', token);
   await page.press('#token', 'Enter');
 }
@@ -87,6 +96,7 @@ const shot = (page, name) => page.screenshot({ path: `${OUT}/${name}.png`, fullP
 const texts = (page, sel) => page.$$eval(sel, (els) => els.map((e) => e.textContent.trim()));
 
 try {
+  lap('headers+launch');
   // --- a bad token is refused -------------------------------------------------------------------
   {
     const { ctx, page } = await newPage();
@@ -100,6 +110,7 @@ try {
     await ctx.close();
   }
 
+  lap('bad-token');
   // --- a workspace token (ml) -------------------------------------------------------------------
   {
     const { ctx, page } = await newPage();
@@ -134,6 +145,14 @@ try {
     check('runs: no workspace column for a workspace token', !heads.includes('Workspace') && heads.includes('Pool'), heads.join('|'));
     const runNames = await texts(page, '#runs-table tbody td.name');
     check('runs: ml sees its two runs only', runNames.sort().join(',') === 'llm,sweep-7', runNames.join(','));
+    // A stalled run is not a green "running": the page says stalled, as GET /v1/stalls does.
+    const badges = await page.$$eval('#runs-table tbody tr', (trs) => trs.map((tr) =>
+      [tr.querySelector('td.name').textContent, tr.querySelector('.state').className, tr.querySelector('.state').textContent]));
+    const llmBadge = badges.find((b) => b[0] === 'llm');
+    const stallsNow = await api(ML, '/stalls');
+    check('runs: the stalled run shows "running · stalled", not running',
+      stallsNow.stalled.some((st) => st.run === 'llm') && llmBadge && llmBadge[1] === 'state state-stalled' && llmBadge[2] === 'running · stalled',
+      JSON.stringify(badges));
     const cells = await texts(page, '#runs-table tbody td');
     check('runs: the pool named like markup is shown as text', cells.includes(XSS));
     check('runs: no element was made from a name', (await page.$$('#view img')).length === 0);
@@ -144,7 +163,7 @@ try {
     const after = await api(ML, '/runs/llm/goodput');
     const facts = await texts(page, '.facts dd');
     check('run page: the command is shown as text', facts.some((f) => f.includes(XSS)), facts.join('|'));
-    check('run page: state running', /running/.test(await page.textContent('#run-state')));
+    check('run page: state running, marked stalled', /running · stalled/.test(await page.textContent('#run-state')));
     const workers = await texts(page, '#workers-table tbody tr');
     check('run page: two workers on their machines', workers.length === 2 && workers.every((w) => /default-[12]/.test(w)), workers.join('|'));
     check('run page: stalled workers flagged', workers.every((w) => w.includes('stalled')));
@@ -185,11 +204,31 @@ try {
     await ctx.close();
   }
 
+  lap('ml');
   // --- cv stops its waiting run from its page; an operator sees all and cannot stop ----------------
   {
     const { ctx, page } = await newPage();
     await signIn(page, CV);
     await ready(page, 'goodput');
+    // A pending run's page: why it waits, its place in its pool's order and its estimated start,
+    // as the API's answers just before and after (the estimate moves later as llm runs longer).
+    {
+      const before = await api(CV, '/runs/vision');
+      await go(page, '#/run/cv/vision', 'run');
+      const after = await api(CV, '/runs/vision');
+      const shown = await page.$eval('#run-pending', (e) => ({ position: e.dataset.position, eta: e.dataset.estimatedStart,
+        reason: document.querySelector('#run-reason').textContent, pos: document.querySelector('#run-position').textContent,
+        etaText: document.querySelector('#run-eta').textContent }));
+      const detail = JSON.stringify({ shown, before, after });
+      check('pending run page: pending with a position (1 in pool default), as the API', before.state === 'pending' && after.state === 'pending' &&
+        [before.position, after.position].includes(Number(shown.position)) && shown.pos === `${shown.position} in pool default`, detail);
+      check('pending run page: the scheduler\'s reason, as the API', [before.reason, after.reason].includes(shown.reason) && shown.reason.length > 0, detail);
+      const t = (v) => Date.parse(v);
+      check('pending run page: the estimated start, as the API (between its answers)', before.estimated_start && after.estimated_start && shown.eta &&
+        t(shown.eta) >= t(before.estimated_start) && t(shown.eta) <= t(after.estimated_start) &&
+        shown.etaText.startsWith(shown.eta.replace('T', ' ').replace(/:\d\dZ$/, 'Z')), detail);
+      await shot(page, 'run-pending');
+    }
     await go(page, '#/run/cv/tiny', 'run');
     await page.click('#stop');
     await page.click('#stop-confirm');
@@ -213,6 +252,7 @@ try {
     await ctx.close();
   }
 
+  lap('cv+operator');
   // --- an org admin sees every workspace ----------------------------------------------------------
   const { ctx, page } = await newPage();
   await signIn(page, ADMIN);
@@ -274,6 +314,7 @@ try {
     await ctx.close();
   }
 
+  lap('admin+stop');
   // --- numbers equal the API's: stop every run first, so the ledgers are still ----------------------
   for (const [ws, run] of [['ml', 'llm'], ['ml', 'sweep-7'], ['cv', 'vision'], ['cv', 'tiny']])
     await fetch(`${BASE}/v1/runs/${run}/stop?workspace=${ws}`, { method: 'POST', headers: { Authorization: `Bearer ${ADMIN}`, 'Content-Length': '0' } });
@@ -377,6 +418,7 @@ try {
   check('custom range: a row per workspace for the admin', cws.sort().join(',') === 'cv,ml', cws.join(','));
   await ctx.close();
 
+  lap('numbers');
   // --- 1280 px and a narrow screen ------------------------------------------------------------------
   for (const [w, name] of [[1280, null], [390, 'goodput-narrow']]) {
     const { ctx: c2, page: p2 } = await newPage(w, 800);
@@ -388,6 +430,40 @@ try {
     await c2.close();
   }
 
+  lap('widths');
+  // --- a URL reopens the same view: period, rows by, sort and filters (every run has stopped) -----
+  {
+    const { ctx: c4, page: p4 } = await newPage();
+    await signIn(p4, ADMIN, `${BASE}/?refresh=0#/goodput?period=1d&by=pool&sort=goodput&dir=asc`);
+    await p4.waitForSelector('#period[data-by="pool"]');
+    const doc = await api(ADMIN, `/goodput?by=pool&start=${await p4.getAttribute('#period', 'data-start')}&end=${await p4.getAttribute('#period', 'data-end')}`);
+    const shownRows = await p4.$$eval('#goodput-table tbody tr', (trs) => trs.map((tr) => [tr.cells[0].textContent, tr.cells[3].textContent]));
+    const want = [...doc.rows].sort((a, b) => (a.goodput ?? -1) - (b.goodput ?? -1)).map((r) => [r.pool, pct(r.goodput)]);
+    check('URL: the period (last 24 h) and rows by pool reopen', await p4.isChecked('input[name=period][value="1d"]') &&
+      (await p4.inputValue('#by')) === 'pool' && Date.parse(doc.end) - Date.parse(doc.start) === 86400000, doc.start);
+    check('URL: sorted by goodput, ascending, as the API\'s rows', (await p4.getAttribute('#goodput-table thead th:nth-child(4)', 'aria-sort')) === 'ascending' &&
+      JSON.stringify(shownRows.map((r) => r[1])) === JSON.stringify(want.map((r) => r[1])) && shownRows.length === 2 &&
+      JSON.stringify(shownRows.map((r) => r[0]).sort()) === JSON.stringify(want.map((r) => r[0]).sort()), `${JSON.stringify(shownRows)} vs ${JSON.stringify(want)}`);
+    // Changed in the page, kept in the URL, reopened by a reload.
+    await go(p4, '#/runs?state=stopped&workspace=cv', 'runs');
+    check('URL: the filters reopen (state stopped, workspace cv)', (await p4.inputValue('#filter-state')) === 'stopped' &&
+      (await p4.inputValue('#filter-workspace')) === 'cv' && (await texts(p4, '#runs-table tbody td.name')).sort().join(',') === 'tiny,vision');
+    await p4.click('#runs-table thead th:nth-child(1) button');
+    await p4.click('#runs-table thead th:nth-child(1) button');
+    await p4.selectOption('#filter-pool', 'default');
+    await ready(p4, 'runs');
+    const hash = await p4.evaluate(() => location.hash);
+    check('URL: a sort and a filter chosen in the page are in the URL', /[?&]sort=name(&|$)/.test(hash) && /[?&]dir=desc(&|$)/.test(hash) &&
+      /[?&]pool=default(&|$)/.test(hash) && /[?&]state=stopped(&|$)/.test(hash), hash);
+    await p4.reload();
+    await ready(p4, 'runs');
+    check('URL: a reload reopens the same view (filters, sort by name descending)', (await p4.inputValue('#filter-pool')) === 'default' &&
+      (await p4.inputValue('#filter-state')) === 'stopped' && (await p4.getAttribute('#runs-table thead th:nth-child(1)', 'aria-sort')) === 'descending' &&
+      (await texts(p4, '#runs-table tbody td.name')).join(',') === 'vision', (await texts(p4, '#runs-table tbody td.name')).join(','));
+    await c4.close();
+  }
+
+  lap('url');
   // --- the budget: bytes transferred and time to the first view, cold cache, BUDGET_RUNS times ------
   {
     const runs = [];
@@ -420,9 +496,106 @@ try {
     // Bytes only: times are measured (docs/web.md), not asserted.
     check('budget: under 50 kB transferred', runs.every((r) => r.bytes_transferred > 0 && r.bytes_transferred < 50000), JSON.stringify(runs));
   }
+
+  lap('budget');
+  // --- live: a page that updates by itself (?refresh=1: every second) when a run changes state ----
+  {
+    const { ctx: c5, page: p5 } = await newPage();
+    await signIn(p5, ML, `${BASE}/?refresh=1#/runs`);
+    await ready(p5, 'runs');
+    const firstUpdate = await p5.getAttribute('#updated', 'data-at');
+    const stateOf = (name) => p5.evaluate((n) => {
+      const tr = [...document.querySelectorAll('#runs-table tbody tr')].find((r) => r.querySelector('td.name').textContent === n);
+      return tr ? tr.querySelector('.state').textContent : null;
+    }, name);
+    const waitState = (name, re, ms) => p5.waitForFunction(([n, src]) => {
+      const tr = [...document.querySelectorAll('#runs-table tbody tr')].find((r) => r.querySelector('td.name').textContent === n);
+      return tr && new RegExp(src).test(tr.querySelector('.state').textContent);
+    }, [name, re.source], { timeout: 20000 }).then(() => true, () => false);
+    check('live: no run live-1 before it is submitted', (await stateOf('live-1')) === null);
+    const sub = await fetch(`${BASE}/v1/runs`, { method: 'POST', headers: { Authorization: `Bearer ${ML}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'live-1', workers: 1, gpus_per_worker: 8 }) });
+    check('live: live-1 submitted', sub.status === 201, String(sub.status));
+    check('live: the open Runs page shows the new run running, with no click', await waitState('live-1', /^running$/, 20000),
+      String(await stateOf('live-1')));
+    check('live: the API says running too', (await api(ML, '/runs/live-1')).state === 'running');
+    const lastUpdate = await p5.getAttribute('#updated', 'data-at');
+    check('live: "Updated" moved on', Date.parse(lastUpdate) > Date.parse(firstUpdate) &&
+      /^Updated \d\d:\d\d:\d\d UTC$/.test(await p5.textContent('#updated')), `${firstUpdate} -> ${lastUpdate}`);
+    await fetch(`${BASE}/v1/runs/live-1/stop`, { method: 'POST', headers: { Authorization: `Bearer ${ML}`, 'Content-Length': '0' } });
+    check('live: the page follows the stop to stopped by itself', await waitState('live-1', /^stopped$/, 20000) &&
+      (await api(ML, '/runs/live-1')).state === 'stopped', String(await stateOf('live-1')));
+    // Hidden (another tab in front): no call at all; shown again: a refresh at once.
+    const calls = [];
+    p5.on('request', (r) => { if (r.url().includes('/v1/')) calls.push(Date.now()); });
+    const setVisibility = (v) => p5.evaluate((state) => {
+      Object.defineProperty(document, 'visibilityState', { value: state, configurable: true });
+      document.dispatchEvent(new Event('visibilitychange'));
+    }, v);
+    await setVisibility('hidden');
+    await new Promise((r) => setTimeout(r, 500));  // a load already under way ends
+    const hiddenFrom = calls.length;
+    await new Promise((r) => setTimeout(r, 2500));
+    check('live: a hidden tab makes no call (2.5 s at one refresh a second)', calls.length === hiddenFrom, `${calls.length - hiddenFrom} calls`);
+    await setVisibility('visible');
+    const resumed = await p5.waitForFunction((n) => Date.parse(document.querySelector('#updated').dataset.at) > n,
+      Date.now(), { timeout: 10000 }).then(() => true, () => false);
+    check('live: shown again, it refreshes by itself', resumed && calls.length > hiddenFrom);
+    lap('live');
+
+    // --- live: the service stopped and started again under two open pages: this one (a refresh
+    // a second) and one with no automatic refresh -------------------------------------------------
+    if (!(ASTRAEUS && WORK && SERVER_PID)) throw new Error('web_test.sh passes ASTRAEUS, WORK and SERVER_PID');
+    const pa = p5;
+    const { ctx: cb, page: pb } = await newPage();
+    await signIn(pb, ADMIN, `${BASE}/?refresh=0#/runs`);
+    await ready(pb, 'runs');
+    const before = await pa.getAttribute('#updated', 'data-at');
+    process.kill(Number(SERVER_PID), 'SIGTERM');
+    const down = async () => { try { await fetch(`${BASE}/`); return false; } catch { return true; } };
+    for (let k = 0; k < 100 && !(await down()); k++) await new Promise((r) => setTimeout(r, 100));
+    const banner = await pa.waitForSelector('#offline:not([hidden])', { timeout: 15000 }).then(() => true, () => false);
+    const text = banner ? await pa.textContent('#offline') : '';
+    check('service stopped: a banner says so by itself, the view stays', banner && /Cannot reach the service/.test(text) && /Retrying every 1 s/.test(text) &&
+      (await texts(pa, '#runs-table tbody td.name')).sort().join(',') === 'live-1,llm,sweep-7', text);
+    await shot(pa, 'offline');
+    check('service stopped: the page without automatic refresh shows no banner yet', await pb.isHidden('#offline'));
+    await pb.click('#nav a[data-view="runs"]');
+    check('service stopped: choosing the current tab again retries (and says so)',
+      await pb.waitForSelector('#offline:not([hidden])', { timeout: 10000 }).then(() => true, () => false));
+    // Started again on the same port and data (the lock is free once the old process has exited).
+    const port = new URL(BASE).port;
+    const args = ['serve', ...(SERVE_EXECUTOR ? ['--executor', SERVE_EXECUTOR] : []), '--config', `${WORK}/astraeus.json`,
+      '--data-dir', `${WORK}/data`, '--listen', `127.0.0.1:${port}`];
+    let again = null;
+    for (let k = 0; k < 40 && !again; k++) {
+      const log = openSync(`${WORK}/server2.log`, 'a');
+      const child = spawn(ASTRAEUS, args, { stdio: ['ignore', log, log] });
+      writeFileSync(`${WORK}/server2.pid`, String(child.pid));
+      let exited = false;
+      child.on('exit', () => { exited = true; });
+      for (let j = 0; j < 100 && !exited; j++) {
+        if (!(await down())) { again = child; break; }
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      if (!again) { if (!exited) child.kill('SIGKILL'); await new Promise((r) => setTimeout(r, 250)); }
+    }
+    check('service started again', again !== null);
+    const gone = await pa.waitForSelector('#offline', { state: 'hidden', timeout: 20000 }).then(() => true, () => false);
+    const after = await pa.getAttribute('#updated', 'data-at');
+    check('service back: the banner goes away by itself, the view is updated', gone && Date.parse(after) > Date.parse(before), `${before} -> ${after}`);
+    await pb.click('#nav a[data-view="runs"]');
+    check('service back: choosing the current tab again brings it back',
+      await pb.waitForSelector('#offline', { state: 'hidden', timeout: 10000 }).then(() => true, () => false));
+    await c5.close();
+    await cb.close();
+    if (again) again.kill('SIGTERM');
+  }
+  lap('restart');
 } finally {
   await browser.close();
 }
+console.log(`seconds by part: ${laps.join(', ')}; ${((Date.now() - t0) / 1000).toFixed(1)} in all`);
 check('no dialog fired (names are text, not markup)', dialogs.length === 0, dialogs.join('|'));
 check('no page error, CSP violation or request to another host', problems.length === 0, problems.join(' | '));
 console.log(`${passes} passed, ${fails} failed`);

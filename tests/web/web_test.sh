@@ -4,9 +4,11 @@
 # clock) with seeded runs in two workspaces, a pool and a cluster named
 # `<img src=x onerror=alert(1)>` and a run whose command is that string, then drives Debian's
 # Chromium through npm's playwright-core (web_test.mjs): sign-in, each view, the figures against
-# the REST API's and `astra`'s table for the same period, who sees what, names shown as text, a bad token refused.
+# the REST API's and `astra`'s table for the same period, who sees what, names shown as text, a bad token refused,
+# the live views (a page following a run it did not start, a hidden tab quiet, the server stopped
+# and started again under open pages), a URL reopening the same view.
 # Screenshots and the measured page budget go to OUT_DIR. Skipped (exit 77, with the reason)
-# without chromium, node, curl or `npm ci` in tests/web. Bounded: about 30 s.
+# without chromium, node, curl or `npm ci` in tests/web. Bounded: it prints the seconds of each part.
 set -u
 ASTRAEUS=$1; mkdir -p "$2" && OUT=$(cd "$2" && pwd) || exit 1
 # astra: the goodput views against the CLI's table for the same period (default: beside astraeus).
@@ -28,11 +30,14 @@ WORK=$(mktemp -d)
 trap 'stop_all; [ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
 
 XSS='<img src=x onerror=alert(1)>'
+# Leases of 10 service hours (600 s here): no lease ends during the test, so llm keeps the
+# default pool and vision waits until the checks that need a waiting run have run (with the
+# default 1800 s, 30 s here, a slow run saw vision placed before the fairness checks).
 cat > "$WORK/astraeus.json" <<JSON
 {"pools": [{"name": "default", "machines": [{"count": 2, "gpus": 8}]},
            {"name": "$XSS", "machines": [{"count": 1, "gpus": 4}]}],
  "threshold_alerts": [{"metric": "workers_stalled", "scope": "", "op": ">", "value": 0, "for_s": 0}],
- "time_scale": 60, "stall_timeout_s": 120, "executor": {"stop_s": 180}}
+ "time_scale": 60, "stall_timeout_s": 120, "lease_s": 36000, "executor": {"stop_s": 180}}
 JSON
 admin init --org acme --cluster "$XSS" --config "$WORK/astraeus.json" > "$WORK/init.txt" || exit 1
 # The simulated executor (named explicitly where the binary has several: it runs nothing).
@@ -74,8 +79,14 @@ post "$ML" /runs/llm/progress '{"steps":[100,100]}'
 wait_for "$ML" /stalls '"stalled":\[\{'
 sleep 1
 
+# The live views' checks stop this server and start it again on the same port and data
+# (ASTRAEUS, WORK, SERVER_PID, SERVE_EXECUTOR); the new one's PID is in $WORK/server2.pid.
+ASTRAEUS_ABS=$(cd "$(dirname "$ASTRAEUS")" && pwd)/$(basename "$ASTRAEUS")
 cd "$HERE" && BASE="$BASE" OUT="$OUT" CHROMIUM="$CHROMIUM" XSS="$XSS" \
-  ML="$ML" CV="$CV" ADMIN="$ADMIN" OPERATOR="$OPERATOR" ASTRA="$ASTRA" timeout 150 node web_test.mjs
+  ML="$ML" CV="$CV" ADMIN="$ADMIN" OPERATOR="$OPERATOR" ASTRA="$ASTRA" \
+  ASTRAEUS="$ASTRAEUS_ABS" WORK="$WORK" SERVER_PID="$SERVER_PID" SERVE_EXECUTOR="${SERVE_ARGS[1]:-}" timeout 150 node web_test.mjs
 rc=$?
+[ -s "$WORK/server2.pid" ] && EXTRA_PIDS+=("$(cat "$WORK/server2.pid")")
+[ $rc = 0 ] || [ ! -s "$WORK/server2.log" ] || { echo "--- restarted server log (tail)"; tail -20 "$WORK/server2.log"; }
 [ $rc = 0 ] || { echo "--- server log (tail)"; tail -20 "$WORK/server.log"; }
 exit $rc

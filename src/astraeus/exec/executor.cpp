@@ -20,6 +20,7 @@ const char* to_string(ExecEvent::Kind k) {
         case K::Cancelled: return "cancelled";
         case K::Held: return "held";
         case K::Unheld: return "unheld";
+        case K::Foreign: return "foreign";
     }
     return "unknown";
 }

@@ -22,6 +22,9 @@
 //                  it started or while it waits: it waits, holds no GPUs and is not placed until
 //                  Unheld; `detail` says so
 //   Unheld         the administrator released it (`scontrol release`): it may be placed again
+//   Foreign        machine `machine` has `gpus` GPUs held by jobs outside this service (Slurm:
+//                  jobs it did not submit), from now until the next Foreign event of the machine
+//                  (0: none any more); `detail` says which (the pending runs' reason names it)
 // Implementations: exec/local_executor.hpp (child processes of the service on its machine),
 // service/sim_executor.hpp (simulated, on the service's clock), agents (node agents) and Slurm.
 // Times are Unix seconds of the service's clock.
@@ -32,6 +35,7 @@
 #include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +68,9 @@ struct ExecRun {
     std::string workdir;                      ///< empty: the run's directory
     bool running_at_progress = false;         ///< running at the first progress report
     std::vector<WorkerPlacement> placement;   ///< one per worker (empty: not known, sim)
+    /// Each worker's log cap in bytes, from the workspace's log quota (service/log_quota.hpp);
+    /// unset: the executor's own cap.
+    std::optional<std::uint64_t> log_cap_bytes;
 };
 
 enum class ExecPhase : std::uint8_t { Starting, Running, Stopping, Failed };
@@ -85,6 +92,7 @@ struct ExecEvent {
         Cancelled,
         Held,
         Unheld,
+        Foreign,
     };
     Kind kind;
     Seconds t;
@@ -97,7 +105,9 @@ struct ExecEvent {
     int exit_code = -1;        ///< WorkerExited: the exit status, or -1 when killed by a signal
     int signal = 0;            ///< WorkerExited: the signal that ended it (0: none)
     int attempt = 0;           ///< the attempt the event belongs to (0: not known)
-    std::string detail = {};   ///< Cancelled, Held: who and when, for the run's reason
+    std::string detail = {};   ///< Cancelled, Held: who and when, for the run's reason;
+                               ///< Foreign: whose GPUs
+    int gpus = 0;              ///< Foreign: GPUs of the machine held outside the service
 };
 
 /// "started", "finished", ... (logs, tests).

@@ -192,6 +192,7 @@ void LocalExecutor::launch(Seconds t, const ExecRun& r) {
             spec.workdir = r.workdir.empty() ? dir.string() : r.workdir;
             spec.log_path = log_path(r.workspace, r.run_name, r.attempt, w);
             spec.progress_path = id.progress_file;
+            spec.log_cap_bytes = r.log_cap_bytes;
             // The log: created afresh by the service (a link planted there is removed, not
             // followed), written only from the pipe through this descriptor.
             int log_fd = -1;

@@ -35,22 +35,7 @@ const char* to_string(JobState s) {
     return names[static_cast<int>(s)];
 }
 
-int gres_gpus(const std::string& gres) {
-    int total = 0;
-    std::size_t from = 0;
-    while (from < gres.size()) {
-        std::size_t comma = gres.find(',', from);
-        if (comma == std::string::npos) comma = gres.size();
-        std::string item = gres.substr(from, comma - from);
-        from = comma + 1;
-        if (const auto paren = item.find('('); paren != std::string::npos) item.resize(paren);
-        if (item.rfind("gpu", 0) != 0) continue;
-        const auto colon = item.rfind(':');
-        if (colon == std::string::npos) continue;
-        total += std::atoi(item.c_str() + colon + 1);
-    }
-    return total;
-}
+int gres_gpus(const std::string& gres) { return gres_gpu_count(gres); }
 
 Result<SlurmClient> SlurmClient::open(const std::string& slurm_conf) {
     // libslurm exits the process (fatal) on a missing config: check it first.
@@ -231,6 +216,27 @@ Result<std::vector<JobInfo>> SlurmClient::jobs() const {
             if (WIFSIGNALED(j.exit_code)) o.exit_signal = WTERMSIG(j.exit_code);
         }
         out.push_back(std::move(o));
+    }
+    slurm_free_job_info_msg(msg);
+    return out;
+}
+
+Result<std::vector<JobAlloc>> SlurmClient::allocations() const {
+    job_info_msg_t* msg = nullptr;
+    if (slurm_load_jobs(0, &msg, SHOW_ALL | SHOW_DETAIL) != SLURM_SUCCESS) return slurm_fail("loading jobs");
+    std::vector<JobAlloc> out;
+    for (std::uint32_t i = 0; i < msg->record_count; ++i) {
+        const slurm_job_info_t& j = msg->job_array[i];
+        const std::uint32_t base = j.job_state & JOB_STATE_BASE;
+        const bool holding = base == JOB_RUNNING || base == JOB_SUSPENDED || (j.job_state & JOB_COMPLETING) != 0;
+        if (!holding || !j.nodes || !*j.nodes) continue;
+        JobAlloc a;
+        a.id = j.job_id;
+        a.name = str(j.name);
+        a.work_dir = str(j.work_dir);
+        a.nodes = j.nodes;
+        for (std::uint32_t k = 0; k < j.gres_detail_cnt; ++k) a.gres_detail.push_back(str(j.gres_detail_str[k]));
+        out.push_back(std::move(a));
     }
     slurm_free_job_info_msg(msg);
     return out;

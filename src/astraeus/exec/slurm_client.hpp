@@ -14,6 +14,7 @@
 
 #include "astraeus/base/error.hpp"
 #include "astraeus/base/time.hpp"
+#include "astraeus/exec/slurm_foreign.hpp"
 
 namespace astraeus::exec::slurm {
 
@@ -106,6 +107,9 @@ public:
     /// Jobs known to slurmctld (finished ones for MinJobAge), all users.
     Result<std::vector<JobInfo>> jobs() const;
     Result<std::vector<NodeInfo>> nodes() const;
+    /// Every job holding an allocation now (RUNNING, SUSPENDED or completing), all users, with
+    /// its GPUs per node (one slurm_load_jobs with SHOW_DETAIL: `scontrol -d show job`).
+    Result<std::vector<JobAlloc>> allocations() const;
     Result<std::vector<PartitionInfo>> partitions() const;
 
 private:

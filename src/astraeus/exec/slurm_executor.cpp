@@ -683,6 +683,23 @@ void SlurmExecutor::poll_nodes(Seconds t, std::vector<ExecEvent>& out) {
         e.machine = m->second;
         out.push_back(e);
     }
+    // GPUs held by jobs this service did not submit: out of the service's placements until
+    // they end (one RPC for all jobs; a failed one changes nothing).
+    auto allocs = client_.allocations();
+    if (!allocs) return;
+    const auto foreign = slurm::foreign_gpus(*allocs, c_.runs_dir);
+    for (const auto& [node, machine] : node_machine_) {
+        auto it = foreign.find(node);
+        const slurm::ForeignNode f = it == foreign.end() ? slurm::ForeignNode{} : it->second;
+        auto& seen = foreign_[node];
+        if (f.gpus == seen.gpus && f.jobs == seen.jobs) continue;
+        seen = f;
+        ExecEvent e{ExecEvent::Kind::Foreign, t, 0};
+        e.machine = machine;
+        e.gpus = f.gpus;
+        e.detail = f.gpus > 0 ? slurm::foreign_text(node, f) : "";
+        out.push_back(std::move(e));
+    }
 }
 
 void SlurmExecutor::loop() {

@@ -12,7 +12,9 @@
 // A thread polls slurmctld through libslurm every `poll_ms`: RUNNING -> WorkerStarted + Started;
 // COMPLETED with exit 0 -> Finished; any other end (FAILED, NODE_FAIL, TIMEOUT, CANCELLED by
 // someone else, OUT_OF_MEMORY), or a requeue by Slurm itself (node failure), -> Failed, the job
-// requeued held, then Released; nodes DOWN/FAIL or DRAIN -> MachineLost, back -> MachineBack.
+// requeued held, then Released; nodes DOWN/FAIL or DRAIN -> MachineLost, back -> MachineBack;
+// GPUs of a node allocated to jobs this service did not submit (slurm_foreign.hpp), read once a
+// second with the nodes -> Foreign (their count; 0 when they end).
 // Administrators win (docs/slurm.md, "Sharing a cluster"): a job CANCELLED by anyone but this
 // process (`scancel`) -> Cancelled (who: slurmdbd's record of the job, when: its end), never
 // requeued; a job held by an administrator (`scontrol hold`, JobHeldAdmin) before it started or
@@ -156,6 +158,7 @@ private:
     std::map<std::string, std::int64_t> node_machine_;
     std::map<std::string, std::string> node_addr_;
     std::map<std::string, bool> node_up_;
+    std::map<std::string, slurm::ForeignNode> foreign_;  ///< node -> GPUs held outside us
     std::deque<ExecEvent> events_;
     Seconds last_nodes_poll_ = 0;
     /// Held jobs of this data directory found at start that no run has claimed yet (job id ->

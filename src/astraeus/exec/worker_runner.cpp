@@ -478,6 +478,7 @@ Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
     w.pid = pid;
     w.out_fd = out[0];
     w.log_fd = log_fd;
+    w.cap = spec.log_cap_bytes.value_or(c_.log_cap_bytes);
     w.progress_path = spec.progress_path;
     w.exec_errno = child_errno;
     w.ns = ns;
@@ -572,12 +573,12 @@ void WorkerRunner::drain(Worker& w) {
         }
         if (w.capped) continue;
         std::uint64_t take = static_cast<std::uint64_t>(n);
-        if (w.logged + take > c_.log_cap_bytes) take = c_.log_cap_bytes > w.logged ? c_.log_cap_bytes - w.logged : 0;
+        if (w.logged + take > w.cap) take = w.cap > w.logged ? w.cap - w.logged : 0;
         write_all(w.log_fd, buf, static_cast<std::size_t>(take));
         w.logged += take;
         if (take < static_cast<std::uint64_t>(n)) {
             w.capped = true;
-            const std::string m = "\n[astraeus: log capped at " + std::to_string(c_.log_cap_bytes) +
+            const std::string m = "\n[astraeus: log capped at " + std::to_string(w.cap) +
                                   " bytes; later output dropped]\n";
             write_all(w.log_fd, m.data(), m.size());
         }

@@ -65,6 +65,9 @@ struct WorkerSpec {
     std::string log_path;                    ///< created (parents too), truncated
     std::string progress_path;               ///< polled for the step counter; empty: none
     int log_fd = -1;                         ///< >= 0: the log, already open (the runner owns it); log_path is then only its name
+    /// This worker's log cap in bytes (the service's per-workspace log quota may give less than
+    /// the runner's `log_cap_bytes`, down to 0); unset: the runner's.
+    std::optional<std::uint64_t> log_cap_bytes;
     WorkerSandbox sandbox;
 };
 
@@ -155,6 +158,7 @@ private:
         int out_fd = -1;       ///< the read end of its stdout+stderr pipe
         int log_fd = -1;
         std::uint64_t logged = 0;
+        std::uint64_t cap = 0;  ///< its log cap, bytes
         bool capped = false;
         std::string progress_path;
         std::int64_t last_step = -1;

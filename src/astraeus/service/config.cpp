@@ -244,13 +244,16 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
     if (j.contains("workspace_limits")) {  // per-workspace limits (docs/operations.md)
         const json& l = j["workspace_limits"];
         const std::string w = where + ": workspace_limits";
-        TRY(only_keys(l, {"pending_runs", "submissions_per_minute"}, w));
+        TRY(only_keys(l, {"pending_runs", "submissions_per_minute", "log_bytes"}, w));
+        TRY(get(l, "log_bytes", c.limits.log_bytes, w));
         TRY(get(l, "pending_runs", c.limits.pending_runs, w));
         TRY(get(l, "submissions_per_minute", c.limits.submissions_per_minute, w));
         if (c.limits.pending_runs < 1 || c.limits.pending_runs > 10'000'000)
             return fail(w + ": pending_runs must be in 1..10000000");
         if (c.limits.submissions_per_minute < 1 || c.limits.submissions_per_minute > 1'000'000)
             return fail(w + ": submissions_per_minute must be in 1..1000000");
+        if (c.limits.log_bytes != 0 && c.limits.log_bytes < 1024)
+            return fail(w + ": log_bytes must be 0 (no quota) or at least 1024");
     }
     if (j.contains("web_sessions")) {  // the web pages' sign-in sessions (docs/security.md)
         const json& l = j["web_sessions"];

@@ -10,7 +10,8 @@
 //                 "failures_per_hour": 0, "machine_failures_per_day": 0, "machine_repair_s": 3600,
 //                 "seed": 1},
 //    "max_failures": 3,
-//    "workspace_limits": {"pending_runs": 5000, "submissions_per_minute": 600},
+//    "workspace_limits": {"pending_runs": 5000, "submissions_per_minute": 600,
+//                         "log_bytes": 17179869184},
 //    "web_sessions": {"lifetime_s": 43200, "max_per_token": 16},
 //    "local": {"stop_signal": "SIGTERM", "grace_s": 30, "log_cap_bytes": 67108864, "user": "",
 //              "allow_root": false, "utilization_period_s": 10, "master_addr": "127.0.0.1",
@@ -24,6 +25,7 @@
 // `failed` at its max_failures-th failed attempt; preemptions never count. time_scale > 1 makes the service's clock run that
 // many times faster than the real one (tests). Thread safety: plain values.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -59,6 +61,9 @@ struct WorkspaceLimits {
     /// Submissions per minute (a token bucket of this many, refilled evenly over a minute of
     /// real time); beyond it a 429 with Retry-After.
     int submissions_per_minute = 600;
+    /// Bytes of worker logs the service keeps for one workspace (service/log_quota.hpp): the
+    /// oldest logs of ended attempts are removed first; 0: no quota.
+    std::uint64_t log_bytes = 16ull << 30;
 };
 
 /// The web pages' sign-in sessions (config key "web_sessions"; docs/security.md "Web sessions").

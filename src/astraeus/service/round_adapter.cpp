@@ -61,7 +61,8 @@ RoundAdapter::RoundAdapter(ClusterSpec spec, AstraeaOptions options, std::unique
     : spec_(std::move(spec)), opt_(std::move(options)), policy_(std::move(policy)),
       placer_(std::move(placer)), placer_name_(std::move(placer_name)), astraea_(policy_->astraea_lists()), cluster_(spec_),
       scratch_(spec_), rng_(opt_.seed), down_(spec_.machine_gpus.size(), 0),
-      withheld_(spec_.machine_gpus.size(), 0) {
+      withheld_(spec_.machine_gpus.size(), 0), foreign_want_(spec_.machine_gpus.size(), 0),
+      foreign_taken_(spec_.machine_gpus.size(), 0) {
     in_.prepare = [this](std::size_t u, TenantQueue& q) { prepare_tenant(u, q); };
 }
 
@@ -275,7 +276,32 @@ void RoundAdapter::give_back(const Placement& p) {
         if (down_[part.machine]) {  // a lost machine's GPUs stay out of the rounds
             cluster_.take(part.machine, part.gpus);
             withheld_[part.machine] += part.gpus;
+        } else {
+            settle_foreign(part.machine);  // jobs outside may take what this job gave back
         }
+}
+
+void RoundAdapter::set_foreign(int m, int gpus) {
+    if (m < 0 || m >= static_cast<int>(foreign_want_.size())) return;
+    foreign_want_[m] = std::clamp(gpus, 0, spec_.machine_gpus[m]);
+    settle_foreign(m);
+}
+
+void RoundAdapter::settle_foreign(int m) {
+    // A lost machine's free GPUs are all withheld: settled when it is back.
+    if (down_[m]) return;
+    int& taken = foreign_taken_[m];
+    const int want = foreign_want_[m];
+    if (taken > want) {
+        Placement p;
+        p.parts.push_back({m, taken - want});
+        cluster_.give(p);
+        taken = want;
+    } else if (taken < want) {
+        const int f = std::min(cluster_.free_on(m), want - taken);
+        if (f > 0) cluster_.take(m, f);
+        taken += std::max(0, f);
+    }
 }
 
 void RoundAdapter::leave_running(int j, bool give) {
@@ -545,6 +571,7 @@ void RoundAdapter::set_machine_up(int m, bool up) {
         cluster_.give(p);
     }
     withheld_[m] = 0;
+    settle_foreign(m);
 }
 
 Seconds RoundAdapter::lease_s(int j) {
@@ -581,13 +608,16 @@ int RoundAdapter::add_machine(int gpus) {
     workers_fit_.clear();
     down_.push_back(0);
     withheld_.push_back(0);
+    foreign_want_.push_back(0);
+    foreign_taken_.push_back(0);
     std::vector<Tenant> same = tenants_;
     set_tenants(same);  // quotas over the new total
     return spec_.machines() - 1;
 }
 
 std::string RoundAdapter::pending_reason(int j, int workers, int gpus_per_worker,
-                                         const std::function<std::string(int)>& machine) const {
+                                         const std::function<std::string(int)>& machine,
+                                         const std::function<std::string(int)>& foreign) const {
     const Job& job = jobs_[j];
     const int g = job.gpus;
     const int u = job.tenant;
@@ -620,6 +650,32 @@ std::string RoundAdapter::pending_reason(int j, int workers, int gpus_per_worker
                     back.give(p);
                 }
             if (place_gang(*placer_, back, job)) return "waiting for GPUs of " + names();
+        }
+    }
+    {
+        // It would fit now were the GPUs held by jobs outside the service free.
+        std::vector<int> outside;
+        for (std::size_t m = 0; m < foreign_taken_.size(); ++m)
+            if (foreign_taken_[m] > 0 && !down_[m]) outside.push_back(static_cast<int>(m));
+        ClusterState now = cluster_;
+        if (!outside.empty() && !place_gang(*placer_, now, job)) {
+            ClusterState back = cluster_;
+            for (int m : outside) {
+                Placement p;
+                p.parts.push_back({m, foreign_taken_[m]});
+                back.give(p);
+            }
+            if (place_gang(*placer_, back, job)) {
+                std::string s;
+                for (int m : outside) {
+                    if (!s.empty()) s += "; ";
+                    s += foreign ? foreign(m)
+                                 : std::to_string(foreign_taken_[m]) + " GPUs of " +
+                                       (machine ? machine(m) : "machine " + std::to_string(m)) +
+                                       " are held by jobs outside Astraeus";
+                }
+                return s;
+            }
         }
     }
     if (cluster_.free_gpus() >= g) {

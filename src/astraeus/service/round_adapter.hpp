@@ -133,6 +133,13 @@ public:
     /// tenants' quotas are split again over the larger pool.
     int add_machine(int gpus);
     bool machine_up(int m) const { return !down_[m]; }
+    /// `gpus` of machine m (pool index) are held by jobs outside the service (Slurm: jobs it did
+    /// not submit), from now until the next call (0: none): that many are withheld from the
+    /// rounds, at once those free, the rest as the service's own jobs there give theirs back.
+    /// Clamped to [0, the machine's GPUs]; out-of-range m is ignored.
+    void set_foreign(int m, int gpus);
+    /// GPUs of machine m withheld for jobs outside the service now (<= what set_foreign asked).
+    int foreign_gpus(int m) const { return foreign_taken_[m]; }
 
     /// The lease length the policy gives job j starting now (kNoLeaseEnd: none).
     Seconds lease_s(int j);
@@ -144,11 +151,14 @@ public:
     /// - "waiting for GPUs of <machines>": it would fit now were the lost or drained machines up;
     /// - "GPUs held for a starving run of <tenant>": another tenant's run waited T_starve and
     ///   the round holds GPUs for it (ASTRAEA's reservation);
+    /// - "<n> GPUs of <machine> are held by jobs outside Astraeus" (`foreign(m)` when given,
+    ///   joined by "; "): it would fit now were the GPUs of set_foreign() free;
     /// - "waiting for quota": it fits the free GPUs, or its tenant is at its quota;
     /// - "no placement for W x G GPUs": the GPUs it needs are busy.
     /// `machine` names machine m (pool index) with its state, e.g. "gpu-2 (lost)"; empty: "machine m".
     std::string pending_reason(int j, int workers, int gpus_per_worker,
-                               const std::function<std::string(int)>& machine = {}) const;
+                               const std::function<std::string(int)>& machine = {},
+                               const std::function<std::string(int)>& foreign = {}) const;
 
     /// Every running job, in the order they started; every pending job, in the order they
     /// began to wait; the jobs winding down (wind_down) still holding GPUs.
@@ -194,6 +204,8 @@ private:
     /// A winding-down job j gives back the GPUs it still held and is no longer leaving.
     void end_leaving(int j);
     void give_back(const Placement& p);
+    /// Withholds or returns machine m's GPUs so that foreign_taken_ approaches foreign_want_.
+    void settle_foreign(int m);
     /// Points the round input at the adapter's lists (what every policy hook reads); O(tenants).
     void bind_input(Seconds now);
     /// ASTRAEA's per-tenant summaries for a round at `now` (starving runs promoted first).
@@ -231,6 +243,8 @@ private:
     std::vector<double> share_;   ///< advance()'s scratch: per tenant, a job's fair share now
     std::vector<char> down_;      ///< per machine: lost
     std::vector<int> withheld_;   ///< per machine: GPUs withheld while lost
+    std::vector<int> foreign_want_;   ///< per machine: GPUs held by jobs outside the service
+    std::vector<int> foreign_taken_;  ///< per machine: of those, withheld from the rounds now
     PolicyLedger ledger_;
     Seconds clock_s_ = -1;
     Seconds now_ = 0;

@@ -706,7 +706,8 @@ void Service::schedule(std::size_t pi, Seconds t) {
         if (r->rec.state == "pending" && pool.sched->is_pending(r->job)) {
             std::string why = pool.sched->pending_reason(
                 r->job, r->rec.workers, r->rec.gpus_per_worker,
-                [&](int m) { return machine_reason_name(pool, m); });
+                [&](int m) { return machine_reason_name(pool, m); },
+                [&](int m) { return foreign_reason(pool, m); });
             // A run requeued at start (its machine left the configuration) keeps saying so
             // until it is placed again.
             if (why != r->rec.reason && !r->rec.reason.starts_with("requeued: ")) {
@@ -812,6 +813,7 @@ void Service::end_run(RunMem& r, Seconds t, const std::string& state, const std:
     pool.sched->remove(r.job, t);
     pool.dirty = true;
     exec_->forget(r.rec.id);
+    log_quota_.settle(r.rec.id);
     end_open_attempt(r.rec, t, outcome.empty() ? state : outcome);
     r.rec.state = state;
     r.rec.reason.clear();
@@ -853,9 +855,22 @@ void Service::machine_event(const ExecEvent& e) {
     }
 }
 
+void Service::foreign_event(const ExecEvent& e) {
+    auto mi = machine_index_.find(e.machine);
+    if (mi == machine_index_.end()) return;
+    PoolState& pool = *pools_[mi->second.first];
+    pool.sched->set_foreign(mi->second.second, e.gpus);
+    pool.dirty = true;
+    if (e.gpus > 0) foreign_[e.machine] = e.detail;
+    else foreign_.erase(e.machine);
+    log(LogLevel::Info, "machine.foreign",
+        {{"machine", machine_names_[e.machine]}, {"gpus", std::to_string(e.gpus)}, {"detail", e.detail}});
+}
+
 void Service::on_exec(const ExecEvent& e) {
     if (e.kind == ExecEvent::Kind::MachineLost || e.kind == ExecEvent::Kind::MachineBack)
         return machine_event(e);
+    if (e.kind == ExecEvent::Kind::Foreign) return foreign_event(e);
     auto it = runs_.find(e.run);
     if (it == runs_.end() || it->second->ended()) return;
     RunMem& r = *it->second;

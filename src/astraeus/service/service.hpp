@@ -32,6 +32,7 @@
 #include "astraeus/service/config.hpp"
 #include "astraeus/service/executor.hpp"
 #include "astraeus/service/idempotency.hpp"
+#include "astraeus/service/log_quota.hpp"
 #include "astraeus/service/submit_limiter.hpp"
 #include "astraeus/service/round_adapter.hpp"
 #include "astraeus/store/store.hpp"
@@ -271,6 +272,8 @@ private:
     void preempt(RunMem& r, Seconds t);
     void on_exec(const ExecEvent& e);
     void machine_event(const ExecEvent& e);
+    /// A Foreign event: the machine's GPUs held by jobs outside the service leave the rounds.
+    void foreign_event(const ExecEvent& e);
     void end_run(RunMem& r, Seconds t, const std::string& state, const std::string& outcome);
     /// WorkerStarted, WorkerExited, Progress and Utilization events (service_exec.cpp).
     void on_worker_event(RunMem& r, const ExecEvent& e);
@@ -284,6 +287,10 @@ private:
     void cancel_launch(RunMem& r, Seconds t);
     /// What the executor gets of run r's current attempt (service_exec.cpp).
     ExecRun exec_run(const RunMem& r) const;
+    /// Reserves the log room of r's new attempt in its workspace's log quota (removing the
+    /// workspace's oldest logs when needed): each worker's cap, unset for an executor that
+    /// keeps no logs here (service_exec.cpp).
+    std::optional<std::uint64_t> reserve_logs(RunMem& r, const ExecRun& e);
     /// GPU indices for r's workers on their machines, the lowest free ones (service_exec.cpp).
     void assign_gpus(RunMem& r);
     void minute_work(Seconds now);
@@ -312,6 +319,9 @@ private:
     void add_forecast_json(nlohmann::json& j, const RunMem& r) const;
     /// Names pool machine m for a pending run's reason: "gpu-2 (lost)", "gpu-3 (drained)".
     std::string machine_reason_name(const PoolState& pool, int m) const;
+    /// Why machine m's GPUs are out of the rounds for jobs outside the service (the executor's
+    /// words: "4 GPUs of node gpu2 are held by Slurm jobs outside Astraeus (job 2)").
+    std::string foreign_reason(const PoolState& pool, int m) const;
     /// Under mu_: adds a zero row (sorted by run id) for each run visible through `f` that held
     /// GPUs in [start_s, end_s) but has no ledger row yet (held less than a minute so far).
     void add_held_runs(std::vector<goodput::Row>& rows, Seconds start_s, Seconds end_s,
@@ -326,6 +336,7 @@ private:
     std::unique_ptr<Executor> exec_;
     exec::AgentHub* agents_ = nullptr;  ///< exec_ when it is the agents executor
     std::set<store::Id> drained_;       ///< drained machines
+    std::map<store::Id, std::string> foreign_;  ///< machine -> whose GPUs are held outside us
     std::map<store::Id, std::string> agent_tokens_;  ///< agent token -> its machine (registered)
     Clock clock_;
 
@@ -356,6 +367,7 @@ private:
     std::map<store::Id, int> progress_attempt_;  ///< per run: its attempt at the last report
     IdempotencyIndex idem_;                      ///< Idempotency-Keys of the last day
     SubmitLimiter limiter_;                      ///< submissions per minute per workspace
+    LogQuota log_quota_{cfg_.limits.log_bytes, cfg_.local.runner.log_cap_bytes};  ///< logs per workspace
     /// (workspace, run name) -> run id: the name check of a submission in O(log n).
     std::map<std::pair<store::Id, std::string>, store::Id> run_names_;
     /// Runs that may hold GPUs (not pending, not ended), and some pending ones touched since the

@@ -29,6 +29,8 @@ struct Chunk {
     std::int64_t offset = -1;  ///< -1: a question (where to resume), no data
     std::string data;
     std::string path;
+    std::uint64_t cap = 0;  ///< the attempt's per-worker log cap (the workspace's log quota)
+    bool removed = false;   ///< the log was removed by the quota: nothing more is kept
     std::string error;
 };
 
@@ -107,14 +109,20 @@ ApiResult<json> Service::agent_logs(const Caller& c, std::string_view body) {
                 }
             }
             k.path = agent_log_path(workspaces_.at(r.rec.workspace_id).name, r.rec.name, k.attempt, k.worker);
+            auto cap = r.log_caps.find(k.attempt);
+            k.cap = cap == r.log_caps.end() ? cfg_.local.runner.log_cap_bytes : cap->second;
+            k.removed = log_quota_.removed(k.path);
         }
     }
     json out = json::array();
     std::lock_guard lk(agent_logs_mu_);
     for (const Chunk& k : chunks) {
         json a{{"run", k.run}, {"attempt", k.attempt}, {"worker", k.worker}};
-        if (k.error.empty()) {
-            const std::uint64_t cap = cfg_.local.runner.log_cap_bytes;
+        if (k.error.empty() && k.removed) {  // the agent stops sending it
+            a["have"] = k.offset < 0 ? 0 : k.offset + static_cast<std::int64_t>(k.data.size());
+            a["capped"] = true;
+        } else if (k.error.empty()) {
+            const std::uint64_t cap = k.cap;
             auto st = k.offset < 0 ? shipped_log_state(k.path, cap)
                                    : append_shipped_log(k.path, static_cast<std::uint64_t>(k.offset), k.data, cap);
             if (st) {

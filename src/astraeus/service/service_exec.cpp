@@ -189,8 +189,27 @@ void Service::try_launch(RunMem& r, Seconds t) {
         }
     }
     r.launch_pending = false;
-    exec_->launch(t, exec_run(r));
+    ExecRun e = exec_run(r);
+    e.log_cap_bytes = reserve_logs(r, e);
+    exec_->launch(t, e);
     log(LogLevel::Info, "run.launched", {{"run", r.rec.name}, {"attempt", std::to_string(r.rec.attempts)}});
+}
+
+std::optional<std::uint64_t> Service::reserve_logs(RunMem& r, const ExecRun& e) {
+    std::vector<std::string> logs;
+    for (int w = 0; w < e.workers; ++w) {
+        std::string p = exec_->log_path(e.workspace, e.run_name, e.attempt, w);
+        if (p.empty() && agents_) p = agent_log_path(e.workspace, e.run_name, e.attempt, w);
+        if (p.empty()) return std::nullopt;  // kept elsewhere (Slurm's output files) or nowhere
+        logs.push_back(std::move(p));
+    }
+    const std::uint64_t cap = log_quota_.reserve(e.workspace, r.rec.id, logs);
+    r.log_caps[e.attempt] = cap;
+    if (cap < cfg_.local.runner.log_cap_bytes)
+        log(LogLevel::Warn, "logs.quota",
+            {{"workspace", e.workspace}, {"run", r.rec.name}, {"attempt", std::to_string(e.attempt)},
+             {"cap_bytes", std::to_string(cap)}, {"quota_bytes", std::to_string(cfg_.limits.log_bytes)}});
+    return cap;
 }
 
 void Service::cancel_launch(RunMem& r, Seconds t) {

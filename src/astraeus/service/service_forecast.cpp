@@ -17,6 +17,15 @@ std::string Service::machine_reason_name(const PoolState& pool, int m) const {
     return rec.name + (drained_.contains(rec.id) ? " (drained)" : " (lost)");
 }
 
+std::string Service::foreign_reason(const PoolState& pool, int m) const {
+    const std::string gpus = std::to_string(pool.sched->foreign_gpus(m)) + " GPUs of ";
+    if (m < 0 || static_cast<std::size_t>(m) >= pool.machines.size())
+        return gpus + "machine " + std::to_string(m) + " are held by jobs outside Astraeus";
+    const store::MachineRec& rec = pool.machines[static_cast<std::size_t>(m)];
+    if (auto it = foreign_.find(rec.id); it != foreign_.end()) return it->second;
+    return gpus + rec.name + " are held by jobs outside Astraeus";
+}
+
 void Service::add_forecast_json(nlohmann::json& j, const RunMem& r) const {
     if (r.rec.state != "pending" || r.ended() || r.pool >= pools_.size()) return;
     const PoolState& pool = *pools_[r.pool];

@@ -6,6 +6,8 @@ import { goodputView } from './goodput.js';
 import { runsView } from './runs.js';
 import { runView } from './run.js';
 import { fairnessView } from './fairness.js';
+import { loaded, stop as stopLive, unreachable, keepFocus, keepScroll } from './live.js';
+import { hashState } from './url.js';
 
 const $ = (id) => document.getElementById(id);
 let me = null;  // GET /v1/whoami of the signed-in session
@@ -56,33 +58,51 @@ async function resume() {
 }
 
 async function route(ev) {
-  if (!me) return;
+  if (!me) { stopLive(); return; }
   const focused = document.activeElement && document.activeElement.id;
   const mine = ++routing;
-  const parts = (location.hash.replace(/^#\/?/, '') || 'goodput').split('/').map(decodeURIComponent);
+  const { parts, params } = hashState();
   const name = parts[0];
+  const key = parts.join('/');  // the view and what it shows (a run's page: which run)
   for (const a of document.querySelectorAll('#nav a')) {
     const on = a.dataset.view === name || (name === 'run' && a.dataset.view === 'runs');
     if (on) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
+    // The top bar's link reopens a view as it was last seen (its URL state).
+    if (a.dataset.view === name) a.setAttribute('href', location.hash || `#/${name}`);
   }
   const view = $('view');
-  // A refresh of the view on screen keeps it until the new one is ready (no flicker).
-  const refresh = ev && ev.type === 'astraeus:refresh' && view.hasAttribute('data-ready');
-  if (!refresh) view.replaceChildren(h('p.note', { text: 'Loading…' }));
+  // A refresh of the view on screen (automatic, a retry, a filter or period changed, Back
+  // between two states of it) keeps it until the new one is ready (no flicker).
+  const refresh = ev && ['astraeus:refresh', 'astraeus:navigate', 'astraeus:tick', 'hashchange'].includes(ev.type) &&
+    view.dataset.shown === key;
+  if (!refresh) { view.replaceChildren(h('p.note', { text: 'Loading…' })); delete view.dataset.shown; }
   view.removeAttribute('data-ready');
-  let node;
+  let node, failed = null, hint = 0;
   try {
-    if (name === 'runs') node = await runsView(me, parts.slice(1));
-    else if (name === 'run') node = await runView(me, parts[1], parts[2]);
+    if (name === 'runs') node = await runsView(me, params);
+    else if (name === 'run') node = await runView(me, parts[1], parts[2], params);
     else if (name === 'fairness') node = await fairnessView(me);
-    else node = await goodputView(me);
+    else node = await goodputView(me, params);
   } catch (e) {
     if (e instanceof ApiError && e.status === 401) return showSignIn(`Signed out: ${e.message}`);
     node = h('p.error', { role: 'alert', text: `Cannot show this view: ${e.message}` });
+    failed = e;
   }
   if (mine !== routing || !me) return;
+  const again = () => route({ type: 'astraeus:tick' });
+  // The service cannot be reached: the view on screen stays (with its time), a banner says so.
+  if (failed && unreachable(failed) && view.dataset.shown === key) {
+    view.setAttribute('data-ready', name);
+    return loaded(name, again, failed);
+  }
+  const restoreFocus = keepFocus(view);
+  const restoreScroll = keepScroll(view);
   view.replaceChildren(node);
   view.setAttribute('data-ready', name);
+  view.dataset.shown = key;
+  restoreScroll();
+  hint = Number(node.dataset?.refreshS || 0);
+  loaded(name, again, failed, hint);
   if (!performance.getEntriesByName('astraeus:first-view').length) performance.mark('astraeus:first-view');
   const title = view.querySelector('h1');
   document.title = `${title ? title.textContent : 'Astraeus'} · Astraeus`;
@@ -90,6 +110,7 @@ async function route(ev) {
   // (a filter changed) keeps the focus on the control they used.
   if (ev && ev.type === 'hashchange' && title) { title.tabIndex = -1; title.focus(); }
   else if (focused && document.getElementById(focused)) document.getElementById(focused).focus();
+  else if (refresh) restoreFocus();
 }
 
 $('signin-form').addEventListener('submit', (ev) => {
@@ -107,6 +128,15 @@ $('signout').addEventListener('click', async () => {
   showSignIn('Signed out.');
 });
 window.addEventListener('hashchange', route);
+window.addEventListener('astraeus:navigate', route);
+// Choosing the view on screen again in the top bar refreshes it (and retries an unreachable
+// service) rather than doing nothing.
+$('nav').addEventListener('click', (ev) => {
+  const a = ev.target.closest('a[data-view]');
+  if (!a || ev.ctrlKey || ev.metaKey || ev.shiftKey || ev.button !== 0 || a.dataset.view !== hashState().name) return;
+  ev.preventDefault();
+  route({ type: 'astraeus:refresh' });
+});
 window.addEventListener('astraeus:refresh', route);
 
 sessionStorage.removeItem('astraeus.token');  // where earlier versions kept the token

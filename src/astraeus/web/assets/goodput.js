@@ -4,11 +4,26 @@
 // run, machine, pool or workspace with a stacked bar of the eight categories; By week (8).
 // Every figure is the API's (GET /v1/goodput, /v1/goodput/weekly) for the period it shows.
 import { api, q, h, s, gpuh, pct, when, CATEGORIES, cat, asked, heldCells, stackedBar, legend, biggestLoss, sortableTable, message, unmeasuredNote } from './lib.js';
+import { hashState, push, sortFromUrl } from './url.js';
+import { unreachable } from './live.js';
 
 const state = { period: '7d', by: 'run', from: '', to: '' };
 const MAX_DAYS = 400;
+const PERIODS = ['1d', '7d', 'custom', 'weeks'];
+const BYS = ['run', 'machine', 'pool', 'workspace'];
+const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
-export async function goodputView(me) {
+// The view's state from the URL (#/goodput?period=1d|7d|custom|weeks&by=run|machine|pool|workspace
+// &from=YYYY-MM-DD&to=YYYY-MM-DD&sort=KEY&dir=asc|desc); unknown values fall back to the defaults.
+function fromUrl(params) {
+  state.period = PERIODS.includes(params.get('period')) ? params.get('period') : '7d';
+  state.by = BYS.includes(params.get('by')) ? params.get('by') : 'run';
+  state.from = DAY.test(params.get('from') || '') ? params.get('from') : '';
+  state.to = DAY.test(params.get('to') || '') ? params.get('to') : '';
+}
+
+export async function goodputView(me, params = new URLSearchParams()) {
+  fromUrl(params);
   const root = h('section.view', { 'aria-labelledby': 'goodput-h' }, h('h1', { id: 'goodput-h', text: 'Goodput' }));
   const attention = h('div', { id: 'attention' });
   const body = h('div', { id: 'goodput-body' });
@@ -43,7 +58,12 @@ function runLink(ws, run, label = `${ws}/${run}`) {
 function periodControls(reload) {
   const radio = (value, label) => h('label.choice', {},
     h('input', { type: 'radio', name: 'period', value, checked: state.period === value,
-      onchange: () => { state.period = value; custom.hidden = value !== 'custom'; if (value !== 'custom') reload(); } }), label);
+      onchange: () => {
+        state.period = value; custom.hidden = value !== 'custom';
+        // A range being chosen is not refreshed away (live.js waits while [data-hold] is there).
+        if (value === 'custom') custom.dataset.hold = ''; else delete custom.dataset.hold;
+        if (value !== 'custom') { push({ period: value, from: null, to: null, sort: null, dir: null }); reload(); }
+      } }), label);
   const from = h('input', { type: 'date', id: 'from', value: state.from, required: true });
   const to = h('input', { type: 'date', id: 'to', value: state.to, required: true });
   const err = h('span.error', { role: 'alert', id: 'range-error' });
@@ -54,10 +74,12 @@ function periodControls(reload) {
     if (days > MAX_DAYS) { err.textContent = `A period is at most ${MAX_DAYS} days (this one is ${days}).`; return; }
     err.textContent = '';
     state.from = from.value; state.to = to.value;
+    delete custom.dataset.hold;
+    push({ period: 'custom', from: state.from, to: state.to, sort: null, dir: null });
     reload();
   } }, h('label', { for: 'from', text: 'From (UTC)' }), from, h('label', { for: 'to', text: 'to' }), to,
   h('button', { type: 'submit', text: 'Show' }), err);
-  const by = h('select', { id: 'by', onchange: () => { state.by = by.value; reload(); } },
+  const by = h('select', { id: 'by', onchange: () => { state.by = by.value; push({ by: state.by, sort: null, dir: null }); reload(); } },
     ['run', 'machine', 'pool', 'workspace'].map((b) => h('option', { value: b, selected: state.by === b, text: b })));
   return h('div.controls', {},
     h('fieldset', {}, h('legend', { text: 'Period' }),
@@ -85,7 +107,11 @@ async function load(me, body) {
   try {
     node = state.period === 'weeks' ? await weekly(me) : await period(me);
   } catch (e) {
+    // The first load of the view fails the view (the page says why, and retries); a period or
+    // rows changed later says why here, and an unreachable service is retried as a refresh.
+    if (!body.isConnected) throw e;
     node = h('p.error', { role: 'alert', text: e.message });
+    if (unreachable(e) && mine === latest) window.dispatchEvent(new Event('astraeus:refresh'));
   }
   if (mine === latest) body.replaceChildren(node);
 }
@@ -99,20 +125,20 @@ async function period(me) {
   out.append(summary(doc.total));
   if (unmeasuredNote(doc.total)) out.append(h('p.note', { id: 'unmeasured', text: unmeasuredNote(doc.total) }));
   // The held columns add up to Held as in `astra` (largest remainder); Waiting is rounded alone.
-  const catCol = (c) => ({ label: c.label, num: true, cls: 'cat', value: (r) => cat(r, c.key),
+  const catCol = (c) => ({ key: c.key, label: c.label, num: true, cls: 'cat', value: (r) => cat(r, c.key),
     cell: (r) => (c.key === 'waiting' ? gpuh(cat(r, c.key)) : heldCells(r)[c.key]) });
   const columns = [
-    { label: state.by[0].toUpperCase() + state.by.slice(1), value: (r) => rowName(doc.by, r, multi),
+    { key: 'name', label: state.by[0].toUpperCase() + state.by.slice(1), value: (r) => rowName(doc.by, r, multi),
       cell: (r) => (doc.by === 'run' ? runLink(r.workspace, r.run, rowName(doc.by, r, multi)) : h('span', { text: r[doc.by] })), cls: 'name' },
-    { label: 'Held', num: true, value: (r) => r.allocated_gpu_hours, cell: (r) => gpuh(r.allocated_gpu_hours) },
-    { label: 'Productive', num: true, value: (r) => r.productive_gpu_hours, cell: (r) => heldCells(r).productive },
-    { label: 'Goodput', num: true, value: (r) => r.goodput, cell: (r) => pct(r.goodput) },
+    { key: 'held', label: 'Held', num: true, value: (r) => r.allocated_gpu_hours, cell: (r) => gpuh(r.allocated_gpu_hours) },
+    { key: 'productive', label: 'Productive', num: true, value: (r) => r.productive_gpu_hours, cell: (r) => heldCells(r).productive },
+    { key: 'goodput', label: 'Goodput', num: true, value: (r) => r.goodput, cell: (r) => pct(r.goodput) },
     ...CATEGORIES.slice(1).map(catCol),
     { label: 'Where the time went', cell: (r) => stackedBar(r), cls: 'barcell' },
   ];
   out.append(h('h2', { text: `By ${state.by}` }), legend());
   if (!doc.rows.length) out.append(message('No GPU time in this period.'));
-  else out.append(sortableTable(columns, doc.rows, { sortBy: 1, desc: true, id: 'goodput-table', caption: 'GPU-hours by category' }));
+  else out.append(sortableTable(columns, doc.rows, { ...sortFromUrl(columns, hashState().params, 1, true), id: 'goodput-table', caption: 'GPU-hours by category' }));
   return out;
 }
 
@@ -136,14 +162,14 @@ async function weekly(me) {
   const out = h('div', { id: 'weekly', 'data-by': doc.by });
   out.append(h('h2', { text: 'By week (8)' }), legend(), weekChart(doc.weeks));
   const columns = [
-    { label: 'Week', value: (w) => w.week, cell: (w) => `${w.week} (from ${w.start.slice(0, 10)})` },
-    { label: 'Held', num: true, value: (w) => w.total.allocated_gpu_hours, cell: (w) => gpuh(w.total.allocated_gpu_hours) },
-    { label: 'Productive', num: true, value: (w) => w.total.productive_gpu_hours, cell: (w) => heldCells(w.total).productive },
-    { label: 'Goodput', num: true, value: (w) => w.total.goodput, cell: (w) => pct(w.total.goodput) },
-    { label: 'Waiting', num: true, value: (w) => w.total.waiting_gpu_hours, cell: (w) => gpuh(w.total.waiting_gpu_hours) },
+    { key: 'week', label: 'Week', value: (w) => w.week, cell: (w) => `${w.week} (from ${w.start.slice(0, 10)})` },
+    { key: 'held', label: 'Held', num: true, value: (w) => w.total.allocated_gpu_hours, cell: (w) => gpuh(w.total.allocated_gpu_hours) },
+    { key: 'productive', label: 'Productive', num: true, value: (w) => w.total.productive_gpu_hours, cell: (w) => heldCells(w.total).productive },
+    { key: 'goodput', label: 'Goodput', num: true, value: (w) => w.total.goodput, cell: (w) => pct(w.total.goodput) },
+    { key: 'waiting', label: 'Waiting', num: true, value: (w) => w.total.waiting_gpu_hours, cell: (w) => gpuh(w.total.waiting_gpu_hours) },
     { label: `${doc.by[0].toUpperCase()}${doc.by.slice(1)}s`, cell: (w) => w.rows.map((r) => r[doc.by]).join(', ') },
   ];
-  out.append(sortableTable(columns, doc.weeks, { sortBy: 0, id: 'weekly-table', caption: 'Each week\'s total' }));
+  out.append(sortableTable(columns, doc.weeks, { ...sortFromUrl(columns, hashState().params, 0, false), id: 'weekly-table', caption: 'Each week\'s total' }));
   return out;
 }
 

@@ -174,7 +174,8 @@ export function message(text, cls = 'note') { return h(`p.${cls}`, { text }); }
 
 // A table whose columns sort when their header button is pressed (click or keyboard).
 // columns: [{label, value: row => sortable, cell: row => Node|string, num, cls}]
-export function sortableTable(columns, rows, { sortBy = 0, desc = false, caption, id } = {}) {
+// onSort(index, desc): told of a sort the user chose (the page keeps it in the URL).
+export function sortableTable(columns, rows, { sortBy = 0, desc = false, caption, id, onSort } = {}) {
   let key = sortBy;
   let down = desc;
   const table = h('table.data', { id });
@@ -184,7 +185,7 @@ export function sortableTable(columns, rows, { sortBy = 0, desc = false, caption
   const ths = columns.map((c, i) => {
     const th = h('th', { scope: 'col', class: [c.num ? 'num' : '', c.cls || ''].join(' ').trim() || null });
     if (c.value) {
-      th.append(h('button.sort', { type: 'button', onclick: () => { if (key === i) down = !down; else { key = i; down = !!c.num; } render(); } }, c.label));
+      th.append(h('button.sort', { type: 'button', onclick: () => { if (key === i) down = !down; else { key = i; down = !!c.num; } render(); if (onSort) onSort(key, down); } }, c.label));
     } else th.textContent = c.label;
     head.append(th);
     return th;

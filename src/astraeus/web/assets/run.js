@@ -1,27 +1,31 @@
 // A run's page: state and reason, its workers and their machines, its attempts on a timeline
 // (placed, ended with the outcome), its goodput and bar under Goodput, each worker's progress,
-// its logs when the server has GET /v1/runs/{run}/logs, and stop for its owner.
+// its logs when the server has GET /v1/runs/{run}/logs, and stop for its owner. A pending run
+// shows why it waits, its place in its pool's order and its estimated start (the scheduler's
+// forecast). Refreshed every few seconds (live.js), every second while the run is stopping; the
+// log's worker is the URL's (#/run/<workspace>/<run>?worker=K).
 import { api, q, h, s, gpuh, pct, when, CATEGORIES, stackedBar, legend, biggestLoss, message, ApiError, unmeasuredNote } from './lib.js';
 import { stateBadge } from './runs.js';
+import { navigate } from './url.js';
 
 const OUTCOME_COLOR = { succeeded: '#009E73', failed: '#D55E00', preempted: '#CC79A7', lease: '#CC79A7', stopped: '#555555', cancelled: '#555555', '': '#0072B2' };
 
-export async function runView(me, ws, name) {
+export async function runView(me, ws, name, params = new URLSearchParams()) {
   const at = q({ workspace: ws });
   const path = `/runs/${encodeURIComponent(name)}`;
   const [run, detail, gp] = await Promise.all([api(`${path}${at}`), api(`${path}/attempts${at}`), api(`${path}/goodput${at}`)]);
   const root = h('section.view', { 'aria-labelledby': 'run-h' },
     h('p.crumb', {}, h('a', { href: '#/runs', text: 'Runs' }), ' / ', h('span', { text: run.workspace })),
     h('h1', { id: 'run-h', text: run.name }));
-  root.append(h('p', { id: 'run-state' }, 'State: ', stateBadge(run)));
+  const stalled = run.state === 'running' ? (detail.workers || []).filter((w) => w.stalled).length : 0;
+  root.append(h('p', { id: 'run-state' }, 'State: ', stateBadge({ ...run, stalled_workers: stalled })));
+  if (run.state === 'pending') root.append(pendingFacts(run, detail.now));
   const canStop = !['succeeded', 'failed', 'stopped', 'cancelled'].includes(run.state) &&
     (me.scope === 'org-admin' || (me.scope === 'workspace' && me.workspace === run.workspace));
   if (canStop) root.append(stopButton(path, at));
   // A stop takes the workers' grace: the page shows "stopping" and looks again every second
-  // until the run has stopped (while it is still the page on screen).
-  if (run.state === 'stopping') {
-    setTimeout(() => { if (root.isConnected) window.dispatchEvent(new Event('astraeus:refresh')); }, 1000);
-  }
+  // until the run has stopped (while it is still the page on screen; live.js).
+  if (run.state === 'stopping') root.dataset.refreshS = '1';
 
   const dl = h('dl.facts');
   const fact = (k, v) => dl.append(h('dt', { text: k }), h('dd', { text: v }));
@@ -48,9 +52,23 @@ export async function runView(me, ws, name) {
   if (Array.isArray(run.history) && run.history.length) root.append(historyList(run.history));
   root.append(h('h2', { text: 'Workers' }), workersTable(detail.workers));
   // Logs are readable inside the run's workspace only (org admins and operators get a 403).
-  const logs = me.scope === 'workspace' && me.workspace === run.workspace ? await logsSection(path, at, run.workers) : null;
+  const worker = Math.min(run.workers - 1, Math.max(0, Number.parseInt(params.get('worker'), 10) || 0));
+  const logs = me.scope === 'workspace' && me.workspace === run.workspace ? await logsSection(path, at, run.workers, worker) : null;
   if (logs) root.append(logs);
   return root;
+}
+
+// Why a pending run waits, its place in its pool's order (1 = next) and when it is expected to
+// start (the scheduler's forecast, docs/api.md "Why and when a pending run starts"; unknown when
+// it cannot tell), with how far ahead that is on the service's clock (`now`).
+function pendingFacts(run, now) {
+  const eta = run.estimated_start;
+  const ahead = eta && now ? Math.round((Date.parse(eta) - Date.parse(now)) / 60000) : null;
+  const inText = ahead === null ? '' : ahead <= 0 ? ' (due now)' : ahead < 120 ? ` (in ${ahead} min)` : ` (in ${Math.round(ahead / 60)} h)`;
+  return h('dl.facts.pending-facts', { id: 'run-pending', 'data-position': run.position ?? '', 'data-estimated-start': eta || '' },
+    h('dt', { text: 'Waiting because' }), h('dd', { id: 'run-reason', text: run.reason || 'waiting for the next round' }),
+    h('dt', { text: 'Position' }), h('dd', { id: 'run-position', text: run.position ? `${run.position} in pool ${run.pool}` : '-' }),
+    h('dt', { text: 'Estimated start' }), h('dd', { id: 'run-eta', text: eta ? `${when(eta)}${inText}` : 'unknown (the forecast cannot tell)' }));
 }
 
 // A command as text: a string as is; an argv array joined by spaces, arguments with spaces or
@@ -69,11 +87,12 @@ function historyList(history) {
 function stopButton(path, at) {
   const box = h('div.stop');
   const ask = h('button.danger', { type: 'button', id: 'stop', text: 'Stop run', onclick: () => {
+    box.dataset.hold = '';  // no automatic refresh while the question is asked
     box.replaceChildren(h('span', { text: 'Stop this run? Its workers wind down (counted productive). ' }),
       h('button.danger', { type: 'button', id: 'stop-confirm', text: 'Stop', onclick: async () => {
         try { await api(`${path}/stop${at}`, { method: 'POST' }); window.dispatchEvent(new Event('astraeus:refresh')); }
         catch (e) { box.append(h('span.error', { role: 'alert', text: e.message })); }
-      } }), ' ', h('button', { type: 'button', text: 'Cancel', onclick: () => box.replaceChildren(ask) }));
+      } }), ' ', h('button', { type: 'button', text: 'Cancel', onclick: () => { delete box.dataset.hold; box.replaceChildren(ask); } }));
     box.querySelector('#stop-confirm').focus();
   } });
   box.append(ask);
@@ -121,7 +140,7 @@ function workersTable(workers) {
 // Logs, only when the server answers GET /v1/runs/{run}/logs (servers without it, executors that
 // keep none and tokens outside the run's workspace get an error: no section then). One worker's
 // output of the latest attempt ({"text", "size", ...}); a choice of worker when there are several.
-async function logsSection(path, at, workers = 1) {
+async function logsSection(path, at, workers = 1, worker = 0) {
   const fetchLog = async (k) => {
     const body = await api(`${path}/logs${at ? `${at}&` : '?'}worker=${k}`);
     if (typeof body === 'string') return body;
@@ -129,10 +148,10 @@ async function logsSection(path, at, workers = 1) {
     return JSON.stringify(body, null, 2);
   };
   let text;
-  try { text = await fetchLog(0); } catch (e) { return null; }
-  const pre = h('pre.logs', { id: 'logs', tabindex: '0', text: text || '(empty)' });
-  const pick = workers > 1 ? h('label', {}, 'Worker ', h('select', { id: 'log-worker', onchange: async (ev) => {
-    try { pre.textContent = (await fetchLog(ev.target.value)) || '(empty)'; } catch (e) { pre.textContent = e.message; }
-  } }, Array.from({ length: workers }, (_, k) => h('option', { value: String(k), text: String(k) })))) : null;
+  try { text = await fetchLog(worker); } catch (e) { return null; }
+  // Follows: at its end it stays at its end as lines come (live.js keepScroll).
+  const pre = h('pre.logs', { id: 'logs', tabindex: '0', 'data-keep-scroll': true, text: text || '(empty)' });
+  const pick = workers > 1 ? h('label', {}, 'Worker ', h('select', { id: 'log-worker', onchange: (ev) => navigate({ worker: ev.target.value === '0' ? null : ev.target.value }) },
+    Array.from({ length: workers }, (_, k) => h('option', { value: String(k), selected: k === worker, text: String(k) })))) : null;
   return h('div', {}, h('h2', { text: 'Logs' }), pick, pre);
 }
