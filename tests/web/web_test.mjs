@@ -395,6 +395,18 @@ try {
   check('by week: totals as the API', weekly.weeks.every((w, i) => wrows[i] && wrows[i][1] === gpuh(w.total.allocated_gpu_hours) &&
     Math.abs(Number(wrows[i][2]) - w.total.productive_gpu_hours) <= 0.1 + 1e-9 && wrows[i][3] === pct(w.total.goodput)), JSON.stringify(wrows.at(-1)));
   await shot(page, 'goodput-weeks');
+  // Axis ticks at 1, 2 or 5 x 10^k (by hand: max 4,796 -> step 2,000; 0.9 -> 0.5; 2,398 -> 1,000).
+  const nice = await page.evaluate(async () => {
+    const m = await import('/assets/goodput.js');
+    return [m.niceTicks(4796), m.niceTicks(0.9), m.niceTicks(2398)];
+  });
+  check('chart ticks: round steps', JSON.stringify(nice) === '[[0,2000,4000,6000],[0,0.5,1],[0,1000,2000,3000]]', JSON.stringify(nice));
+  const axis = await page.$$eval('#weekly svg text.tick[text-anchor="end"]', (ts) => ts.map((t) => Number(t.textContent)));
+  const d = axis[1] - axis[0], mant = d / 10 ** Math.floor(Math.log10(d));
+  check('by week: the axis starts at 0 in equal round steps up to the tallest week',
+    axis[0] === 0 && axis.every((v, i) => i === 0 || Math.abs(v - axis[i - 1] - d) < 1e-9 * d) &&
+    [1, 2, 5].some((k) => Math.abs(mant - k) < 1e-9) &&
+    axis.at(-1) >= Math.max(...weekly.weeks.map((w) => w.total.allocated_gpu_hours)) - 1e-9, JSON.stringify(axis));
   // A custom range over 400 days is refused before any call.
   await page.check('input[name=period][value="custom"]');
   await page.fill('#from', '2025-01-01');

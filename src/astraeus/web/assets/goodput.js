@@ -45,7 +45,7 @@ async function loadAttention(box) {
       ` — worker${st.workers.length > 1 ? 's' : ''} ${st.workers.join(', ')} below half the gang's median rate`));
   for (const a of live)
     items.push(h('li.alert', {}, h('strong', { text: `${a.state === 'firing' ? 'Alert firing' : 'Alert pending'}: ` }),
-      `${a.name} on ${a.scope} `, h('code', { text: a.target }), ` since ${when(a.since)} (value ${Number(a.value).toFixed(2)})`));
+      `${a.name} on ${a.scope} `, h('code', { text: a.target }), ` since ${when(a.since)} (value ${alertValue(a)})`));
   box.replaceChildren(h('div.attention', { role: 'region', 'aria-label': 'Needs attention' },
     h('h2', { text: 'Needs attention' }),
     items.length ? h('ul', { id: 'attention-list' }, items) : message('Nothing stalled, no straggler, no alert firing.')));
@@ -173,17 +173,34 @@ async function weekly(me) {
   return out;
 }
 
+// An alert's value as the page speaks: goodput (a ratio) in percent, counts as they are.
+function alertValue(a) {
+  const v = Number(a.value);
+  return a.name === 'goodput_drop' || a.name.includes('goodput') ? pct(v) : String(Math.round(v * 100) / 100);
+}
+
+// Axis ticks at 1, 2 or 5 x 10^k (0, 500, 1000, ... not 0, 1199, 2398, ...), from 0 to the
+// first tick at or above `max`; at least one step.
+export function niceTicks(max, wanted = 4) {
+  const raw = Math.max(max, 1e-9) / wanted;
+  const p = 10 ** Math.floor(Math.log10(raw));
+  const f = raw / p;
+  const step = (f <= 1 ? 1 : f <= 2 ? 2 : f <= 5 ? 5 : 10) * p;
+  const n = Math.max(1, Math.ceil(max / step - 1e-9));
+  return Array.from({ length: n + 1 }, (_, k) => +(k * step).toPrecision(12));
+}
+
 // One stacked column per week (GPU-hours by category), goodput above each.
 function weekChart(weeks) {
   const W = 720, H = 260, L = 56, B = 40, T = 24, R = 8;
-  const max = Math.max(1e-9, ...weeks.map((w) => asked(w.total)));
+  const ticks = niceTicks(Math.max(1e-9, ...weeks.map((w) => asked(w.total))));
+  const max = ticks[ticks.length - 1];
   const step = (W - L - R) / weeks.length;
   const y = (v) => T + (H - T - B) * (1 - v / max);
   const g = s('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart', role: 'img', 'aria-label': 'GPU-hours by category for each of the last weeks' });
-  for (let k = 0; k <= 4; k++) {
-    const v = (max * k) / 4;
+  for (const v of ticks) {
     g.append(s('line', { x1: L, x2: W - R, y1: y(v), y2: y(v), class: 'grid' }),
-      s('text', { x: L - 6, y: y(v) + 4, 'text-anchor': 'end', class: 'tick' }, v.toFixed(v < 10 ? 1 : 0)));
+      s('text', { x: L - 6, y: y(v) + 4, 'text-anchor': 'end', class: 'tick' }, String(v)));
   }
   g.append(s('text', { x: 14, y: (H - B + T) / 2, transform: `rotate(-90 14 ${(H - B + T) / 2})`, 'text-anchor': 'middle', class: 'axis' }, 'GPU-hours'));
   g.append(s('text', { x: (W + L) / 2, y: H - 4, 'text-anchor': 'middle', class: 'axis' }, 'ISO week (UTC)'));
