@@ -304,6 +304,20 @@ void RoundAdapter::settle_foreign(int m) {
     }
 }
 
+bool RoundAdapter::fits_only_with(const Job& job, const std::vector<int>& machines,
+                                  const std::vector<int>& held) const {
+    ClusterState now = cluster_;
+    if (place_gang(*placer_, now, job)) return false;
+    ClusterState back = cluster_;
+    for (int m : machines)
+        if (held[m] > 0) {
+            Placement p;
+            p.parts.push_back({m, held[m]});
+            back.give(p);
+        }
+    return place_gang(*placer_, back, job).has_value();
+}
+
 void RoundAdapter::leave_running(int j, bool give) {
     RunState& r = runs_[j];
     policy_->on_release(in_, j, now_ - lease_start_[j], ledger_);
@@ -640,42 +654,23 @@ std::string RoundAdapter::pending_reason(int j, int workers, int gpus_per_worker
             return "no machine up fits " + gang_text(workers, gpus_per_worker) + " today (it needs " +
                    names() + ")";
         // It would fit now were the down machines' GPUs back.
-        ClusterState now = cluster_;
-        if (!place_gang(*placer_, now, job)) {
-            ClusterState back = cluster_;
-            for (int m : down)
-                if (withheld_[m] > 0) {
-                    Placement p;
-                    p.parts.push_back({m, withheld_[m]});
-                    back.give(p);
-                }
-            if (place_gang(*placer_, back, job)) return "waiting for GPUs of " + names();
-        }
+        if (fits_only_with(job, down, withheld_)) return "waiting for GPUs of " + names();
     }
     {
         // It would fit now were the GPUs held by jobs outside the service free.
         std::vector<int> outside;
         for (std::size_t m = 0; m < foreign_taken_.size(); ++m)
             if (foreign_taken_[m] > 0 && !down_[m]) outside.push_back(static_cast<int>(m));
-        ClusterState now = cluster_;
-        if (!outside.empty() && !place_gang(*placer_, now, job)) {
-            ClusterState back = cluster_;
+        if (!outside.empty() && fits_only_with(job, outside, foreign_taken_)) {
+            std::string s;
             for (int m : outside) {
-                Placement p;
-                p.parts.push_back({m, foreign_taken_[m]});
-                back.give(p);
+                if (!s.empty()) s += "; ";
+                s += foreign ? foreign(m)
+                             : std::to_string(foreign_taken_[m]) + " GPUs of " +
+                                   (machine ? machine(m) : "machine " + std::to_string(m)) +
+                                   " are held by jobs outside Astraeus";
             }
-            if (place_gang(*placer_, back, job)) {
-                std::string s;
-                for (int m : outside) {
-                    if (!s.empty()) s += "; ";
-                    s += foreign ? foreign(m)
-                                 : std::to_string(foreign_taken_[m]) + " GPUs of " +
-                                       (machine ? machine(m) : "machine " + std::to_string(m)) +
-                                       " are held by jobs outside Astraeus";
-                }
-                return s;
-            }
+            return s;
         }
     }
     if (cluster_.free_gpus() >= g) {

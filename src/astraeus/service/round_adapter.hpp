@@ -206,6 +206,9 @@ private:
     void give_back(const Placement& p);
     /// Withholds or returns machine m's GPUs so that foreign_taken_ approaches foreign_want_.
     void settle_foreign(int m);
+    /// Whether `job` does not fit the free GPUs now but would were `held[m]` GPUs given back on
+    /// each machine m of `machines` (a lost machine's withheld GPUs, those of jobs outside).
+    bool fits_only_with(const Job& job, const std::vector<int>& machines, const std::vector<int>& held) const;
     /// Points the round input at the adapter's lists (what every policy hook reads); O(tenants).
     void bind_input(Seconds now);
     /// ASTRAEA's per-tenant summaries for a round at `now` (starving runs promoted first).

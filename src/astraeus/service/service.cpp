@@ -855,18 +855,6 @@ void Service::machine_event(const ExecEvent& e) {
     }
 }
 
-void Service::foreign_event(const ExecEvent& e) {
-    auto mi = machine_index_.find(e.machine);
-    if (mi == machine_index_.end()) return;
-    PoolState& pool = *pools_[mi->second.first];
-    pool.sched->set_foreign(mi->second.second, e.gpus);
-    pool.dirty = true;
-    if (e.gpus > 0) foreign_[e.machine] = e.detail;
-    else foreign_.erase(e.machine);
-    log(LogLevel::Info, "machine.foreign",
-        {{"machine", machine_names_[e.machine]}, {"gpus", std::to_string(e.gpus)}, {"detail", e.detail}});
-}
-
 void Service::on_exec(const ExecEvent& e) {
     if (e.kind == ExecEvent::Kind::MachineLost || e.kind == ExecEvent::Kind::MachineBack)
         return machine_event(e);

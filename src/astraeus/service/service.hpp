@@ -272,7 +272,8 @@ private:
     void preempt(RunMem& r, Seconds t);
     void on_exec(const ExecEvent& e);
     void machine_event(const ExecEvent& e);
-    /// A Foreign event: the machine's GPUs held by jobs outside the service leave the rounds.
+    /// A Foreign event: the machine's GPUs held by jobs outside the service leave the rounds
+    /// (service_exec.cpp).
     void foreign_event(const ExecEvent& e);
     void end_run(RunMem& r, Seconds t, const std::string& state, const std::string& outcome);
     /// WorkerStarted, WorkerExited, Progress and Utilization events (service_exec.cpp).

@@ -1,5 +1,6 @@
 // The service's side of the executors: what an executor is told of a run's attempt (its
-// command, environment and placement with GPU indices). Split from service.cpp.
+// command, environment and placement with GPU indices), its log room, and the GPUs of jobs it
+// reports outside the service. Split from service.cpp.
 #include <algorithm>
 #include <set>
 
@@ -97,6 +98,18 @@ void Service::on_worker_event(RunMem& r, const ExecEvent& e) {
         }
         default: break;
     }
+}
+
+void Service::foreign_event(const ExecEvent& e) {
+    auto mi = machine_index_.find(e.machine);
+    if (mi == machine_index_.end()) return;
+    PoolState& pool = *pools_[mi->second.first];
+    pool.sched->set_foreign(mi->second.second, e.gpus);
+    pool.dirty = true;
+    if (e.gpus > 0) foreign_[e.machine] = e.detail;
+    else foreign_.erase(e.machine);
+    log(LogLevel::Info, "machine.foreign",
+        {{"machine", machine_names_[e.machine]}, {"gpus", std::to_string(e.gpus)}, {"detail", e.detail}});
 }
 
 ExecRun Service::exec_run(const RunMem& r) const {
