@@ -322,13 +322,21 @@ TEST(RoundAdapter, StarvingRunsAcrossStartsWaitsAndStops) {
     EXPECT_EQ(a.next_wake_s(), 44200 + 14400);
 }
 
-TEST(RoundAdapter, LostMachinesWithholdTheirGpus) {
+namespace {
+/// A fifo round adapter on 2 machines x 8 GPUs (consolidate placer), one tenant "ml".
+Result<std::unique_ptr<service::RoundAdapter>> fifo_adapter_2x8() {
     auto opt = policy_options("fifo", AstraeaOptions{});
-    ASSERT_TRUE(opt);
+    if (!opt) return std::unexpected(opt.error());
     auto ad = service::RoundAdapter::make(ClusterSpec::uniform(2, 8), *opt, "consolidate");
+    if (ad) (*ad)->set_tenants({{"ml", 1.0}});
+    return ad;
+}
+}  // namespace
+
+TEST(RoundAdapter, LostMachinesWithholdTheirGpus) {
+    auto ad = fifo_adapter_2x8();
     ASSERT_TRUE(ad);
     service::RoundAdapter& a = **ad;
-    a.set_tenants({{"ml", 1.0}});
     const int j = *a.submit(0, 6, 0, 0);
     auto d = a.round(0);
     ASSERT_EQ(d.size(), 1u);
@@ -348,12 +356,9 @@ TEST(RoundAdapter, LostMachinesWithholdTheirGpus) {
 }
 
 TEST(RoundAdapter, ForeignGpusLeaveTheRounds) {
-    auto opt = policy_options("fifo", AstraeaOptions{});
-    ASSERT_TRUE(opt);
-    auto ad = service::RoundAdapter::make(ClusterSpec::uniform(2, 8), *opt, "consolidate");
+    auto ad = fifo_adapter_2x8();
     ASSERT_TRUE(ad);
     service::RoundAdapter& a = **ad;
-    a.set_tenants({{"ml", 1.0}});
     a.set_foreign(0, 4);  // a job outside holds 4 of machine 0's 8: 16 - 4 = 12 free
     EXPECT_EQ(a.free_gpus(), 12);
     EXPECT_EQ(a.foreign_gpus(0), 4);

@@ -37,6 +37,11 @@ submit() {
     --data "{\"name\": \"$1\", \"workers\": 1, \"gpus_per_worker\": 8, \"command\": \"sleep 600\"}" "$API/runs" > /dev/null
 }
 node_of() { squeue -h -n "astraeus-ml-$1" -o '%T %N'; }
+# uncharged RUN WHY: the run's ledger holds 0 GPU-hours (else the test fails, saying WHY).
+uncharged() {
+  local g; g=$(ghours "$1")
+  [ "$g" = 0 ] || [ "$g" = 0.0 ] || fail "$2: charged $g GPU-hours"
+}
 # seen N GPUS: the service logged the foreign view of machine gpu-N (the pool's N-th node) as GPUS.
 seen() { grep 'machine.foreign' "$T/server.log" | grep "machine=gpu-$1 " | tail -1 | grep -Eq "gpus=$2( |$)"; }
 
@@ -61,8 +66,7 @@ waitfor 100 bash -c "[ \"\$(curl -sS -H 'Authorization: Bearer $ML' $API/runs/b 
 sleep 3  # a placement would show by now
 is b 'pending 0' || fail "b placed on a node whose GPUs are held: $(get b)"
 [ -z "$(squeue -h -n astraeus-ml-b -o %i)" ] || fail "a Slurm job for b: $(node_of b)"
-g=$(ghours b)
-[ "$g" = 0 ] || [ "$g" = 0.0 ] || fail "waiting run b charged $g GPU-hours"
+uncharged b "waiting run b"
 echo "2. jobs $F1, $F2 hold 4 GPUs each of gpu1, gpu3, gpu4: b waits ($want), 0 GPU-hours"
 
 # 3. The gpu1 job ends: b is placed there.
@@ -83,8 +87,7 @@ waitfor 100 bash -c '[ "$(squeue -h -n astraeus-ml-c -o "%T %r %P")" = "PENDING 
   fail "c's job: '$(squeue -h -n astraeus-ml-c -o '%T %r %N %Q')' (want PENDING Resources)"
 sleep 3
 is c 'starting 1' || fail "c: $(get c)"
-g=$(ghours c)
-[ "$g" = 0 ] || [ "$g" = 0.0 ] || fail "run c, pending in Slurm, charged $g GPU-hours"
+uncharged c "run c, pending in Slurm"
 echo "4. job $F3 holds gpu3's CPUs: c's job waits in Slurm (Resources), 0 GPU-hours"
 scancel "$F3"; F3=""
 waitfor 300 is c 'running 1' || fail "c not running after the cancel: $(get c)"
