@@ -35,7 +35,7 @@ store::RunRec a_run(store::Id id, store::Id ws, store::Id pool) {
     r.pool_id = pool;
     r.name = "run-" + std::to_string(id);
     r.state = "pending";
-    r.worker_list = {{0, 0, 0, 0, "", -1}};
+    r.worker_list = {{0, 0, 0, 0, "", -1, 120, 135, "-1,0,7,0,30"}};
     return r;
 }
 
@@ -46,11 +46,11 @@ TEST(Store, MigratesOnceAndKeepsItsVersion) {
     {
         auto s = store::open_sqlite(d.path.string());
         ASSERT_TRUE(s) << s.error().message;
-        EXPECT_EQ((*s)->schema_version(), 5);
+        EXPECT_EQ((*s)->schema_version(), 6);
     }
     auto again = store::open_sqlite(d.path.string());
     ASSERT_TRUE(again);
-    EXPECT_EQ((*again)->schema_version(), 5);
+    EXPECT_EQ((*again)->schema_version(), 6);
 }
 
 TEST(Store, GoodputRowsAddUpAndBatchesAreAllOrNothing) {
@@ -90,7 +90,11 @@ TEST(Store, GoodputRowsAddUpAndBatchesAreAllOrNothing) {
     auto runs = st.runs();
     ASSERT_TRUE(runs);
     ASSERT_EQ(runs->size(), 1u);
-    EXPECT_EQ(runs->front().worker_list.size(), 1u);
+    ASSERT_EQ(runs->front().worker_list.size(), 1u);
+    // Where the worker's count stands (schema 6), as written.
+    EXPECT_EQ(runs->front().worker_list[0].counted_s, 120);
+    EXPECT_EQ(runs->front().worker_list[0].decided_s, 135);
+    EXPECT_EQ(runs->front().worker_list[0].pending, "-1,0,7,0,30");
     EXPECT_EQ(st.meta("counted_to_s").value(), std::optional<std::int64_t>(3660));
     // The workspace's weight on the cluster.
     auto wss = st.workspaces(ids->first, ids->second);

@@ -6,6 +6,7 @@
 
 #include "astraeus/goodput/counter.hpp"
 #include "astraeus/goodput/ledger.hpp"
+#include "astraeus/goodput_io/pending_count.hpp"
 #include "goodput_test_util.hpp"
 
 namespace g = astraeus::goodput;
@@ -322,4 +323,71 @@ TEST(GoodputExactReplay, StallDetectedLateAndProgressWithoutSamples) {
     EXPECT_EQ(c("silent").held_of(Category::Stalled), 0);
     EXPECT_EQ(c("silent").unmeasured, 240);
     EXPECT_EQ(r.unmeasured_gpu_s(), 240);
+}
+
+TEST(GoodputExact, PendingTimeSurvivesARestart) {
+    // A restart inside a minute (the service's store keeps each worker's pending count as text,
+    // GoodputCounter::pending + PendingCount). 1 worker, 2 GPUs on machine 1, submitted 10:00:00,
+    // placed 10:00:10, started 10:00:15 (no sample, no progress: unmeasured idle), failed
+    // 10:00:25, released 10:00:30; the service dies there. By hand, pending at 10:00:30:
+    // waiting 10 s x 2 = 20 (not held), starting 5 x 2 = 10, idle 10 x 2 = 20 (also unmeasured),
+    // failure held 5 x 2 = 10.
+    g::GoodputLedger before;
+    g::GoodputCounter first({}, before);
+    const int w = first.add_worker(T0, 0, 2);
+    ASSERT_TRUE(first.place(T0 + 10, w, {&kM1, 1}));
+    ASSERT_TRUE(first.start(T0 + 15, w));
+    ASSERT_TRUE(first.fail(T0 + 25, w));
+    ASSERT_TRUE(first.release(T0 + 30, w));
+    EXPECT_EQ(first.last_count(w), T0);
+    EXPECT_EQ(first.decided_to(w), T0 + 30);
+    EXPECT_EQ(g::figures(before.run_total(0)).allocated, 0);  // nothing emitted yet
+    g::PendingCount pending;
+    first.pending(w, pending);
+    const std::string h = std::to_string(T0);
+    EXPECT_EQ(pending.text(), "-1," + h + ",7,0,20;1," + h + ",1,1,20;1," + h + ",3,1,10;1," + h +
+                                  ",5,1,10;1," + h + ",8,1,20");
+    // After the restart: the pending Deltas are added once, and a new worker goes on from
+    // 10:00:30 in the stored state (waiting after a failure): placed again 10:01:10, restarts
+    // until 10:01:20, busy until its end at 10:02:00. The whole: failure not held 40 x 2 = 80,
+    // restart 10 x 2 = 20, productive 40 x 2 = 80; every second of 10:00-10:02 once: 240.
+    Fixture f;
+    auto rows = g::parse_pending_count(pending.text(), 0);
+    ASSERT_TRUE(rows) << rows.error().message;
+    for (const g::Delta& d : *rows) f.ledger.add(d);
+    const int v = f.counter.add_worker(T0 + 30, 0, 2);
+    ASSERT_TRUE(f.counter.place(T0 + 30, v, {&kM1, 1}));
+    ASSERT_TRUE(f.counter.fail(T0 + 30, v));
+    ASSERT_TRUE(f.counter.release(T0 + 30, v));
+    ASSERT_TRUE(f.counter.place(T0 + 70, v, {&kM1, 1}));
+    ASSERT_TRUE(f.counter.start(T0 + 80, v));
+    ASSERT_TRUE(f.counter.utilization_level(T0 + 80, v, 90));
+    ASSERT_TRUE(f.counter.end(T0 + 120, v));
+    const g::Counts c = f.run();
+    EXPECT_EQ(c.not_held_of(Category::Waiting), 20);
+    EXPECT_EQ(c.held_of(Category::Starting), 10);
+    EXPECT_EQ(c.held_of(Category::Idle), 20);
+    EXPECT_EQ(c.unmeasured, 20);
+    EXPECT_EQ(c.held_of(Category::Failure), 10);
+    EXPECT_EQ(c.not_held_of(Category::Failure), 80);
+    EXPECT_EQ(c.held_of(Category::Restart), 20);
+    EXPECT_EQ(c.held_of(Category::Productive), 80);
+    EXPECT_EQ(f.all(), 240);
+}
+
+TEST(GoodputExact, MalformedPendingCountsAreRefusedNamingTheEntry) {
+    EXPECT_TRUE(g::parse_pending_count("", 3)->empty());
+    auto one = g::parse_pending_count("-1,3600,7,0,20", 3);
+    ASSERT_TRUE(one);
+    ASSERT_EQ(one->size(), 1U);
+    EXPECT_EQ((*one)[0].run, 3);
+    EXPECT_EQ((*one)[0].machine, -1);
+    EXPECT_EQ((*one)[0].gpu_s, 20);
+    for (const char* bad : {"1,2,3", "1,2,9,0,5", "1,2,3,2,5", "1,2,3,1,5,6", "1,x,3,1,5", ";"}) {
+        auto r = g::parse_pending_count(bad, 0);
+        EXPECT_FALSE(r) << bad;
+        if (!r) {
+            EXPECT_NE(r.error().message.find("pending count: entry"), std::string::npos) << r.error().message;
+        }
+    }
 }

@@ -39,20 +39,25 @@ Result<void> GoodputCounter::check(Seconds t, int w, const char* what) const {
     return {};
 }
 
-void GoodputCounter::emit(const Worker& k, const Piece& p, int sign) {
+void GoodputCounter::emit_to(const Worker& k, const Piece& p, int sign, DeltaSink& to) const {
     const auto& parts = p.gen < 0 ? k.parts : k.old_parts[static_cast<std::size_t>(p.gen)];
     for (Seconds h = hour_start(p.from); h < p.to; h += kHour) {
         const Seconds secs = std::min(p.to, h + kHour) - std::max(p.from, h);
         if (p.held) {
             for (const auto& hp : parts) {
                 const GpuSeconds g = sign * GpuSeconds{hp.gpus} * secs;
-                sink_.add({k.run, hp.machine, h, p.category, true, g});
-                if (p.unmeasured) sink_.add({k.run, hp.machine, h, kUnmeasured, true, g});
+                to.add({k.run, hp.machine, h, p.category, true, g});
+                if (p.unmeasured) to.add({k.run, hp.machine, h, kUnmeasured, true, g});
             }
         } else {
-            sink_.add({k.run, -1, h, p.category, false, sign * GpuSeconds{k.gpus_asked} * secs});
+            to.add({k.run, -1, h, p.category, false, sign * GpuSeconds{k.gpus_asked} * secs});
         }
     }
+}
+
+void GoodputCounter::pending(int w, DeltaSink& out) const {
+    const Worker& k = w_[static_cast<std::size_t>(w)];
+    for (const Piece& p : k.pending) emit_to(k, p, 1, out);
 }
 
 void GoodputCounter::piece(Worker& k, Piece p, bool now) {

@@ -123,6 +123,17 @@ public:
     GpuSeconds unmeasured_gpu_s() const { return unmeasured_gpu_s_; }
     const CounterConfig& config() const { return cfg_; }
 
+    // What a restart needs to go on exactly (the service stores it with the worker's state).
+    /// The time up to which worker w's time has been emitted (a minute boundary, its
+    /// submission or the time it was re-created at).
+    Seconds last_count(int w) const { return w_[w].last_count; }
+    /// The time up to which worker w's time is decided: [last_count, decided_to) is pending,
+    /// and from decided_to on the worker is in its current state.
+    Seconds decided_to(int w) const { return w_[w].decided_to; }
+    /// Sends worker w's pending time (decided, not yet emitted) to `out` as the Deltas its next
+    /// count will emit, unmeasured pseudo-category included; emits nothing to the counter's sink.
+    void pending(int w, DeltaSink& out) const;
+
 private:
     struct JournalEntry {
         Seconds hour;
@@ -173,7 +184,8 @@ private:
     void decide(Worker& k, Seconds from, Seconds to, bool now);
     void piece(Worker& k, Piece p, bool now);
     void flush(Worker& k);
-    void emit(const Worker& k, const Piece& p, int sign);
+    void emit(const Worker& k, const Piece& p, int sign) const { emit_to(k, p, sign, sink_); }
+    void emit_to(const Worker& k, const Piece& p, int sign, DeltaSink& to) const;
     void stall(Worker& k);
     /// Re-files worker w in due_ after a change (out of it once it has ended).
     void reschedule(int w);

@@ -383,6 +383,7 @@ Result<void> Service::load() {
         if (!r->ended()) live_.insert(r->rec.id);
         runs_[r->rec.id] = std::move(r);
     }
+    if (auto ok = save_resumed_count(); !ok) return ok;
     // The rounds' fairness history (tenant LTGF windows, jobs' deserved service), replayed from
     // the runs and their attempts up to the stored clock; the first round goes on from there.
     {
@@ -439,11 +440,14 @@ Result<void> Service::restore_run(RunMem& r, Seconds counted_to) {
     int preemptions = 0;
     for (const store::AttemptRec& a : rec.attempt_list) preemptions += a.outcome == "preempted" ? 1 : 0;
     pool.sched->restore_job(r.job, rec.executed_s, preemptions);
-    // The count: each worker from max(submission, counted_to), in its stored state.
-    const Seconds t0 = std::max(rec.submitted_s, counted_to);
+    // The count: each worker goes on in its stored state from where its stored count stands
+    // (count_resume_point), the pending time before that added to the ledger once.
     const std::vector<gp::HeldPart> dummy{{static_cast<int>(pool.machines.front().id), 1}};
     Placement held;
     for (const store::WorkerRec& k : rec.worker_list) {
+        auto from = count_resume_point(rec, k, counted_to);
+        if (!from) return fail("run " + rec.name + ": cannot restore its count: " + from.error().message);
+        const Seconds t0 = *from;
         const int w = counter_->add_worker(t0, static_cast<int>(rec.id), rec.gpus_per_worker);
         r.w.push_back(w);
         auto parts = parse_parts(k.parts.substr(0, k.parts.find('@')));
@@ -550,16 +554,7 @@ bool Service::commit() {
     for (store::Id id : dirty_) {
         RunMem& r = *runs_.at(id);
         r.note_state();
-        r.rec.worker_list.clear();
-        for (std::size_t k = 0; k < r.w.size(); ++k) {
-            const gp::WorkerStatus& s = counter_->status(r.w[k]);
-            r.rec.worker_list.push_back({static_cast<int>(k), static_cast<int>(s.phase),
-                                         static_cast<int>(s.cause), s.attempt,
-                                         gp::holds_gpus(s) || (r.holding() && exec_->holds_from_start() && !r.parts[k].empty())
-                                             ? parts_text(r.parts[k]) + gpu_index_text(r.gpu_index, k)
-                                             : "",
-                                         s.phase == gp::Phase::Running ? r.level : -1});
-        }
+        write_workers(r);
         batch_.runs.push_back(r.rec);
     }
     batch_.meta.push_back({"counted_to_s", gp::minute_start(last_event_s_)});

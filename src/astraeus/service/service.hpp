@@ -247,6 +247,18 @@ private:
     /// service (false: it must register first); 403 when bound to another name.
     ApiResult<bool> agent_token_registered(const Caller& c, const std::string& name) const;
     Result<void> restore_run(RunMem& r, Seconds counted_to);
+    // The goodput count across a restart (service_count_resume.cpp).
+    /// r.rec.worker_list from the counter: each worker's state, parts, and where its count
+    /// stands (last count, decided to, pending Deltas as text).
+    void write_workers(RunMem& r);
+    /// The time worker record k of run rec goes on counting from after a restart: its stored
+    /// decided_s when the store's rows still stop at its stored count (the pending Deltas then
+    /// join resumed_rows_, added once), else the store's counted_to (a later count emitted
+    /// them); never before the submission. An error on a malformed pending text.
+    Result<Seconds> count_resume_point(const store::RunRec& rec, const store::WorkerRec& k,
+                                       Seconds counted_to);
+    /// At load: writes resumed_rows_ and the resumed runs' workers in one transaction.
+    Result<void> save_resumed_count();
     /// A run not ended whose pool or a machine it holds is no longer in the configuration:
     /// requeued as after a failure (pending, reason "requeued: ...") or, when its pool is gone
     /// or its attempts are spent, ended failed (stopped when it was winding down at its
@@ -380,6 +392,7 @@ private:
 
     store::Batch batch_;
     store::Batch unsaved_;        ///< what the store refused, written at the next commit
+    store::Batch resumed_;        ///< at load: the pending counts restored (save_resumed_count)
     bool store_failing_ = false;  ///< the last write failed (a full disk, an I/O error)
     std::string store_error_;     ///< its message
     std::set<store::Id> dirty_;

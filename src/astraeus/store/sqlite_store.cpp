@@ -95,6 +95,13 @@ CREATE TABLE sessions (id INTEGER PRIMARY KEY, token_id INTEGER NOT NULL REFEREN
 CREATE INDEX sessions_token ON sessions (token_id, created_s);
 CREATE INDEX sessions_expires ON sessions (expires_s);
 )sql",
+    // 6: where each worker's goodput count stands, for an exact count across a restart
+    // (spec/goodput.md "The count"; service/pending_count.hpp)
+    R"sql(
+ALTER TABLE workers ADD COLUMN counted_s INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE workers ADD COLUMN decided_s INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE workers ADD COLUMN pending TEXT NOT NULL DEFAULT '';
+)sql",
 };
 constexpr int kVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
 
@@ -575,8 +582,8 @@ public:
             }
             std::size_t k = 0;
             SQLite::Statement w(db_,
-                                "SELECT run_id, idx, phase, cause, attempt, parts, level FROM "
-                                "workers ORDER BY run_id, idx");
+                                "SELECT run_id, idx, phase, cause, attempt, parts, level, counted_s, "
+                                "decided_s, pending FROM workers ORDER BY run_id, idx");
             while (w.executeStep()) {
                 const Id run = w.getColumn(0).getInt64();
                 while (k < out.size() && out[k].id < run) ++k;
@@ -585,7 +592,8 @@ public:
                 out[k].worker_list.push_back({w.getColumn(1).getInt(), w.getColumn(2).getInt(),
                                               w.getColumn(3).getInt(), w.getColumn(4).getInt(),
                                               w.getColumn(5).getString(),
-                                              w.getColumn(6).getDouble()});
+                                              w.getColumn(6).getDouble(), w.getColumn(7).getInt64(),
+                                              w.getColumn(8).getInt64(), w.getColumn(9).getString()});
             }
             k = 0;
             SQLite::Statement a(db_,
@@ -809,10 +817,12 @@ private:
         q.bind(c++, r.attempts);
         q.exec();
         SQLite::Statement w(db_,
-                            "INSERT INTO workers (run_id, idx, phase, cause, attempt, parts, level) "
-                            "VALUES (?,?,?,?,?,?,?) ON CONFLICT (run_id, idx) DO UPDATE SET "
-                            "phase = excluded.phase, cause = excluded.cause, attempt = "
-                            "excluded.attempt, parts = excluded.parts, level = excluded.level");
+                            "INSERT INTO workers (run_id, idx, phase, cause, attempt, parts, level, "
+                            "counted_s, decided_s, pending) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT "
+                            "(run_id, idx) DO UPDATE SET phase = excluded.phase, cause = "
+                            "excluded.cause, attempt = excluded.attempt, parts = excluded.parts, "
+                            "level = excluded.level, counted_s = excluded.counted_s, decided_s = "
+                            "excluded.decided_s, pending = excluded.pending");
         for (const WorkerRec& k : r.worker_list) {
             w.bind(1, r.id);
             w.bind(2, k.index);
@@ -821,6 +831,9 @@ private:
             w.bind(5, k.attempt);
             w.bind(6, k.parts);
             w.bind(7, k.level);
+            w.bind(8, k.counted_s);
+            w.bind(9, k.decided_s);
+            w.bind(10, k.pending);
             w.exec();
             w.reset();
         }

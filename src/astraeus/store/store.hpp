@@ -79,6 +79,13 @@ struct WorkerRec {
     int attempt = 0;
     std::string parts;
     double level = -1;  ///< utilization level while running (-1: none)
+    // The goodput count's place (service/pending_count.hpp): the hourly rows held this worker's
+    // time up to counted_s when the record was written, `pending` (text) its time in
+    // [counted_s, decided_s), and from decided_s on it was in the state above. -1: unknown
+    // (records of schema < 6), the restart counts from the store's counted_to_s.
+    Seconds counted_s = -1;
+    Seconds decided_s = -1;
+    std::string pending;
 };
 
 struct AttemptRec {
