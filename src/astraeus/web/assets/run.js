@@ -7,6 +7,7 @@
 import { api, q, h, s, gpuh, pct, when, CATEGORIES, stackedBar, legend, biggestLoss, message, ApiError, unmeasuredNote } from './lib.js';
 import { stateBadge } from './runs.js';
 import { navigate } from './url.js';
+import { machineHref, poolHref, workspaceHref, nameLink } from './links.js';
 
 const OUTCOME_COLOR = { succeeded: '#009E73', failed: '#D55E00', preempted: '#CC79A7', lease: '#CC79A7', stopped: '#555555', cancelled: '#555555', '': '#0072B2' };
 
@@ -15,7 +16,7 @@ export async function runView(me, ws, name, params = new URLSearchParams()) {
   const path = `/runs/${encodeURIComponent(name)}`;
   const [run, detail, gp] = await Promise.all([api(`${path}${at}`), api(`${path}/attempts${at}`), api(`${path}/goodput${at}`)]);
   const root = h('section.view', { 'aria-labelledby': 'run-h' },
-    h('p.crumb', {}, h('a', { href: '#/runs', text: 'Runs' }), ' / ', h('span', { text: run.workspace })),
+    h('p.crumb', {}, h('a', { href: '#/runs', text: 'Runs' }), ' / ', nameLink(workspaceHref(run.workspace), run.workspace)),
     h('h1', { id: 'run-h', text: run.name }));
   const stalled = run.state === 'running' ? (detail.workers || []).filter((w) => w.stalled).length : 0;
   root.append(h('p', { id: 'run-state' }, 'State: ', stateBadge({ ...run, stalled_workers: stalled })));
@@ -28,9 +29,9 @@ export async function runView(me, ws, name, params = new URLSearchParams()) {
   if (run.state === 'stopping') root.dataset.refreshS = '1';
 
   const dl = h('dl.facts');
-  const fact = (k, v) => dl.append(h('dt', { text: k }), h('dd', { text: v }));
-  fact('Workspace', run.workspace);
-  fact('Pool', run.pool);
+  const fact = (k, v) => dl.append(h('dt', { text: k }), h('dd', {}, v));
+  fact('Workspace', nameLink(workspaceHref(run.workspace), run.workspace));
+  fact('Pool', nameLink(poolHref(run.pool), run.pool));
   fact('Workers', `${run.workers} × ${run.gpus_per_worker} GPUs`);
   fact('Submitted', when(run.submitted_at));
   fact('Started', when(run.started_at));
@@ -128,7 +129,7 @@ function timeline(d) {
 
 function workersTable(workers) {
   const rows = workers.map((w) => h('tr', {},
-    h('td.num', { text: String(w.index) }), h('td', { text: w.state }), h('td', { text: w.machine || '-' }),
+    h('td.num', { text: String(w.index) }), h('td', { text: w.state }), h('td', {}, w.machine ? nameLink(machineHref(w.machine), w.machine) : '-'),
     h('td.num', { text: String(w.attempt) }), h('td.num', { text: w.step === undefined ? '-' : String(w.step) }),
     h('td.num', { text: w.steps_per_s === undefined ? '-' : w.steps_per_s.toFixed(2) }),
     h('td', { class: w.stalled || w.straggler ? 'warn' : null, text: [w.stalled ? 'stalled' : '', w.straggler ? 'straggler' : ''].filter(Boolean).join(', ') || 'ok' })));

@@ -5,8 +5,11 @@
 // and operators the workspace column and a workspace filter. The filters, pages shown and sort
 // are the URL's (#/runs?state=&pool=&workspace=&name=&pages=N&sort=KEY&dir=asc|desc). A running
 // run with a worker stalled now (GET /v1/stalls) shows "running · stalled", not a green running.
+// Each name links on: a run to its page, its workspace and pool to this view filtered by them,
+// the machines its workers hold now to their pages.
 import { api, q, h, pct, when, sortableTable, message } from './lib.js';
 import { navigate, sortFromUrl } from './url.js';
+import { runHref, machineHref, poolHref, workspaceHref, nameLink } from './links.js';
 
 const STATES = ['pending', 'starting', 'running', 'stopping', 'succeeded', 'failed', 'stopped', 'cancelled'];
 const PAGE = 200;
@@ -51,10 +54,11 @@ export async function runsView(me, params = new URLSearchParams()) {
 
   const columns = [
     { key: 'name', label: 'Name', value: (r) => r.name, cls: 'name',
-      cell: (r) => h('a', { href: `#/run/${encodeURIComponent(r.workspace)}/${encodeURIComponent(r.name)}`, text: r.name }) },
-    wide ? { key: 'workspace', label: 'Workspace', value: (r) => r.workspace, cell: (r) => r.workspace } : null,
+      cell: (r) => nameLink(runHref(r.workspace, r.name), r.name) },
+    wide ? { key: 'workspace', label: 'Workspace', value: (r) => r.workspace, cls: 'ref', cell: (r) => nameLink(workspaceHref(r.workspace), r.workspace) } : null,
     { key: 'state', label: 'State', value: (r) => r.state, cell: (r) => stateBadge(r) },
-    { key: 'pool', label: 'Pool', value: (r) => r.pool, cell: (r) => r.pool },
+    { key: 'pool', label: 'Pool', value: (r) => r.pool, cls: 'ref', cell: (r) => nameLink(poolHref(r.pool), r.pool) },
+    { label: 'Machines', cls: 'ref', cell: (r) => (r.machines || []).map((m, i) => [i ? ', ' : '', nameLink(machineHref(m), m)]) },
     { key: 'gpus', label: 'GPUs', num: true, value: (r) => r.workers * r.gpus_per_worker, cell: (r) => `${r.workers} × ${r.gpus_per_worker}` },
     { key: 'submitted', label: 'Submitted', value: (r) => r.submitted_at, cell: (r) => when(r.submitted_at) },
     { key: 'started', label: 'Started', value: (r) => r.started_at || '', cell: (r) => when(r.started_at) },
