@@ -513,6 +513,7 @@ try {
     const shownWeeks = await p6.$$eval('#machine-weeks tbody tr', (trs) => trs.map((tr) => [tr.cells[1].textContent, tr.dataset.partial || '']));
     check('machine page: 9 weeks, its held GPU-h each week as the API, this week partial', JSON.stringify(shownWeeks) === JSON.stringify(
       mweeks.weeks.map((w, i) => [gpuh(w.rows.find((r) => r.machine === mname)?.allocated_gpu_hours), i === 8 ? 'true' : ''])), JSON.stringify(shownWeeks));
+    await shot(p6, 'machine');
     // The run page: each worker's machine links to its page; its pool and workspace to the runs filtered.
     await go(p6, '#/run/ml/llm', 'run');
     const att = await api(ADMIN, '/runs/llm/attempts?workspace=ml');

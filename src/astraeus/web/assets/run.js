@@ -54,7 +54,7 @@ export async function runView(me, ws, name, params = new URLSearchParams()) {
   root.append(h('h2', { text: 'Workers' }), workersTable(detail.workers));
   // Logs are readable inside the run's workspace only (org admins and operators get a 403).
   const worker = Math.min(run.workers - 1, Math.max(0, Number.parseInt(params.get('worker'), 10) || 0));
-  const logs = me.scope === 'workspace' && me.workspace === run.workspace ? await logsSection(path, at, run.workers, worker) : null;
+  const logs = me.scope === 'workspace' && me.workspace === run.workspace ? await logsSection(path, at, run.workers, worker, run.attempts) : null;
   if (logs) root.append(logs);
   return root;
 }
@@ -140,19 +140,56 @@ function workersTable(workers) {
 
 // Logs, only when the server answers GET /v1/runs/{run}/logs (servers without it, executors that
 // keep none and tokens outside the run's workspace get an error: no section then). One worker's
-// output of the latest attempt ({"text", "size", ...}); a choice of worker when there are several.
-async function logsSection(path, at, workers = 1, worker = 0) {
-  const fetchLog = async (k) => {
-    const body = await api(`${path}/logs${at ? `${at}&` : '?'}worker=${k}`);
-    if (typeof body === 'string') return body;
-    if (body && typeof body.text === 'string') return body.text;
-    return JSON.stringify(body, null, 2);
-  };
-  let text;
-  try { text = await fetchLog(worker); } catch (e) { return null; }
-  // Follows: at its end it stays at its end as lines come (live.js keepScroll).
-  const pre = h('pre.logs', { id: 'logs', tabindex: '0', 'data-keep-scroll': true, text: text || '(empty)' });
+// output of every attempt in order (the last MAX_ATTEMPTS), a line "--- attempt K ---" before
+// each attempt after the first, as `astra runs logs --follow` prints them; a choice of worker
+// when there are several. Followed: each refresh reads only what was written since (the API's
+// offset and next_offset), an attempt over (done) is not read again, and a new attempt appears
+// at the end by itself; a log scrolled to its end stays at its end (live.js keepScroll).
+const MAX_ATTEMPTS = 10;
+const READS = 8;  // at most 8 reads (1 MiB each) per attempt and refresh
+let logRun = '';
+const logCache = new Map();  // `${worker}/${attempt}` -> {text, next, done} of the run on screen
+
+async function attemptLog(path, at, worker, attempt) {
+  const key = `${worker}/${attempt}`;
+  const c = logCache.get(key) || { text: '', next: 0, done: false };
+  for (let k = 0; k < READS && !c.done; k++) {
+    const body = await api(`${path}/logs${at ? `${at}&` : '?'}worker=${worker}&attempt=${attempt}&offset=${c.next}`);
+    if (typeof body === 'string' || !body || typeof body.text !== 'string') {  // a server without offsets
+      c.text = typeof body === 'string' ? body : JSON.stringify(body, null, 2); c.done = true; break;
+    }
+    if (Number(body.size) < c.next) { c.text = ''; c.next = 0; continue; }  // cut by the log quota: read again
+    c.text += body.text;
+    const moved = Number(body.next_offset) > c.next;
+    c.next = Number(body.next_offset) || c.next;
+    c.done = !!body.done;
+    if (!moved || c.next >= Number(body.size)) break;
+  }
+  logCache.set(key, c);
+  return c;
+}
+
+async function logsSection(path, at, workers = 1, worker = 0, attempts = 1) {
+  if (logRun !== `${path}${at}`) { logRun = `${path}${at}`; logCache.clear(); }
+  const first = Math.max(1, attempts - MAX_ATTEMPTS + 1);
+  const parts = [];
+  let shown = 0;
+  for (let a = first; a <= Math.max(1, attempts); a++) {
+    let text;
+    try { text = (await attemptLog(path, at, worker, a)).text; } catch (e) {
+      if (a === attempts && !shown) return null;  // no log at all (no server support, not placed)
+      text = `(no log for attempt ${a}: ${e.message})\n`;
+    }
+    shown++;
+    if (a > first || first > 1) {
+      if (parts.length && !parts[parts.length - 1].endsWith('\n')) parts.push('\n');
+      parts.push(`--- attempt ${a} ---\n`);
+    }
+    parts.push(text);
+  }
+  const pre = h('pre.logs', { id: 'logs', tabindex: '0', 'data-keep-scroll': true, 'data-attempts': String(attempts), text: parts.join('') || '(empty)' });
   const pick = workers > 1 ? h('label', {}, 'Worker ', h('select', { id: 'log-worker', onchange: (ev) => navigate({ worker: ev.target.value === '0' ? null : ev.target.value }) },
     Array.from({ length: workers }, (_, k) => h('option', { value: String(k), selected: k === worker, text: String(k) })))) : null;
-  return h('div', {}, h('h2', { text: 'Logs' }), pick, pre);
+  const note = first > 1 ? h('p.note', { text: `Attempts ${first} to ${attempts} (the earlier ones: astra runs logs --attempt K).` }) : null;
+  return h('div', {}, h('h2', { text: 'Logs' }), pick, note, pre);
 }
