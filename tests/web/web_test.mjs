@@ -513,6 +513,16 @@ try {
     const shownWeeks = await p6.$$eval('#machine-weeks tbody tr', (trs) => trs.map((tr) => [tr.cells[1].textContent, tr.dataset.partial || '']));
     check('machine page: 9 weeks, its held GPU-h each week as the API, this week partial', JSON.stringify(shownWeeks) === JSON.stringify(
       mweeks.weeks.map((w, i) => [gpuh(w.rows.find((r) => r.machine === mname)?.allocated_gpu_hours), i === 8 ? 'true' : ''])), JSON.stringify(shownWeeks));
+    // What ran there: each run's time on the machine; together, the machine's own row (by hand: the sum).
+    const ran = await api(ADMIN, `/goodput?by=run&days=7&machine=${encodeURIComponent(mname)}`);
+    const ranShown = await p6.$$eval('#machine-ran tbody tr', (trs) => trs.map((tr) => [tr.cells[0].querySelector('a').getAttribute('title'), tr.cells[1].textContent]));
+    const ranSum = ran.rows.reduce((a, r) => a + r.allocated_gpu_hours, 0);
+    check('machine page: what ran there (7 days), each run\'s time there as the API', ran.rows.length >= 1 &&
+      JSON.stringify(ranShown.sort()) === JSON.stringify(ran.rows.map((r) => [`${r.workspace}/${r.run}`, gpuh(r.allocated_gpu_hours)]).sort()), JSON.stringify(ranShown));
+    check('API: the runs\' time on the machine adds up to its row (7 days)', Math.abs(ranSum - mrow.allocated_gpu_hours) < 1e-6 &&
+      ran.machine === mname, `${ranSum} vs ${mrow.allocated_gpu_hours}`);
+    const badBy = await fetch(`${BASE}/v1/goodput?by=pool&machine=${encodeURIComponent(mname)}`, { headers: { Authorization: `Bearer ${ADMIN}` } });
+    check('API: machine= with by=pool is a 400 naming by=run', badBy.status === 400 && /by=run/.test((await badBy.json()).error));
     await shot(p6, 'machine');
     // The run page: each worker's machine links to its page; its pool and workspace to the runs filtered.
     await go(p6, '#/run/ml/llm', 'run');

@@ -1,7 +1,8 @@
 // The Machines view (#/machines: every machine with its pool, GPUs in use, state and the runs
 // there now) and a machine's page (#/machine/<name>): its GPUs, state and drain (with Drain /
 // Undrain for operators and org admins), the runs holding GPUs there now, its goodput and bar
-// over the last 7 days (GET /v1/goodput?by=machine) and a row per week for the last 8 weeks and
+// over the last 7 days (GET /v1/goodput?by=machine), the runs that held GPUs there in those days
+// with their time there (GET /v1/goodput?by=run&machine=NAME) and a row per week for the last 8 weeks and
 // this one (GET /v1/goodput/weekly?by=machine, the current week marked partial). The machine
 // list (GET /v1/machines) is the operators' and org admins'; a workspace token's page shows its
 // own workspace's time on the machine only (the goodput API's rule).
@@ -47,8 +48,8 @@ export async function machinesView(me, params = new URLSearchParams()) {
 }
 
 export async function machineView(me, name) {
-  const [list, gp, weekly] = await Promise.all([machines(me), api(`/goodput${q({ by: 'machine', days: 7 })}`),
-    api(`/goodput/weekly${q({ by: 'machine', weeks: 8 })}`)]);
+  const [list, gp, weekly, ran] = await Promise.all([machines(me), api(`/goodput${q({ by: 'machine', days: 7 })}`),
+    api(`/goodput/weekly${q({ by: 'machine', weeks: 8 })}`), api(`/goodput${q({ by: 'run', days: 7, machine: name })}`)]);
   const m = list ? list.find((x) => x.name === name) : null;
   if (list && !m) throw new Error(`no machine named "${name}"`);
   const root = h('section.view', { 'aria-labelledby': 'machine-h', 'data-machine': name },
@@ -78,6 +79,12 @@ export async function machineView(me, name) {
   root.append(h('p', { id: 'machine-goodput' }, row
     ? `Goodput ${pct(row.goodput)} · held ${gpuh(row.allocated_gpu_hours)} GPU-h · productive ${gpuh(row.productive_gpu_hours)} GPU-h${loss ? ` · biggest loss: ${loss.label.toLowerCase()} ${gpuh(loss.value)} GPU-h` : ''}`
     : 'No GPU time held here in the last 7 days.'), stackedBar(row), legend());
+  root.append(h('h2', { text: 'What ran here, last 7 days' }), ran.rows.length ? sortableTable([
+    { key: 'run', label: 'Run', cls: 'name', value: (r) => `${r.workspace}/${r.run}`, cell: (r) => nameLink(runHref(r.workspace, r.run), `${r.workspace}/${r.run}`) },
+    { key: 'held', label: 'Held here', num: true, value: (r) => r.allocated_gpu_hours, cell: (r) => gpuh(r.allocated_gpu_hours) },
+    { key: 'goodput', label: 'Goodput', num: true, value: (r) => r.goodput, cell: (r) => pct(r.goodput) },
+    { label: 'Where the time went', cls: 'barcell', cell: (r) => stackedBar(r) },
+  ], ran.rows, { sortBy: 1, desc: true, id: 'machine-ran', caption: 'Each run\'s GPU time on this machine' }) : message('No run held GPUs here in the last 7 days.'));
   root.append(h('h2', { text: 'By week (8)' }), weekRows(weekly, name));
   root.append(h('p', {}, h('a', { id: 'machine-runs-link', href: `#/goodput?by=run&period=7d`, text: 'Every run\'s goodput (7 days)' }),
     ' · ', h('a', { href: `#/goodput?by=machine&period=weeks`, text: 'Every machine by week' })));
