@@ -6,7 +6,6 @@ import { goodputView } from './goodput.js';
 import { runsView } from './runs.js';
 import { runView } from './run.js';
 import { fairnessView } from './fairness.js';
-import { machinesView, machineView } from './machine.js';
 import { loaded, stop as stopLive, unreachable, keepFocus, keepScroll } from './live.js';
 import { hashState } from './url.js';
 
@@ -82,8 +81,11 @@ async function route(ev) {
   try {
     if (name === 'runs') node = await runsView(me, params);
     else if (name === 'run') node = await runView(me, parts[1], parts[2], params);
-    else if (name === 'machines') node = await machinesView(me, params);
-    else if (name === 'machine') node = await machineView(me, parts[1] || '');
+    else if (name === 'machines' || name === 'machine') {
+      // Loaded when first shown (not part of the first view's bytes).
+      const m = await import('./machine.js');
+      node = name === 'machines' ? await m.machinesView(me, params) : await m.machineView(me, parts[1] || '');
+    }
     else if (name === 'fairness') node = await fairnessView(me);
     else node = await goodputView(me, params);
   } catch (e) {
