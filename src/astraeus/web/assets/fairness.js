@@ -4,7 +4,7 @@
 import { api, h, s, gpuh, when, message } from './lib.js';
 import { runHref, poolHref, workspaceHref, nameLink } from './links.js';
 
-const RECEIVED = '#0072B2';
+const RECEIVED = 'var(--c-restart)';  // the theme's blue (style.css)
 const DESERVED = 'var(--fg)';  // the text colour of the theme (style.css)
 
 export async function fairnessView(me) {

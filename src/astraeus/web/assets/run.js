@@ -9,7 +9,8 @@ import { stateBadge } from './runs.js';
 import { navigate } from './url.js';
 import { machineHref, poolHref, workspaceHref, nameLink } from './links.js';
 
-const OUTCOME_COLOR = { succeeded: '#009E73', failed: '#D55E00', preempted: '#CC79A7', lease: '#CC79A7', stopped: '#555555', cancelled: '#555555', '': '#0072B2' };
+// An attempt's colour by how it ended (style.css classes: the categories' colours of the theme).
+const OUTCOME_CLASS = { succeeded: 'c-productive', failed: 'c-failure', preempted: 'c-preemption', lease: 'c-preemption', stopped: 'o-stopped', cancelled: 'o-stopped', '': 'c-restart' };
 
 export async function runView(me, ws, name, params = new URLSearchParams()) {
   const at = q({ workspace: ws });
@@ -109,19 +110,19 @@ function timeline(d) {
   const W = 720, H = 78, L = 8, R = 8;
   const x = (t) => L + ((W - L - R) * (Date.parse(t) - t0)) / span;
   const g = s('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart timeline', role: 'img', 'aria-label': 'Attempts on a timeline' });
-  g.append(s('rect', { x: L, y: 14, width: W - L - R, height: 26, fill: '#dddddd' }, s('title', {}, 'waiting to be placed')));
+  g.append(s('rect', { x: L, y: 14, width: W - L - R, height: 26, class: 'o-waiting' }, s('title', {}, 'waiting to be placed')));
   for (const a of d.attempts) {
     const end = a.ended_at || d.ended_at || d.now;
     const x0 = x(a.started_at), x1 = Math.max(x0 + 2, x(end));
-    g.append(s('rect', { x: x0, y: 14, width: x1 - x0, height: 26, fill: OUTCOME_COLOR[a.outcome || ''] || '#0072B2' },
+    g.append(s('rect', { x: x0, y: 14, width: x1 - x0, height: 26, class: OUTCOME_CLASS[a.outcome || ''] || 'c-restart' },
       s('title', {}, `attempt ${a.number}: ${when(a.started_at)} – ${a.ended_at ? when(a.ended_at) : 'now'} ${a.outcome || 'running'}`)));
     if (x1 - x0 > 30) g.append(s('text', { x: (x0 + x1) / 2, y: 31, 'text-anchor': 'middle', class: 'onbar' }, `#${a.number}`));
   }
   g.append(s('text', { x: L, y: 58, class: 'tick' }, `${when(d.submitted_at)} submitted`),
     s('text', { x: W - R, y: 58, 'text-anchor': 'end', class: 'tick' }, d.ended_at ? `${when(d.ended_at)} ended` : `${when(d.now)} now`),
     s('text', { x: W / 2, y: 74, 'text-anchor': 'middle', class: 'axis' }, 'time (UTC)'));
-  const key = h('ul.legend', {}, [['waiting', '#dddddd'], ['running now', '#0072B2'], ['succeeded', '#009E73'], ['failed', '#D55E00'], ['preempted', '#CC79A7'], ['stopped', '#555555']]
-    .map(([label, color]) => { const sw = h('span.swatch'); sw.style.backgroundColor = color; return h('li', {}, sw, label); }));
+  const key = h('ul.legend.plain', {}, [['waiting', 'o-waiting'], ['running now', 'c-restart'], ['succeeded', 'c-productive'], ['failed', 'c-failure'], ['preempted', 'c-preemption'], ['stopped', 'o-stopped']]
+    .map(([label, cls]) => h('li', {}, h('span', { class: `swatch ${cls}` }), label)));
   const list = h('ol.attempts', { id: 'attempt-list' }, d.attempts.map((a) => h('li', {},
     `Attempt ${a.number}: placed ${when(a.started_at)}, `, a.ended_at ? `ended ${when(a.ended_at)} — ${a.outcome || 'ended'}` : 'still going')));
   return h('div', {}, g, key, d.attempts.length ? list : message('Not placed yet.'));
