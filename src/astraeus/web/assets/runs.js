@@ -58,17 +58,18 @@ export async function runsView(me, params = new URLSearchParams()) {
     wide ? { key: 'workspace', label: 'Workspace', value: (r) => r.workspace, cls: 'ref', cell: (r) => nameLink(workspaceHref(r.workspace), r.workspace) } : null,
     { key: 'state', label: 'State', value: (r) => r.state, cell: (r) => stateBadge(r) },
     { key: 'pool', label: 'Pool', value: (r) => r.pool, cls: 'ref', cell: (r) => nameLink(poolHref(r.pool), r.pool) },
-    { label: 'Machines', cls: 'ref', cell: (r) => (r.machines || []).map((m, i) => [i ? ', ' : '', nameLink(machineHref(m), m)]) },
     { key: 'gpus', label: 'GPUs', num: true, value: (r) => r.workers * r.gpus_per_worker, cell: (r) => `${r.workers} × ${r.gpus_per_worker}` },
+    { key: 'goodput', label: 'Goodput', num: true, value: (r) => goodput.get(`${r.workspace}/${r.name}`), cell: (r) => pct(goodput.get(`${r.workspace}/${r.name}`)) },
     { key: 'submitted', label: 'Submitted', value: (r) => r.submitted_at, cell: (r) => when(r.submitted_at) },
     { key: 'started', label: 'Started', value: (r) => r.started_at || '', cell: (r) => when(r.started_at) },
-    { key: 'goodput', label: 'Goodput', num: true, value: (r) => goodput.get(`${r.workspace}/${r.name}`), cell: (r) => pct(goodput.get(`${r.workspace}/${r.name}`)) },
+    // Last, and wrapping: a gang on many machines does not push the figures off screen.
+    { label: 'Machines', cls: 'machines', cell: (r) => (r.machines || []).map((m, i) => [i ? ', ' : '', nameLink(machineHref(m), m)]) },
   ].filter(Boolean);
   const more = list.more
     ? h('button', { type: 'button', id: 'runs-more', text: `Show ${PAGE} more`, onclick: () => navigate({ pages: filters.pages + 1 }) })
     : null;
   return h('section.view', { 'aria-labelledby': 'runs-h' }, h('h1', { id: 'runs-h', text: 'Runs' }), controls,
-    rows.length ? sortableTable(columns, rows, { ...sortFromUrl(columns, params, wide ? 5 : 4, true), id: 'runs-table',
+    rows.length ? sortableTable(columns, rows, { ...sortFromUrl(columns, params, wide ? 6 : 5, true), id: 'runs-table',
       caption: `${rows.length} run${rows.length === 1 ? '' : 's'}${list.more ? ' (newest first; more follow)' : ''}` })
       : message('No run matches.'), more);
 }
