@@ -60,8 +60,8 @@ export async function runsView(me, params = new URLSearchParams()) {
     { key: 'pool', label: 'Pool', value: (r) => r.pool, cls: 'ref', cell: (r) => nameLink(poolHref(r.pool), r.pool) },
     { key: 'gpus', label: 'GPUs', num: true, value: (r) => r.workers * r.gpus_per_worker, cell: (r) => `${r.workers} × ${r.gpus_per_worker}` },
     { key: 'goodput', label: 'Goodput', num: true, value: (r) => goodput.get(`${r.workspace}/${r.name}`), cell: (r) => pct(goodput.get(`${r.workspace}/${r.name}`)) },
-    { key: 'submitted', label: 'Submitted', value: (r) => r.submitted_at, cell: (r) => when(r.submitted_at) },
-    { key: 'started', label: 'Started', value: (r) => r.started_at || '', cell: (r) => when(r.started_at) },
+    { key: 'submitted', label: 'Submitted', cls: 'time', value: (r) => r.submitted_at, cell: (r) => when(r.submitted_at) },
+    { key: 'started', label: 'Started', cls: 'time', value: (r) => r.started_at || '', cell: (r) => when(r.started_at) },
     // Last, and wrapping: a gang on many machines does not push the figures off screen.
     { label: 'Machines', cls: 'machines', cell: (r) => (r.machines || []).map((m, i) => [i ? ', ' : '', nameLink(machineHref(m), m)]) },
   ].filter(Boolean);
