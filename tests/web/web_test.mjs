@@ -606,6 +606,14 @@ try {
     const cardsRight = await p10.$$eval('.cards .card', (cs) => Math.max(...cs.map((c) => c.getBoundingClientRect().right)));
     check('phone: the summary cards within the screen', cardsRight <= 390, String(cardsRight));
     await p10.screenshot({ path: `${OUT}/phone-goodput.png`, fullPage: true });
+    await go(p10, '#/goodput?period=weeks&by=pool', 'goodput');
+    await p10.waitForSelector('#weekly svg');
+    const px = await p10.evaluate(() => {
+      const svg = document.querySelector('#weekly svg');
+      const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+      return Math.min(...[...svg.querySelectorAll('text')].map((t) => parseFloat(getComputedStyle(t).fontSize) * scale));
+    });
+    check('phone: the weekly chart\'s smallest text at least 9 px on screen', px >= 9, `${px.toFixed(1)} px`);
     await c10.close();
     // The dark theme follows the system; every category at least 3:1 against the track (both themes).
     for (const scheme of ['light', 'dark']) {
