@@ -71,8 +71,8 @@ const browser = await chromium.launch({
 });
 const dialogs = [];
 const problems = [];
-async function newPage(width = 1280, height = 900) {
-  const ctx = await browser.newContext({ viewport: { width, height } });
+async function newPage(width = 1280, height = 900, options = {}) {
+  const ctx = await browser.newContext({ viewport: { width, height }, ...options });
   const page = await ctx.newPage();
   page.on('dialog', (d) => { dialogs.push(d.message()); d.dismiss(); });
   page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
@@ -390,10 +390,22 @@ try {
   await page.selectOption('#by', 'pool');
   await page.waitForSelector('#weekly[data-by="pool"]');
   const weekly = await api(ADMIN, '/goodput/weekly?weeks=8&by=pool');
-  const wrows = await page.$$eval('#weekly-table tbody tr', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
+  const wrows = await page.$$eval('#weekly-table tbody tr.week-total', (trs) => trs.map((tr) => [...tr.cells].map((c) => c.textContent)));
   check('by week: 9 weeks (8 complete + this one)', wrows.length === 9 && weekly.weeks.length === 9);
-  check('by week: totals as the API', weekly.weeks.every((w, i) => wrows[i] && wrows[i][1] === gpuh(w.total.allocated_gpu_hours) &&
-    Math.abs(Number(wrows[i][2]) - w.total.productive_gpu_hours) <= 0.1 + 1e-9 && wrows[i][3] === pct(w.total.goodput)), JSON.stringify(wrows.at(-1)));
+  check('by week: totals as the API', weekly.weeks.every((w, i) => wrows[i] && wrows[i][2] === gpuh(w.total.allocated_gpu_hours) &&
+    Math.abs(Number(wrows[i][3]) - w.total.productive_gpu_hours) <= 0.1 + 1e-9 && wrows[i][4] === pct(w.total.goodput)), JSON.stringify(wrows.at(-1)));
+  // A row and a bar per pool per week, as the API's rows (and `astra astraeus goodput --weeks 8 --by pool`).
+  const perWeek = await page.$$eval('#weekly-table tbody tr.week-row', (trs) => trs.map((tr) => ({
+    week: tr.dataset.week, name: tr.cells[1].querySelector('a').getAttribute('title'), held: tr.cells[2].textContent,
+    goodput: tr.cells[4].textContent, bar: !!tr.querySelector('.bar') })));
+  const wantWeek = weekly.weeks.flatMap((w) => w.rows.map((r) => ({ week: w.week, name: r.pool, held: gpuh(r.allocated_gpu_hours), goodput: pct(r.goodput), bar: true })));
+  const key = (x) => JSON.stringify([x.week, x.name, x.held, x.goodput, x.bar]);
+  check('by week: a row and a bar per pool per week, as the API', wantWeek.length >= 2 &&
+    JSON.stringify(perWeek.map(key).sort()) === JSON.stringify(wantWeek.map(key).sort()), `${JSON.stringify(perWeek)} vs ${JSON.stringify(wantWeek)}`);
+  const partial = await page.$$eval('#weekly-table tr[data-partial="true"]', (trs) => trs.map((tr) => tr.dataset.week));
+  check('by week: the current week (the last) is marked partial, and only it', JSON.stringify(partial) === JSON.stringify([weekly.weeks.at(-1).week]) &&
+    (await page.textContent('#weekly-table tr[data-partial="true"] td:first-child')).includes('partial') &&
+    (await page.textContent('#partial-note')).includes(weekly.weeks.at(-1).week), JSON.stringify(partial));
   await shot(page, 'goodput-weeks');
   // Axis ticks at 1, 2 or 5 x 10^k (by hand: max 4,796 -> step 2,000; 0.9 -> 0.5; 2,398 -> 1,000).
   const nice = await page.evaluate(async () => {
@@ -476,6 +488,156 @@ try {
   }
 
   lap('url');
+  // --- drill-down: machine pages, and links from every run, worker, machine, pool, workspace -------
+  {
+    const { ctx: c6, page: p6 } = await newPage();
+    await signIn(p6, ADMIN, `${BASE}/?refresh=0#/goodput?period=7d&by=machine`);
+    await p6.waitForSelector('#period[data-by="machine"]');
+    const mdoc = await api(ADMIN, '/goodput?by=machine&days=7');
+    const mlinks = await p6.$$eval('#goodput-table tbody td.name a', (as) => as.map((a) => [a.textContent, a.getAttribute('href')]));
+    check('drill-down: each machine row links to its page', mlinks.length === mdoc.rows.length && mlinks.length >= 2 &&
+      mdoc.rows.every((r) => mlinks.some(([t, href]) => t === r.machine && href === `#/machine/${encodeURIComponent(r.machine)}`)), JSON.stringify(mlinks));
+    const machines = (await api(ADMIN, '/machines')).machines;
+    const mname = mdoc.rows[0].machine;
+    await p6.click(`#goodput-table tbody td.name a[href="#/machine/${encodeURIComponent(mname)}"]`);
+    await ready(p6, 'machine');
+    const mm = machines.find((m) => m.name === mname);
+    const mrow = mdoc.rows[0];
+    check('machine page: its name, GPUs and state as GET /v1/machines', (await p6.textContent('#machine-h')) === mname &&
+      (await p6.textContent('#machine-gpus')) === `${mm.gpus_used} of ${mm.gpus} in use` && (await p6.textContent('#machine-state')) === mm.state &&
+      (await p6.textContent('#machine-drained')).startsWith(mm.drained ? 'yes' : 'no'), `${mname}: ${JSON.stringify(mm)}`);
+    check('machine page: its goodput and held over 7 days as the API, with a bar', (await p6.textContent('#machine-goodput'))
+      .startsWith(`Goodput ${pct(mrow.goodput)} · held ${gpuh(mrow.allocated_gpu_hours)} GPU-h`) && (await p6.$$('.view > .bar')).length === 1,
+      await p6.textContent('#machine-goodput'));
+    const mweeks = await api(ADMIN, '/goodput/weekly?weeks=8&by=machine');
+    const shownWeeks = await p6.$$eval('#machine-weeks tbody tr', (trs) => trs.map((tr) => [tr.cells[1].textContent, tr.dataset.partial || '']));
+    check('machine page: 9 weeks, its held GPU-h each week as the API, this week partial', JSON.stringify(shownWeeks) === JSON.stringify(
+      mweeks.weeks.map((w, i) => [gpuh(w.rows.find((r) => r.machine === mname)?.allocated_gpu_hours), i === 8 ? 'true' : ''])), JSON.stringify(shownWeeks));
+    // What ran there: each run's time on the machine; together, the machine's own row (by hand: the sum).
+    const ran = await api(ADMIN, `/goodput?by=run&days=7&machine=${encodeURIComponent(mname)}`);
+    const ranShown = await p6.$$eval('#machine-ran tbody tr', (trs) => trs.map((tr) => [tr.cells[0].querySelector('a').getAttribute('title'), tr.cells[1].textContent]));
+    const ranSum = ran.rows.reduce((a, r) => a + r.allocated_gpu_hours, 0);
+    check('machine page: what ran there (7 days), each run\'s time there as the API', ran.rows.length >= 1 &&
+      JSON.stringify(ranShown.sort()) === JSON.stringify(ran.rows.map((r) => [`${r.workspace}/${r.run}`, gpuh(r.allocated_gpu_hours)]).sort()), JSON.stringify(ranShown));
+    check('API: the runs\' time on the machine adds up to its row (7 days)', Math.abs(ranSum - mrow.allocated_gpu_hours) < 1e-6 &&
+      ran.machine === mname, `${ranSum} vs ${mrow.allocated_gpu_hours}`);
+    const badBy = await fetch(`${BASE}/v1/goodput?by=pool&machine=${encodeURIComponent(mname)}`, { headers: { Authorization: `Bearer ${ADMIN}` } });
+    check('API: machine= with by=pool is a 400 naming by=run', badBy.status === 400 && /by=run/.test((await badBy.json()).error));
+    await shot(p6, 'machine');
+    // The run page: each worker's machine links to its page; its pool and workspace to the runs filtered.
+    await go(p6, '#/run/ml/llm', 'run');
+    const att = await api(ADMIN, '/runs/llm/attempts?workspace=ml');
+    const wl = await p6.$$eval('#workers-table tbody tr', (trs) => trs.map((tr) => tr.cells[2].querySelector('a')?.getAttribute('href') || tr.cells[2].textContent));
+    check('run page: each worker links to its machine', wl.length === att.workers.length &&
+      att.workers.every((w, i) => (w.machine ? wl[i] === `#/machine/${encodeURIComponent(w.machine)}` : wl[i] === '-')), JSON.stringify(wl));
+    await p6.click('.facts a[href="#/runs?pool=default"]');
+    await ready(p6, 'runs');
+    const inPool = (await api(ADMIN, '/runs?pool=default')).runs.map((r) => r.name).sort().join(',');
+    check('run page -> its pool: the runs filtered by pool, as the API', (await p6.inputValue('#filter-pool')) === 'default' &&
+      (await texts(p6, '#runs-table tbody td.name')).sort().join(',') === inPool, inPool);
+    const wsLinks = await p6.$$eval('#runs-table tbody td.ref a', (as) => as.map((a) => a.getAttribute('href')));
+    check('runs: workspace and pool cells link to the filtered runs', wsLinks.includes('#/runs?workspace=ml') && wsLinks.includes('#/runs?workspace=cv') &&
+      wsLinks.includes('#/runs?pool=default'), JSON.stringify(wsLinks));
+    await go(p6, '#/goodput?period=7d&by=pool', 'goodput');
+    await p6.waitForSelector('#period[data-by="pool"]');
+    const plinks = await p6.$$eval('#goodput-table tbody td.name a', (as) => as.map((a) => a.getAttribute('href')));
+    check('drill-down: pool rows link to the runs of the pool (the name like markup encoded)', plinks.includes(`#/runs?pool=${encodeURIComponent(XSS)}`) &&
+      plinks.includes('#/runs?pool=default'), JSON.stringify(plinks));
+    await p6.click(`#goodput-table a[href="#/runs?pool=${encodeURIComponent(XSS)}"]`);
+    await ready(p6, 'runs');
+    check('drill-down: the oddly named pool\'s runs', (await p6.inputValue('#filter-pool')) === XSS &&
+      (await texts(p6, '#runs-table tbody td.name')).sort().join(',') === 'sweep-7,tiny');
+    await go(p6, '#/machines', 'machines');
+    const listed = await texts(p6, '#machines-table tbody td.name');
+    check('machines view: every machine of GET /v1/machines', listed.sort().join(',') === machines.map((m) => m.name).sort().join(','), listed.join(','));
+    await c6.close();
+    // An operator drains a machine from its page and takes it back (no run holds GPUs now).
+    const { ctx: c7, page: p7 } = await newPage();
+    await signIn(p7, OPERATOR, `${BASE}/?refresh=0#/machine/${encodeURIComponent(mname)}`);
+    await ready(p7, 'machine');
+    await p7.click('#drain');
+    await p7.click('#drain-confirm');
+    const drained = await p7.waitForFunction(() => /^yes/.test(document.querySelector('#machine-drained')?.textContent || ''), null, { timeout: 10000 }).then(() => true, () => false);
+    check('machine page: an operator drains it (the API says drained)', drained && (await api(OPERATOR, '/machines')).machines.find((m) => m.name === mname).drained === true);
+    await p7.click('#drain');
+    await p7.click('#drain-confirm');
+    const back = await p7.waitForFunction(() => /^no/.test(document.querySelector('#machine-drained')?.textContent || ''), null, { timeout: 10000 }).then(() => true, () => false);
+    check('machine page: and undrains it', back && (await api(OPERATOR, '/machines')).machines.find((m) => m.name === mname).drained === false);
+    await c7.close();
+    // A workspace token: no drain, no machine list; its own time on the machine.
+    const { ctx: c8, page: p8 } = await newPage();
+    await signIn(p8, ML, `${BASE}/?refresh=0#/machine/${encodeURIComponent(mname)}`);
+    await ready(p8, 'machine');
+    check('machine page: a workspace token gets no drain button', !(await p8.isVisible('#drain')) && (await p8.$$('#machine-weeks tbody tr')).length === 9);
+    await c8.close();
+  }
+
+  lap('drill-down');
+  // --- layout: long names, 1280 px, a phone, the dark theme, bar contrast --------------------------
+  {
+    const LONG = 'nlp-research-team-with-a-really-long-name-ablation-3';
+    const sub = await fetch(`${BASE}/v1/runs`, { method: 'POST', headers: { Authorization: `Bearer ${CV}`, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: LONG, workers: 1, gpus_per_worker: 1, pool: XSS }) });
+    check('layout: the long-named run submitted', sub.status === 201, String(sub.status));
+    for (let k = 0; k < 100 && !(await api(ADMIN, '/goodput?by=run&days=1')).rows.some((r) => r.run === LONG); k++)
+      await new Promise((r) => setTimeout(r, 200));
+    await fetch(`${BASE}/v1/runs/${LONG}/stop`, { method: 'POST', headers: { Authorization: `Bearer ${CV}`, 'Content-Length': '0' } });
+    const { ctx: c9, page: p9 } = await newPage(1280, 800);
+    await signIn(p9, ADMIN, `${BASE}/?refresh=0#/goodput?period=1d&by=run`);
+    await p9.waitForSelector('#period[data-by="run"]');
+    const cell = await p9.$eval(`#goodput-table td.name a[title="cv/${LONG}"]`, (a) => ({ text: a.textContent, href: a.getAttribute('href') }));
+    check('layout: a long name shortened in the middle, the whole name on hover and in the link',
+      cell.text === `cv/nlp-research-…name-ablation-3` && cell.href === `#/run/cv/${LONG}`, JSON.stringify(cell));
+    const edges = await p9.evaluate(() => ['Held', 'Productive', 'Goodput'].map((l) => {
+      const th = [...document.querySelectorAll('#goodput-table thead th')].find((t) => t.textContent.replace(/[▲▼ ]/g, '') === l);
+      return th ? th.getBoundingClientRect().right - window.innerWidth : 1e9;
+    }));
+    check('layout: 1280 px, Held, Productive and Goodput on screen beside the long name', edges.every((e) => e <= 0), JSON.stringify(edges));
+    await go(p9, '#/runs', 'runs');
+    const runEdges = await p9.evaluate(() => [...document.querySelectorAll('#runs-table thead th')].map((th) => th.getBoundingClientRect().right - window.innerWidth));
+    check('layout: 1280 px, every column of the Runs view on screen (machines wrap)', runEdges.length === 9 && runEdges.every((e) => e <= 0), JSON.stringify(runEdges));
+    await c9.close();
+    // A phone: cards and bars stacked, each bar across the screen, nothing off screen.
+    const { ctx: c10, page: p10 } = await newPage(390, 800, { deviceScaleFactor: 1 });
+    await signIn(p10, ADMIN, `${BASE}/?refresh=0#/goodput?period=1d&by=pool`);
+    await p10.waitForSelector('#period[data-by="pool"]');
+    const bars = await p10.$$eval('#goodput-table .bar', (bs) => bs.map((b) => { const r = b.getBoundingClientRect(); return [Math.round(r.left), Math.round(r.right)]; }));
+    check('phone: each row a card, its bar on screen and at least 300 px wide', bars.length === 2 && bars.every(([l, r]) => l >= 0 && r <= 390 && r - l >= 300), JSON.stringify(bars));
+    const cardsRight = await p10.$$eval('.cards .card', (cs) => Math.max(...cs.map((c) => c.getBoundingClientRect().right)));
+    check('phone: the summary cards within the screen', cardsRight <= 390, String(cardsRight));
+    await p10.screenshot({ path: `${OUT}/phone-goodput.png`, fullPage: true });
+    await go(p10, '#/goodput?period=weeks&by=pool', 'goodput');
+    await p10.waitForSelector('#weekly svg');
+    const px = await p10.evaluate(() => {
+      const svg = document.querySelector('#weekly svg');
+      const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+      return Math.min(...[...svg.querySelectorAll('text')].map((t) => parseFloat(getComputedStyle(t).fontSize) * scale));
+    });
+    check('phone: the weekly chart\'s smallest text at least 9 px on screen', px >= 9, `${px.toFixed(1)} px`);
+    await c10.close();
+    // The dark theme follows the system; every category at least 3:1 against the track (both themes).
+    for (const scheme of ['light', 'dark']) {
+      const { ctx: c11, page: p11 } = await newPage(1280, 800, { colorScheme: scheme, deviceScaleFactor: 1 });
+      await signIn(p11, ADMIN, `${BASE}/?refresh=0#/goodput?period=1d&by=pool`);
+      await p11.waitForSelector('#period[data-by="pool"]');
+      const got = await p11.evaluate(() => {
+        const rgb = (c) => c.match(/\d+(\.\d+)?/g).slice(0, 3).map(Number);
+        const lum = (c) => { const [r, g, b] = rgb(c).map((v) => { v /= 255; return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; }); return 0.2126 * r + 0.7152 * g + 0.0722 * b; };
+        const ratio = (a, b) => { const [x, y] = [lum(a), lum(b)].sort((p, q) => q - p); return (x + 0.05) / (y + 0.05); };
+        const track = getComputedStyle(document.querySelector('#goodput-table .bar')).backgroundColor;
+        const sw = [...document.querySelectorAll('.legend .swatch')].map((e) => ({ cls: e.className, ratio: ratio(getComputedStyle(e).backgroundColor, track), pattern: getComputedStyle(e).backgroundImage !== 'none' }));
+        return { bg: lum(getComputedStyle(document.body).backgroundColor || 'rgb(255,255,255)'), rootBg: lum(getComputedStyle(document.documentElement).backgroundColor), sw };
+      });
+      check(`${scheme} theme: the page's background follows the system`, scheme === 'dark' ? got.rootBg < 0.05 : got.rootBg > 0.9, JSON.stringify(got.rootBg));
+      check(`${scheme} theme: every category at least 3:1 against the bar's track`, got.sw.length === 8 && got.sw.every((x) => x.ratio >= 3), JSON.stringify(got.sw));
+      check(`${scheme} theme: the losses patterned (stalled, failure, preemption, waiting)`,
+        got.sw.filter((x) => x.pattern).map((x) => x.cls.replace('swatch c-', '')).sort().join(',') === 'failure,preemption,stalled,waiting', JSON.stringify(got.sw));
+      if (scheme === 'dark') await p11.screenshot({ path: `${OUT}/dark-goodput.png` });
+      await c11.close();
+    }
+  }
+
+  lap('layout');
   // --- the budget: bytes transferred and time to the first view, cold cache, BUDGET_RUNS times ------
   {
     const runs = [];

@@ -1,6 +1,6 @@
 // The web pages' entry: sign-in with an API token (traded for the session cookie, never kept by
 // the page nor put in a URL), sign-out (ends the session on the server), and the hash router:
-// #/goodput, #/runs, #/run/<workspace>/<run>, #/fairness.
+// #/goodput, #/runs, #/run/<workspace>/<run>, #/machines, #/machine/<name>, #/fairness.
 import { api, session, h, ApiError } from './lib.js';
 import { goodputView } from './goodput.js';
 import { runsView } from './runs.js';
@@ -65,7 +65,7 @@ async function route(ev) {
   const name = parts[0];
   const key = parts.join('/');  // the view and what it shows (a run's page: which run)
   for (const a of document.querySelectorAll('#nav a')) {
-    const on = a.dataset.view === name || (name === 'run' && a.dataset.view === 'runs');
+    const on = a.dataset.view === name || (name === 'run' && a.dataset.view === 'runs') || (name === 'machine' && a.dataset.view === 'machines');
     if (on) a.setAttribute('aria-current', 'page'); else a.removeAttribute('aria-current');
     // The top bar's link reopens a view as it was last seen (its URL state).
     if (a.dataset.view === name) a.setAttribute('href', location.hash || `#/${name}`);
@@ -81,6 +81,11 @@ async function route(ev) {
   try {
     if (name === 'runs') node = await runsView(me, params);
     else if (name === 'run') node = await runView(me, parts[1], parts[2], params);
+    else if (name === 'machines' || name === 'machine') {
+      // Loaded when first shown (not part of the first view's bytes).
+      const m = await import('./machine.js');
+      node = name === 'machines' ? await m.machinesView(me, params) : await m.machineView(me, parts[1] || '');
+    }
     else if (name === 'fairness') node = await fairnessView(me);
     else node = await goodputView(me, params);
   } catch (e) {

@@ -2,9 +2,10 @@
 // what it deserved over ASTRAEA's fairness window (deserved = min(demand, its share) over time),
 // now and hour by hour, and why each pending run waits.
 import { api, h, s, gpuh, when, message } from './lib.js';
+import { runHref, poolHref, workspaceHref, nameLink } from './links.js';
 
-const RECEIVED = '#0072B2';
-const DESERVED = '#000000';
+const RECEIVED = 'var(--c-restart)';  // the theme's blue (style.css)
+const DESERVED = 'var(--fg)';  // the text colour of the theme (style.css)
 
 export async function fairnessView(me) {
   const doc = await api('/fairness');
@@ -17,19 +18,19 @@ export async function fairnessView(me) {
   root.append(h('h2', { text: 'Why pending runs wait' }));
   root.append(doc.pending.length
     ? h('ul.pending', { id: 'pending-list' }, doc.pending.map((r) => h('li', {},
-      h('a', { href: `#/run/${encodeURIComponent(r.workspace)}/${encodeURIComponent(r.run)}`, text: `${r.workspace}/${r.run}` }),
-      ` (${r.gpus} GPUs in `, h('span', { text: r.pool }), `, waiting since ${when(r.waiting_since)}): `,
+      nameLink(runHref(r.workspace, r.run), `${r.workspace}/${r.run}`),
+      ` (${r.gpus} GPUs in `, nameLink(poolHref(r.pool), r.pool), `, waiting since ${when(r.waiting_since)}): `,
       h('strong', { text: r.reason }), r.explanation ? h('span', { text: ` — ${r.explanation}` }) : null)))
     : message('No run is waiting.'));
   return root;
 }
 
 function poolSection(p) {
-  const sec = h('section.pool', {}, h('h2', {}, 'Pool ', h('span', { text: p.pool })),
+  const sec = h('section.pool', {}, h('h2', {}, 'Pool ', nameLink(poolHref(p.pool), p.pool)),
     h('p.note', { text: `${p.gpus} GPUs, ${p.free_gpus} free · policy ${p.policy} · as of ${when(p.at)}` }));
   if (!p.workspaces.length) { sec.append(message('No workspace.')); return sec; }
   const rows = p.workspaces.map((w) => h('tr', {},
-    h('td', { class: 'name', text: w.workspace }), h('td.num', { text: String(w.weight) }),
+    h('td', { class: 'name' }, nameLink(workspaceHref(w.workspace), w.workspace)), h('td.num', { text: String(w.weight) }),
     h('td.num', { text: `${w.used_gpus} / ${w.quota_gpus}` }), h('td.num', { text: String(w.demand_gpus) }),
     h('td.num', { text: gpuh(w.received_gpu_hours) }), h('td.num', { text: gpuh(w.deserved_gpu_hours) }),
     h('td.num', { text: w.fairness === undefined ? '-' : `${Math.round(w.fairness * 100)}%` }),

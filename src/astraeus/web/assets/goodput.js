@@ -5,6 +5,7 @@
 // Every figure is the API's (GET /v1/goodput, /v1/goodput/weekly) for the period it shows.
 import { api, q, h, s, gpuh, pct, when, CATEGORIES, cat, asked, heldCells, stackedBar, legend, biggestLoss, sortableTable, message, unmeasuredNote } from './lib.js';
 import { hashState, push, sortFromUrl } from './url.js';
+import { runHref, machineHref, poolHref, workspaceHref, nameLink } from './links.js';
 import { unreachable } from './live.js';
 
 const state = { period: '7d', by: 'run', from: '', to: '' };
@@ -52,7 +53,16 @@ async function loadAttention(box) {
 }
 
 function runLink(ws, run, label = `${ws}/${run}`) {
-  return h('a', { href: `#/run/${encodeURIComponent(ws)}/${encodeURIComponent(run)}`, text: label });
+  return nameLink(runHref(ws, run), label);
+}
+
+// A row's name as a link: a run to its page, a machine to its page, a pool or a workspace to the
+// Runs view filtered by it.
+function rowLink(by, r, label) {
+  if (by === 'run') return runLink(r.workspace, r.run, label);
+  if (by === 'machine') return nameLink(machineHref(r.machine), label);
+  if (by === 'pool') return nameLink(poolHref(r.pool), label);
+  return nameLink(workspaceHref(r.workspace), label);
 }
 
 function periodControls(reload) {
@@ -129,7 +139,7 @@ async function period(me) {
     cell: (r) => (c.key === 'waiting' ? gpuh(cat(r, c.key)) : heldCells(r)[c.key]) });
   const columns = [
     { key: 'name', label: state.by[0].toUpperCase() + state.by.slice(1), value: (r) => rowName(doc.by, r, multi),
-      cell: (r) => (doc.by === 'run' ? runLink(r.workspace, r.run, rowName(doc.by, r, multi)) : h('span', { text: r[doc.by] })), cls: 'name' },
+      cell: (r) => rowLink(doc.by, r, rowName(doc.by, r, multi)), cls: 'name' },
     { key: 'held', label: 'Held', num: true, value: (r) => r.allocated_gpu_hours, cell: (r) => gpuh(r.allocated_gpu_hours) },
     { key: 'productive', label: 'Productive', num: true, value: (r) => r.productive_gpu_hours, cell: (r) => heldCells(r).productive },
     { key: 'goodput', label: 'Goodput', num: true, value: (r) => r.goodput, cell: (r) => pct(r.goodput) },
@@ -157,19 +167,38 @@ function summary(t) {
     card('sum-waiting', 'Waiting', `${gpuh(t.waiting_gpu_hours)} GPU-h`, 'asked for, not yet held'));
 }
 
+// By week (8), as `astra astraeus goodput --weeks 8 --by BY`: the chart of each week's total,
+// then for each week (oldest first) its total row and a row and bar per run, machine, pool or
+// workspace (most GPU time held first); the current week is marked partial (it is not over).
 async function weekly(me) {
   const doc = await api(`/goodput/weekly${q({ weeks: 8, by: state.by })}`);
+  const multi = doc.by === 'run' && new Set(doc.weeks.flatMap((w) => w.rows.map((r) => r.workspace))).size > 1;
+  const current = doc.weeks.at(-1)?.week;
   const out = h('div', { id: 'weekly', 'data-by': doc.by });
-  out.append(h('h2', { text: 'By week (8)' }), legend(), weekChart(doc.weeks));
-  const columns = [
-    { key: 'week', label: 'Week', value: (w) => w.week, cell: (w) => `${w.week} (from ${w.start.slice(0, 10)})` },
-    { key: 'held', label: 'Held', num: true, value: (w) => w.total.allocated_gpu_hours, cell: (w) => gpuh(w.total.allocated_gpu_hours) },
-    { key: 'productive', label: 'Productive', num: true, value: (w) => w.total.productive_gpu_hours, cell: (w) => heldCells(w.total).productive },
-    { key: 'goodput', label: 'Goodput', num: true, value: (w) => w.total.goodput, cell: (w) => pct(w.total.goodput) },
-    { key: 'waiting', label: 'Waiting', num: true, value: (w) => w.total.waiting_gpu_hours, cell: (w) => gpuh(w.total.waiting_gpu_hours) },
-    { label: `${doc.by[0].toUpperCase()}${doc.by.slice(1)}s`, cell: (w) => w.rows.map((r) => r[doc.by]).join(', ') },
-  ];
-  out.append(sortableTable(columns, doc.weeks, { ...sortFromUrl(columns, hashState().params, 0, false), id: 'weekly-table', caption: 'Each week\'s total' }));
+  out.append(h('h2', { text: 'By week (8)' }), legend(), weekChart(doc.weeks),
+    h('p.note', { id: 'partial-note' }, h('span.partial', { text: `* ${current} is partial` }), ': this week so far, not over yet.'));
+  const Name = `${doc.by[0].toUpperCase()}${doc.by.slice(1)}`;
+  const heads = ['Week', Name, 'Held', 'Productive', 'Goodput', 'Waiting', 'Where the time went'];
+  const cells = (w, r, name) => [
+    h('td', { 'data-label': 'Week' }, w.week, w.week === current ? h('span.partial', { text: ' partial' }) : null),
+    h('td.name', { 'data-label': Name }, name),
+    h('td.num', { 'data-label': 'Held', text: gpuh(r.allocated_gpu_hours) }),
+    h('td.num', { 'data-label': 'Productive', text: heldCells(r).productive }),
+    h('td.num', { 'data-label': 'Goodput', text: pct(r.goodput) }),
+    h('td.num', { 'data-label': 'Waiting', text: gpuh(r.waiting_gpu_hours) }),
+    h('td.barcell', { 'data-label': heads[6] }, stackedBar(r))];
+  const bodies = doc.weeks.map((w) => {
+    const partial = w.week === current;
+    const total = h('tr.week-total', { 'data-week': w.week, 'data-partial': partial ? 'true' : null, title: partial ? 'This week so far: it is not over' : null },
+      cells(w, w.total, h('span', { text: `all (from ${w.start.slice(0, 10)})` })));
+    const rows = [...w.rows].sort((x, y) => y.allocated_gpu_hours - x.allocated_gpu_hours || String(rowName(doc.by, x, multi)).localeCompare(rowName(doc.by, y, multi)))
+      .map((r) => h('tr.week-row', { 'data-week': w.week }, cells(w, r, rowLink(doc.by, r, rowName(doc.by, r, multi)))));
+    return h('tbody', { class: partial ? 'partial-week' : null }, total, rows);
+  });
+  out.append(h('div.table-wrap', {}, h('table.data.stack.weeks', { id: 'weekly-table' },
+    h('caption', { text: `Each week's total, then a row per ${doc.by}; ${current} is partial (this week so far)` }),
+    h('thead', {}, h('tr', {}, heads.map((c, i) => h('th', { scope: 'col', class: i >= 2 && i <= 5 ? 'num' : null, text: c })))),
+    bodies)));
   return out;
 }
 
@@ -210,11 +239,12 @@ function weekChart(weeks) {
     for (const c of CATEGORIES) {
       const v = cat(w.total, c.key);
       if (v <= 0) continue;
-      g.append(s('rect', { x, width: step * 0.7, y: y(acc + v), height: Math.max(0.5, y(acc) - y(acc + v)), fill: c.color },
+      g.append(s('rect', { x, width: step * 0.7, y: y(acc + v), height: Math.max(0.5, y(acc) - y(acc + v)), class: `c-${c.key}` },
         s('title', {}, `${w.week} ${c.label}: ${gpuh(v)} GPU-h`)));
       acc += v;
     }
-    g.append(s('text', { x: x + step * 0.35, y: H - B + 14, 'text-anchor': 'middle', class: 'tick' }, w.week.slice(5)));
+    const partial = i === weeks.length - 1;
+    g.append(s('text', { x: x + step * 0.35, y: H - B + 14, 'text-anchor': 'middle', class: partial ? 'tick partial-tick' : 'tick' }, `${w.week.slice(5)}${partial ? '*' : ''}`));
     if (w.total.goodput !== undefined)
       g.append(s('text', { x: x + step * 0.35, y: y(acc) - 4, 'text-anchor': 'middle', class: 'tick' }, pct(w.total.goodput)));
   });

@@ -83,18 +83,20 @@ export const gpuh = (v) => showTenths(tenths(gpuSeconds(v)));
 export const pct = (v) => (v === undefined || v === null ? '-' : `${Math.round(v * 100)}%`);
 export const when = (t) => (t ? t.replace('T', ' ').replace(/:\d\dZ$/, 'Z') : '-');
 
-// The eight categories, in the order of the page, each with one colour used in every view
-// (Okabe-Ito palette: safe for colour-blind readers; waiting is grey: asked for, not held).
+// The eight categories, in the order of the page, each with one colour used in every view: the
+// CSS variables --c-<key> (style.css: Okabe-Ito hues darkened for the light theme and lightened
+// for the dark one, each at least 3:1 against the bar's track in its theme) and a pattern for the
+// losses (stripes: stalled, failure, preemption; dots: waiting), so that they read without colour.
 export const CATEGORIES = [
-  { key: 'productive', label: 'Productive', color: '#009E73' },
-  { key: 'idle', label: 'Idle', color: '#F0E442' },
-  { key: 'stalled', label: 'Stalled', color: '#E69F00' },
-  { key: 'starting', label: 'Starting', color: '#56B4E9' },
-  { key: 'restart', label: 'Restart', color: '#0072B2' },
-  { key: 'failure', label: 'Failure', color: '#D55E00' },
-  { key: 'preemption', label: 'Preemption', color: '#CC79A7' },
-  { key: 'waiting', label: 'Waiting', color: '#999999' },
-];
+  { key: 'productive', label: 'Productive' },
+  { key: 'idle', label: 'Idle' },
+  { key: 'stalled', label: 'Stalled' },
+  { key: 'starting', label: 'Starting' },
+  { key: 'restart', label: 'Restart' },
+  { key: 'failure', label: 'Failure' },
+  { key: 'preemption', label: 'Preemption' },
+  { key: 'waiting', label: 'Waiting' },
+].map((c) => ({ ...c, color: `var(--c-${c.key})` }));
 
 // A ledger's GPU-hours in the column of category `key`, with the CLI's meaning (spec/goodput.md
 // "CLI"): the held part of each category, and for 'waiting' every not-held part (first
@@ -140,9 +142,8 @@ export function stackedBar(ledger) {
   for (const c of CATEGORIES) {
     const v = cat(ledger, c.key);
     if (v <= 0) continue;
-    const seg = h('span.seg');
+    const seg = h('span', { class: `seg c-${c.key}`, 'data-category': c.key });
     seg.style.flexGrow = String(v);
-    seg.style.backgroundColor = c.color;
     inner.append(seg);
   }
   bar.append(inner);
@@ -151,11 +152,7 @@ export function stackedBar(ledger) {
 
 export function legend() {
   return h('ul.legend', { 'aria-label': 'Categories' },
-    CATEGORIES.map((c) => {
-      const sw = h('span.swatch');
-      sw.style.backgroundColor = c.color;
-      return h('li', {}, sw, c.label);
-    }));
+    CATEGORIES.map((c) => h('li', {}, h('span', { class: `swatch c-${c.key}` }), c.label)));
 }
 
 // The biggest loss among the held categories other than productive: the biggest held segment
@@ -172,13 +169,14 @@ export function biggestLoss(ledger) {
 
 export function message(text, cls = 'note') { return h(`p.${cls}`, { text }); }
 
-// A table whose columns sort when their header button is pressed (click or keyboard).
+// A table whose columns sort when their header button is pressed (click or keyboard); on a phone
+// (style.css) each row is a card, each cell with its column's label (data-label).
 // columns: [{label, value: row => sortable, cell: row => Node|string, num, cls}]
 // onSort(index, desc): told of a sort the user chose (the page keeps it in the URL).
 export function sortableTable(columns, rows, { sortBy = 0, desc = false, caption, id, onSort } = {}) {
   let key = sortBy;
   let down = desc;
-  const table = h('table.data', { id });
+  const table = h('table.data.stack', { id });
   if (caption) table.append(h('caption', { text: caption }));
   const head = h('tr');
   const body = h('tbody');
@@ -203,7 +201,7 @@ export function sortableTable(columns, rows, { sortBy = 0, desc = false, caption
     }
     ths.forEach((th, i) => th.setAttribute('aria-sort', i === key ? (down ? 'descending' : 'ascending') : 'none'));
     body.replaceChildren(...sorted.map((r) => h('tr', {}, columns.map((c) =>
-      h('td', { class: [c.num ? 'num' : '', c.cls || ''].join(' ').trim() || null }, c.cell(r))))));
+      h('td', { class: [c.num ? 'num' : '', c.cls || ''].join(' ').trim() || null, 'data-label': c.label }, c.cell(r))))));
   }
   render();
   return h('div.table-wrap', {}, table);

@@ -7,15 +7,17 @@
 import { api, q, h, s, gpuh, pct, when, CATEGORIES, stackedBar, legend, biggestLoss, message, ApiError, unmeasuredNote } from './lib.js';
 import { stateBadge } from './runs.js';
 import { navigate } from './url.js';
+import { machineHref, poolHref, workspaceHref, nameLink } from './links.js';
 
-const OUTCOME_COLOR = { succeeded: '#009E73', failed: '#D55E00', preempted: '#CC79A7', lease: '#CC79A7', stopped: '#555555', cancelled: '#555555', '': '#0072B2' };
+// An attempt's colour by how it ended (style.css classes: the categories' colours of the theme).
+const OUTCOME_CLASS = { succeeded: 'c-productive', failed: 'c-failure', preempted: 'c-preemption', lease: 'c-preemption', stopped: 'o-stopped', cancelled: 'o-stopped', '': 'c-restart' };
 
 export async function runView(me, ws, name, params = new URLSearchParams()) {
   const at = q({ workspace: ws });
   const path = `/runs/${encodeURIComponent(name)}`;
   const [run, detail, gp] = await Promise.all([api(`${path}${at}`), api(`${path}/attempts${at}`), api(`${path}/goodput${at}`)]);
   const root = h('section.view', { 'aria-labelledby': 'run-h' },
-    h('p.crumb', {}, h('a', { href: '#/runs', text: 'Runs' }), ' / ', h('span', { text: run.workspace })),
+    h('p.crumb', {}, h('a', { href: '#/runs', text: 'Runs' }), ' / ', nameLink(workspaceHref(run.workspace), run.workspace)),
     h('h1', { id: 'run-h', text: run.name }));
   const stalled = run.state === 'running' ? (detail.workers || []).filter((w) => w.stalled).length : 0;
   root.append(h('p', { id: 'run-state' }, 'State: ', stateBadge({ ...run, stalled_workers: stalled })));
@@ -28,9 +30,9 @@ export async function runView(me, ws, name, params = new URLSearchParams()) {
   if (run.state === 'stopping') root.dataset.refreshS = '1';
 
   const dl = h('dl.facts');
-  const fact = (k, v) => dl.append(h('dt', { text: k }), h('dd', { text: v }));
-  fact('Workspace', run.workspace);
-  fact('Pool', run.pool);
+  const fact = (k, v) => dl.append(h('dt', { text: k }), h('dd', {}, v));
+  fact('Workspace', nameLink(workspaceHref(run.workspace), run.workspace));
+  fact('Pool', nameLink(poolHref(run.pool), run.pool));
   fact('Workers', `${run.workers} × ${run.gpus_per_worker} GPUs`);
   fact('Submitted', when(run.submitted_at));
   fact('Started', when(run.started_at));
@@ -53,7 +55,7 @@ export async function runView(me, ws, name, params = new URLSearchParams()) {
   root.append(h('h2', { text: 'Workers' }), workersTable(detail.workers));
   // Logs are readable inside the run's workspace only (org admins and operators get a 403).
   const worker = Math.min(run.workers - 1, Math.max(0, Number.parseInt(params.get('worker'), 10) || 0));
-  const logs = me.scope === 'workspace' && me.workspace === run.workspace ? await logsSection(path, at, run.workers, worker) : null;
+  const logs = me.scope === 'workspace' && me.workspace === run.workspace ? await logsSection(path, at, run.workers, worker, run.attempts) : null;
   if (logs) root.append(logs);
   return root;
 }
@@ -108,19 +110,19 @@ function timeline(d) {
   const W = 720, H = 78, L = 8, R = 8;
   const x = (t) => L + ((W - L - R) * (Date.parse(t) - t0)) / span;
   const g = s('svg', { viewBox: `0 0 ${W} ${H}`, class: 'chart timeline', role: 'img', 'aria-label': 'Attempts on a timeline' });
-  g.append(s('rect', { x: L, y: 14, width: W - L - R, height: 26, fill: '#dddddd' }, s('title', {}, 'waiting to be placed')));
+  g.append(s('rect', { x: L, y: 14, width: W - L - R, height: 26, class: 'o-waiting' }, s('title', {}, 'waiting to be placed')));
   for (const a of d.attempts) {
     const end = a.ended_at || d.ended_at || d.now;
     const x0 = x(a.started_at), x1 = Math.max(x0 + 2, x(end));
-    g.append(s('rect', { x: x0, y: 14, width: x1 - x0, height: 26, fill: OUTCOME_COLOR[a.outcome || ''] || '#0072B2' },
+    g.append(s('rect', { x: x0, y: 14, width: x1 - x0, height: 26, class: OUTCOME_CLASS[a.outcome || ''] || 'c-restart' },
       s('title', {}, `attempt ${a.number}: ${when(a.started_at)} – ${a.ended_at ? when(a.ended_at) : 'now'} ${a.outcome || 'running'}`)));
     if (x1 - x0 > 30) g.append(s('text', { x: (x0 + x1) / 2, y: 31, 'text-anchor': 'middle', class: 'onbar' }, `#${a.number}`));
   }
   g.append(s('text', { x: L, y: 58, class: 'tick' }, `${when(d.submitted_at)} submitted`),
     s('text', { x: W - R, y: 58, 'text-anchor': 'end', class: 'tick' }, d.ended_at ? `${when(d.ended_at)} ended` : `${when(d.now)} now`),
     s('text', { x: W / 2, y: 74, 'text-anchor': 'middle', class: 'axis' }, 'time (UTC)'));
-  const key = h('ul.legend', {}, [['waiting', '#dddddd'], ['running now', '#0072B2'], ['succeeded', '#009E73'], ['failed', '#D55E00'], ['preempted', '#CC79A7'], ['stopped', '#555555']]
-    .map(([label, color]) => { const sw = h('span.swatch'); sw.style.backgroundColor = color; return h('li', {}, sw, label); }));
+  const key = h('ul.legend.plain', {}, [['waiting', 'o-waiting'], ['running now', 'c-restart'], ['succeeded', 'c-productive'], ['failed', 'c-failure'], ['preempted', 'c-preemption'], ['stopped', 'o-stopped']]
+    .map(([label, cls]) => h('li', {}, h('span', { class: `swatch ${cls}` }), label)));
   const list = h('ol.attempts', { id: 'attempt-list' }, d.attempts.map((a) => h('li', {},
     `Attempt ${a.number}: placed ${when(a.started_at)}, `, a.ended_at ? `ended ${when(a.ended_at)} — ${a.outcome || 'ended'}` : 'still going')));
   return h('div', {}, g, key, d.attempts.length ? list : message('Not placed yet.'));
@@ -128,7 +130,7 @@ function timeline(d) {
 
 function workersTable(workers) {
   const rows = workers.map((w) => h('tr', {},
-    h('td.num', { text: String(w.index) }), h('td', { text: w.state }), h('td', { text: w.machine || '-' }),
+    h('td.num', { text: String(w.index) }), h('td', { text: w.state }), h('td', {}, w.machine ? nameLink(machineHref(w.machine), w.machine) : '-'),
     h('td.num', { text: String(w.attempt) }), h('td.num', { text: w.step === undefined ? '-' : String(w.step) }),
     h('td.num', { text: w.steps_per_s === undefined ? '-' : w.steps_per_s.toFixed(2) }),
     h('td', { class: w.stalled || w.straggler ? 'warn' : null, text: [w.stalled ? 'stalled' : '', w.straggler ? 'straggler' : ''].filter(Boolean).join(', ') || 'ok' })));
@@ -139,19 +141,56 @@ function workersTable(workers) {
 
 // Logs, only when the server answers GET /v1/runs/{run}/logs (servers without it, executors that
 // keep none and tokens outside the run's workspace get an error: no section then). One worker's
-// output of the latest attempt ({"text", "size", ...}); a choice of worker when there are several.
-async function logsSection(path, at, workers = 1, worker = 0) {
-  const fetchLog = async (k) => {
-    const body = await api(`${path}/logs${at ? `${at}&` : '?'}worker=${k}`);
-    if (typeof body === 'string') return body;
-    if (body && typeof body.text === 'string') return body.text;
-    return JSON.stringify(body, null, 2);
-  };
-  let text;
-  try { text = await fetchLog(worker); } catch (e) { return null; }
-  // Follows: at its end it stays at its end as lines come (live.js keepScroll).
-  const pre = h('pre.logs', { id: 'logs', tabindex: '0', 'data-keep-scroll': true, text: text || '(empty)' });
+// output of every attempt in order (the last MAX_ATTEMPTS), a line "--- attempt K ---" before
+// each attempt after the first, as `astra runs logs --follow` prints them; a choice of worker
+// when there are several. Followed: each refresh reads only what was written since (the API's
+// offset and next_offset), an attempt over (done) is not read again, and a new attempt appears
+// at the end by itself; a log scrolled to its end stays at its end (live.js keepScroll).
+const MAX_ATTEMPTS = 10;
+const READS = 8;  // at most 8 reads (1 MiB each) per attempt and refresh
+let logRun = '';
+const logCache = new Map();  // `${worker}/${attempt}` -> {text, next, done} of the run on screen
+
+async function attemptLog(path, at, worker, attempt) {
+  const key = `${worker}/${attempt}`;
+  const c = logCache.get(key) || { text: '', next: 0, done: false };
+  for (let k = 0; k < READS && !c.done; k++) {
+    const body = await api(`${path}/logs${at ? `${at}&` : '?'}worker=${worker}&attempt=${attempt}&offset=${c.next}`);
+    if (typeof body === 'string' || !body || typeof body.text !== 'string') {  // a server without offsets
+      c.text = typeof body === 'string' ? body : JSON.stringify(body, null, 2); c.done = true; break;
+    }
+    if (Number(body.size) < c.next) { c.text = ''; c.next = 0; continue; }  // cut by the log quota: read again
+    c.text += body.text;
+    const moved = Number(body.next_offset) > c.next;
+    c.next = Number(body.next_offset) || c.next;
+    c.done = !!body.done;
+    if (!moved || c.next >= Number(body.size)) break;
+  }
+  logCache.set(key, c);
+  return c;
+}
+
+async function logsSection(path, at, workers = 1, worker = 0, attempts = 1) {
+  if (logRun !== `${path}${at}`) { logRun = `${path}${at}`; logCache.clear(); }
+  const first = Math.max(1, attempts - MAX_ATTEMPTS + 1);
+  const parts = [];
+  let shown = 0;
+  for (let a = first; a <= Math.max(1, attempts); a++) {
+    let text;
+    try { text = (await attemptLog(path, at, worker, a)).text; } catch (e) {
+      if (a === attempts && !shown) return null;  // no log at all (no server support, not placed)
+      text = `(no log for attempt ${a}: ${e.message})\n`;
+    }
+    shown++;
+    if (a > first || first > 1) {
+      if (parts.length && !parts[parts.length - 1].endsWith('\n')) parts.push('\n');
+      parts.push(`--- attempt ${a} ---\n`);
+    }
+    parts.push(text);
+  }
+  const pre = h('pre.logs', { id: 'logs', tabindex: '0', 'data-keep-scroll': true, 'data-attempts': String(attempts), text: parts.join('') || '(empty)' });
   const pick = workers > 1 ? h('label', {}, 'Worker ', h('select', { id: 'log-worker', onchange: (ev) => navigate({ worker: ev.target.value === '0' ? null : ev.target.value }) },
     Array.from({ length: workers }, (_, k) => h('option', { value: String(k), selected: k === worker, text: String(k) })))) : null;
-  return h('div', {}, h('h2', { text: 'Logs' }), pick, pre);
+  const note = first > 1 ? h('p.note', { text: `Attempts ${first} to ${attempts} (the earlier ones: astra runs logs --attempt K).` }) : null;
+  return h('div', {}, h('h2', { text: 'Logs' }), pick, note, pre);
 }

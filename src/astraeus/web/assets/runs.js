@@ -5,8 +5,11 @@
 // and operators the workspace column and a workspace filter. The filters, pages shown and sort
 // are the URL's (#/runs?state=&pool=&workspace=&name=&pages=N&sort=KEY&dir=asc|desc). A running
 // run with a worker stalled now (GET /v1/stalls) shows "running · stalled", not a green running.
+// Each name links on: a run to its page, its workspace and pool to this view filtered by them,
+// the machines its workers hold now to their pages.
 import { api, q, h, pct, when, sortableTable, message } from './lib.js';
 import { navigate, sortFromUrl } from './url.js';
+import { runHref, machineHref, poolHref, workspaceHref, nameLink } from './links.js';
 
 const STATES = ['pending', 'starting', 'running', 'stopping', 'succeeded', 'failed', 'stopped', 'cancelled'];
 const PAGE = 200;
@@ -51,20 +54,22 @@ export async function runsView(me, params = new URLSearchParams()) {
 
   const columns = [
     { key: 'name', label: 'Name', value: (r) => r.name, cls: 'name',
-      cell: (r) => h('a', { href: `#/run/${encodeURIComponent(r.workspace)}/${encodeURIComponent(r.name)}`, text: r.name }) },
-    wide ? { key: 'workspace', label: 'Workspace', value: (r) => r.workspace, cell: (r) => r.workspace } : null,
+      cell: (r) => nameLink(runHref(r.workspace, r.name), r.name) },
+    wide ? { key: 'workspace', label: 'Workspace', value: (r) => r.workspace, cls: 'ref', cell: (r) => nameLink(workspaceHref(r.workspace), r.workspace) } : null,
     { key: 'state', label: 'State', value: (r) => r.state, cell: (r) => stateBadge(r) },
-    { key: 'pool', label: 'Pool', value: (r) => r.pool, cell: (r) => r.pool },
+    { key: 'pool', label: 'Pool', value: (r) => r.pool, cls: 'ref', cell: (r) => nameLink(poolHref(r.pool), r.pool) },
     { key: 'gpus', label: 'GPUs', num: true, value: (r) => r.workers * r.gpus_per_worker, cell: (r) => `${r.workers} × ${r.gpus_per_worker}` },
-    { key: 'submitted', label: 'Submitted', value: (r) => r.submitted_at, cell: (r) => when(r.submitted_at) },
-    { key: 'started', label: 'Started', value: (r) => r.started_at || '', cell: (r) => when(r.started_at) },
     { key: 'goodput', label: 'Goodput', num: true, value: (r) => goodput.get(`${r.workspace}/${r.name}`), cell: (r) => pct(goodput.get(`${r.workspace}/${r.name}`)) },
+    { key: 'submitted', label: 'Submitted', cls: 'time', value: (r) => r.submitted_at, cell: (r) => when(r.submitted_at) },
+    { key: 'started', label: 'Started', cls: 'time', value: (r) => r.started_at || '', cell: (r) => when(r.started_at) },
+    // Last, and wrapping: a gang on many machines does not push the figures off screen.
+    { label: 'Machines', cls: 'machines', cell: (r) => (r.machines || []).map((m, i) => [i ? ', ' : '', nameLink(machineHref(m), m)]) },
   ].filter(Boolean);
   const more = list.more
     ? h('button', { type: 'button', id: 'runs-more', text: `Show ${PAGE} more`, onclick: () => navigate({ pages: filters.pages + 1 }) })
     : null;
   return h('section.view', { 'aria-labelledby': 'runs-h' }, h('h1', { id: 'runs-h', text: 'Runs' }), controls,
-    rows.length ? sortableTable(columns, rows, { ...sortFromUrl(columns, params, wide ? 5 : 4, true), id: 'runs-table',
+    rows.length ? sortableTable(columns, rows, { ...sortFromUrl(columns, params, wide ? 6 : 5, true), id: 'runs-table',
       caption: `${rows.length} run${rows.length === 1 ? '' : 's'}${list.more ? ' (newest first; more follow)' : ''}` })
       : message('No run matches.'), more);
 }
