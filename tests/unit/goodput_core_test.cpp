@@ -237,3 +237,30 @@ TEST(GoodputLedger, PeriodsOver400DaysRejected) {
     EXPECT_FALSE(g::make_period(10, 0));
     EXPECT_FALSE(g::parse_by("team"));
 }
+
+TEST(GoodputLedger, RunsOnOneMachine) {
+    // Run 0 held 100 GPU-s on machine 1 and 50 on machine 2 (hour 0), run 1 30 on machine 1
+    // (hour 1) and waited 40 (no machine), run 2 only machine 2. Machine 1 by run: {0: 100,
+    // 1: 30}; over hour 1 only: {1: 30}; run 1 hidden: {0: 100}.
+    g::GoodputLedger l;
+    for (int r = 0; r < 3; ++r) l.set_run(r, 0, 0);
+    l.add({0, 1, 0, Category::Productive, true, 100});
+    l.add({0, 2, 0, Category::Idle, true, 50});
+    l.add({1, 1, 3600, Category::Restart, true, 30});
+    l.add({1, -1, 3600, Category::Waiting, false, 40});
+    l.add({2, 2, 3600, Category::Productive, true, 70});
+    const auto all = l.query_on_machine(1, {0, 7200});
+    ASSERT_EQ(all.size(), 2U);
+    EXPECT_EQ(all[0].id, 0);
+    EXPECT_EQ(all[0].counts.held_of(Category::Productive), 100);
+    EXPECT_EQ(all[0].counts.held_of(Category::Idle), 0);
+    EXPECT_EQ(all[1].id, 1);
+    EXPECT_EQ(all[1].counts.held_of(Category::Restart), 30);
+    EXPECT_EQ(all[1].counts.not_held_of(Category::Waiting), 0);
+    const auto later = l.query_on_machine(1, {3600, 7200});
+    ASSERT_EQ(later.size(), 1U);
+    EXPECT_EQ(later[0].id, 1);
+    const auto hidden = l.query_on_machine(1, {0, 7200}, [](int r) { return r != 1; });
+    ASSERT_EQ(hidden.size(), 1U);
+    EXPECT_EQ(hidden[0].id, 0);
+}

@@ -78,6 +78,24 @@ std::vector<Row> GoodputLedger::query(By by, const Period& p, const RunFilter& v
     return out;
 }
 
+std::vector<Row> GoodputLedger::query_on_machine(int machine, const Period& p,
+                                                 const RunFilter& visible) const {
+    std::vector<Row> out;
+    const Seconds from = hour_start(p.start_s);
+    for (int r = 0; r < runs(); ++r) {
+        if (visible && !visible(r)) continue;
+        Counts c;
+        bool any = false;
+        for (const Entry& e : runs_[r].rows) {
+            if (e.machine != machine || e.hour < from || e.hour >= p.end_s) continue;
+            c.add(e.category, e.held, e.gpu_s);
+            any = true;
+        }
+        if (any) out.push_back({r, c});
+    }
+    return out;
+}
+
 Result<std::vector<WeekRows>> GoodputLedger::weekly(By by, Seconds now_s, int weeks,
                                                     const RunFilter& visible) const {
     if (weeks < 0 || weeks > 56)

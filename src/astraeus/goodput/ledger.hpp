@@ -54,6 +54,9 @@ public:
     /// Rows of `by` over `p`, ordered by id; only ids with a count. Machine rows hold held time
     /// only (time not placed belongs to no machine). `visible` filters runs.
     std::vector<Row> query(By by, const Period& p, const RunFilter& visible = {}) const;
+    /// Rows by run of the held time on machine `machine` over `p` (a machine's page), ordered
+    /// by run: one pass over the rows, as query().
+    std::vector<Row> query_on_machine(int machine, const Period& p, const RunFilter& visible = {}) const;
     /// The last `weeks` complete ISO weeks plus the current one (oldest first), each a query
     /// over its week. Requires 0 <= weeks <= 56 (57 weeks stay within 400 days).
     Result<std::vector<WeekRows>> weekly(By by, Seconds now_s, int weeks,

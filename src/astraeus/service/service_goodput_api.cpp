@@ -68,8 +68,7 @@ ApiResult<json> Service::goodput(const Caller& c, const Params& q) {
     const auto m = q.find("machine");
     if (m == q.end()) return goodput_for(c, q, filter_for(c));
     // by=run&machine=NAME: each run's time on that machine (held only: waiting belongs to no
-    // machine), for a machine's page. The ledger keeps rows per (run, machine): the runs with
-    // time in the period, then each one's machine rows (one pass over the ledger per such run).
+    // machine), for a machine's page: one pass over the ledger (GoodputLedger::query_on_machine).
     Params rest = q;
     rest.erase("machine");
     auto w = parse_goodput_window(rest, clock_.now());
@@ -84,12 +83,7 @@ ApiResult<json> Service::goodput(const Caller& c, const Params& q) {
     for (const gp::Row& r : ledger_.query(gp::By::Machine, period, visible))
         if (by_name(gp::By::Machine, r.id) == m->second) machine = r.id;
     std::vector<gp::Row> rows;
-    if (machine >= 0)
-        for (const gp::Row& run : ledger_.query(gp::By::Run, period, visible)) {
-            const gp::RunFilter only = [id = run.id](int r) { return r == id; };
-            for (const gp::Row& on : ledger_.query(gp::By::Machine, period, only))
-                if (on.id == machine) rows.push_back({run.id, on.counts});
-        }
+    if (machine >= 0) rows = ledger_.query_on_machine(machine, period, visible);
     std::vector<gp::NamedCounts> named;
     for (const auto& r : rows) named.push_back({by_name(gp::By::Run, r.id), r.counts});
     json out = gp::rows_json("run", w->start, w->end, named);
