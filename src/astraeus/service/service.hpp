@@ -247,7 +247,7 @@ private:
     /// service (false: it must register first); 403 when bound to another name.
     ApiResult<bool> agent_token_registered(const Caller& c, const std::string& name) const;
     Result<void> restore_run(RunMem& r, Seconds counted_to);
-    // The goodput count across a restart (service_count_resume.cpp).
+    // The goodput count across a restart (service_restore.cpp).
     /// r.rec.worker_list from the counter: each worker's state, parts, and where its count
     /// stands (last count, decided to, pending Deltas as text).
     void write_workers(RunMem& r);
