@@ -116,6 +116,10 @@ void add_run_options(CLI::App* sub, RunArgs& a, SweepLists* sweeps) {
                   "astraea: hold no GPUs for the starving gang of a tenant over its share (its "
                   "own running jobs' GPUs)")
         ->group(better);
+    sub->add_flag("--no-due-first", a.gang_weight_only,
+                  "astraea: rank the fairness order by F_j * g_j^W alone; by default the jobs "
+                  "below their due (F_j < 1) go first")
+        ->group(better);
     sub->add_flag("--any-delay-victim", a.any_victim,
                   "astraea: a new job may preempt any delay job of its tenant (as published), "
                   "not only over-served ones (F_j > 1)")
@@ -252,6 +256,7 @@ Result<PreparedRun> prepare_run(const RunArgs& a) {
     o.improve.index_tolerance = a.index_tolerance;
     o.improve.overserved_victims = !a.any_victim;
     o.improve.reserve_own = !a.no_own_hold;
+    o.improve.due_first = !a.gang_weight_only;
     o.improve.placed_victims_only = a.placed_victims_only;
     o.improve.keep_renewals = !a.move_renewals;
     o.improve.free_before_victims = a.free_before_victims;
