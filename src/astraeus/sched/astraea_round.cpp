@@ -314,9 +314,9 @@ void reserve(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
     // stays under its share (improvements.keep_reservation); else the head of the tenant served
     // first.
     int head = -1;
-    const int kept = in.reserved;
+    const int kept = improvements(opt).keep_reservation ? in.reserved : -1;
     in.reserved = -1;
-    if (improvements(opt).keep_reservation && kept >= 0 &&
+    if (kept >= 0 &&
         static_cast<std::size_t>(kept) < in.runs.size() &&
         in.runs[kept].status == RunStatus::Pending) {
         const std::size_t u = static_cast<std::size_t>(in.jobs[kept].tenant);
@@ -358,7 +358,7 @@ void reserve(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
         }
         need += g;
         if (k >= due_count) need_own += g;
-        if (j == head) in.reserved = j;
+        if (j == head && improvements(opt).keep_reservation) in.reserved = j;
     }
     if (need == 0) return;
     // The reserved start: the free GPUs, then the running jobs' lease ends in the order they
