@@ -100,6 +100,14 @@ echo "first ml run preempted: ${victim:=gang} ($(grep -c 'run\.preempted' "$T/se
 check "it checkpointed on the signal" waitfor 100 grep -q 'checkpoint saved at step' "$DATA/runs/ml/$victim/attempt-1/worker-0.log"
 # (ASTRAEA may already have placed it again: then Slurm shows the requeue in its restart count)
 check "it is requeued in Slurm (PENDING held, or Restarts >= 1)" waitfor 100 bash -c "squeue -h -n astraeus-ml-$victim -o '%T %Q' | grep -q '^PENDING 0' || scontrol show job \$(squeue -h -n astraeus-ml-$victim -o %i | head -1) | grep -q 'Restarts=[1-9]'"
+# The lease end reads as a preemption in the job's output: Astraeus's line (the batch shell's
+# WINCH trap) comes before the first line Slurm writes for the requeue ("*** STEP N.0 ...
+# CANCELLED ***"), and none of the preempted run's jobs says it failed on its own.
+lease_line_first() {
+  awk '/astraeus: stopped by Astraeus at/ { if (!l) l = NR } /\*\*\* STEP .* CANCELLED/ { if (!c) c = NR }
+       END { exit !(l && (!c || l < c)) }' "$DATA/runs/ml/$victim/job.out"
+}
+check "the lease end is written in $victim's job output before Slurm's requeue lines" waitfor 50 lease_line_first
 post "$VI" /runs/other/stop '' > /dev/null
 # (The first attempt that resumes is usually 2; on a loaded machine attempt 2 can be preempted in
 # turn before its worker got to its checkpoint, and a later attempt resumes.)
@@ -115,6 +123,10 @@ check "Slurm counted the requeue (Restarts=$restarts)" test "${restarts:-0}" -ge
 post "$ML" /runs/fill/stop '' > /dev/null
 check "gang running" waitfor 300 is_state "$ML" gang running
 node=$(squeue -h -n astraeus-ml-gang -t R -o %N | head -1 | sed -E 's/gpu\[?([0-9]).*/gpu\1/')
+# The job and its step are named after the run (not `bash`, `Command=(null)`).
+gid=$(squeue -h -n astraeus-ml-gang -o %i | head -1)
+check "the job's Command is the run (job $gid)" bash -c "scontrol show job $gid | grep -q 'Command=astraeus-ml-gang\b'"
+check "the workers' step is named after the run" waitfor 50 bash -c "squeue -h -s -j $gid -o '%j' | grep -qx 'astraeus-ml-gang'"
 scontrol update NodeName="$node" State=DRAIN Reason=astraeus-test
 check "machine lost logged ($node)" waitfor 100 grep -q 'machine.lost' "$T/server.log"
 check "the gang runs again, not on $node" waitfor 300 bash -c "[ \"\$(squeue -h -n astraeus-ml-gang -t R -o %N)\" != '' ] && ! squeue -h -n astraeus-ml-gang -t R -o %N | grep -q '$node\b'"

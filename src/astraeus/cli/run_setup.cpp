@@ -116,6 +116,14 @@ void add_run_options(CLI::App* sub, RunArgs& a, SweepLists* sweeps) {
                   "astraea: hold no GPUs for the starving gang of a tenant over its share (its "
                   "own running jobs' GPUs)")
         ->group(better);
+    sub->add_flag("--due-first", a.due_first,
+                  "astraea: in the fairness order the jobs below their due (F_j < 1) go first, "
+                  "each group by F_j * g_j^W")
+        ->group(better);
+    sub->add_flag("--keep-reservation", a.keep_reservation,
+                  "astraea: the head gang a round held GPUs for keeps the hold while it waits (and "
+                  "a gang its tenant's queue blocked at, GPUs left idle, gets one)")
+        ->group(better);
     sub->add_flag("--any-delay-victim", a.any_victim,
                   "astraea: a new job may preempt any delay job of its tenant (as published), "
                   "not only over-served ones (F_j > 1)")
@@ -252,6 +260,8 @@ Result<PreparedRun> prepare_run(const RunArgs& a) {
     o.improve.index_tolerance = a.index_tolerance;
     o.improve.overserved_victims = !a.any_victim;
     o.improve.reserve_own = !a.no_own_hold;
+    o.improve.due_first = a.due_first;
+    o.improve.keep_reservation = a.keep_reservation;
     o.improve.placed_victims_only = a.placed_victims_only;
     o.improve.keep_renewals = !a.move_renewals;
     o.improve.free_before_victims = a.free_before_victims;

@@ -28,6 +28,8 @@ struct RunArgs {
     double index_tolerance = 0.05;
     bool any_victim = false;
     bool no_own_hold = false;
+    bool due_first = false;         ///< --due-first
+    bool keep_reservation = false;  ///< --keep-reservation
     bool placed_victims_only = false, move_renewals = false, free_before_victims = false;
     double gang_weight = 1;
     // Baseline policies' parameters (docs/policies.md).

@@ -59,6 +59,12 @@ Result<std::uint32_t> SlurmClient::submit_held(const JobSpec& spec) const {
     slurm_init_job_desc_msg(&d);
     d.name = mut(spec.name);
     if (!spec.comment.empty()) d.comment = mut(spec.comment);
+    // Command= shows argv[0] of a batch job (sbatch passes the script's path there).
+    char* argv[2] = {spec.command.empty() ? nullptr : mut(spec.command), nullptr};
+    if (argv[0] != nullptr) {
+        d.argc = 1;
+        d.argv = argv;
+    }
     if (!spec.partition.empty()) d.partition = mut(spec.partition);
     if (!spec.account.empty()) d.account = mut(spec.account);
     d.min_nodes = d.max_nodes = static_cast<std::uint32_t>(spec.nodes);
@@ -120,6 +126,12 @@ Result<void> SlurmClient::signal(std::uint32_t job, int sig, bool steps_only) co
     const std::uint16_t flags = steps_only ? 0 : KILL_FULL_JOB;
     if (slurm_kill_job(job, static_cast<std::uint16_t>(sig), flags) != SLURM_SUCCESS)
         return slurm_fail("job " + std::to_string(job) + ": signal " + std::to_string(sig));
+    return {};
+}
+
+Result<void> SlurmClient::signal_batch(std::uint32_t job, int sig) const {
+    if (slurm_kill_job(job, static_cast<std::uint16_t>(sig), KILL_JOB_BATCH) != SLURM_SUCCESS)
+        return slurm_fail("job " + std::to_string(job) + ": signal " + std::to_string(sig) + " to the batch shell");
     return {};
 }
 

@@ -22,6 +22,7 @@ namespace astraeus::exec::slurm {
 struct JobSpec {
     std::string name;
     std::string comment;            ///< the job's comment (`squeue -o %k`; empty: none)
+    std::string command;            ///< `scontrol show job`'s Command= (empty: none, "(null)")
     std::string partition;          ///< empty: the default partition
     std::string account;            ///< empty: the user's default account
     int nodes = 1;                  ///< exactly this many nodes (the gang)
@@ -88,6 +89,9 @@ public:
     /// Sends `sig` to every step of the job and its batch shell (KILL_FULL_JOB), or, with
     /// `steps_only`, to the tasks of its steps only (every worker; not the batch shell or srun).
     Result<void> signal(std::uint32_t job, int sig, bool steps_only = false) const;
+    /// Sends `sig` to the job's batch shell only (KILL_JOB_BATCH); an error when the job is not
+    /// running.
+    Result<void> signal_batch(std::uint32_t job, int sig) const;
     /// Requeues the job in the held state (it goes PENDING with priority 0 within ~0.5 s).
     Result<void> requeue_hold(std::uint32_t job) const;
     /// Holds a pending job (priority 0) with a user hold (JobHeldUser, as `scontrol uhold`).

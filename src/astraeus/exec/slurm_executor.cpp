@@ -187,7 +187,8 @@ std::string SlurmExecutor::script(const RunState& s) const {
            "export A=\"$ASTRAEUS_RUN_DIR/attempt-$ASTRAEUS_ATTEMPT\"\n"
            "mkdir -p \"$A\" \"$ASTRAEUS_CHECKPOINT_DIR\"\n"
            "echo \"astraeus: attempt $ASTRAEUS_ATTEMPT on $SLURM_JOB_NODELIST at $(date +%s)\"\n"
-           "srun --kill-on-bad-exit=1 --ntasks-per-node=1 -N \"$SLURM_JOB_NUM_NODES\" /bin/bash -c '"
+           "srun --kill-on-bad-exit=1 --ntasks-per-node=1 -N \"$SLURM_JOB_NUM_NODES\" "
+           "--job-name=\"$SLURM_JOB_NAME\" /bin/bash -c '"
            "export ASTRAEUS_WORKER=$SLURM_PROCID RANK=$SLURM_PROCID NODE_RANK=$SLURM_PROCID "
            "LOCAL_RANK=0 WORLD_SIZE=$SLURM_NTASKS ASTRAEUS_WORKERS=$SLURM_NTASKS; "
            "export ASTRAEUS_PROGRESS_FILE=\"$A/worker-$SLURM_PROCID.progress\"; "
@@ -199,6 +200,11 @@ std::string SlurmExecutor::script(const RunState& s) const {
            "astraeus-worker" + argv + " &\n"
            "step=$!\n"
            "trap 'echo \"astraeus: stop signal at $(date +%s)\"' TERM\n"
+           // SIGWINCH from the executor at a stop (stop()), before the workers' SIGTERM (ignored
+           // by default: harmless to a shell that has no trap yet).
+           "trap 'echo \"astraeus: stopped by Astraeus at $(date +%s) (a lease end, a move or a "
+           "stop by its owner; not a failure): the workers get SIGTERM to checkpoint, then the job "
+           "is requeued held; a STEP CANCELLED line from Slurm below is that requeue\"' WINCH\n"
            "while :; do wait $step; rc=$?; kill -0 $step 2>/dev/null || break; done\n"
            "echo \"astraeus: step exited $rc at $(date +%s)\"\n"
            "exit $rc\n";
@@ -213,6 +219,7 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
         s.phase = Phase::Starting;
         s.running_since = -1;
         s.requeue_sent = false;
+        s.term_at.reset();
         s.forgotten_at = -1;
         s.segment_end_s = -1;
         s.cancel_seen_s = -1;
@@ -250,6 +257,7 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
             std::filesystem::create_directories(dir + "/checkpoint", ec);
             slurm::JobSpec spec;
             spec.name = job_name(r);
+            spec.command = spec.name;
             for (const auto& a : r.argv) spec.comment += (spec.comment.empty() ? "" : " ") + quote(a);
             spec.account = c_.account;
             const std::string first = r.placement.empty() ? "" : node_of(r.placement.front());
@@ -307,7 +315,12 @@ void SlurmExecutor::stop(Seconds t, std::int64_t run) {
     s.stop_deadline = wall_now() + c_.grace_s;
     s.requeue_sent = false;
     s.uhold_sent = false;
-    (void)client_.signal(s.job, SIGTERM, /*steps_only=*/true);
+    // The stop (a lease end, a move, the owner's stop) into the job's output first (the batch shell's WINCH trap), then the
+    // checkpoint signal half a second later, so that the line comes before Slurm's own.
+    if (client_.signal_batch(s.job, SIGWINCH))
+        s.term_at = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+    else
+        (void)client_.signal(s.job, SIGTERM, /*steps_only=*/true);
     cv_.notify_all();
 }
 
@@ -530,6 +543,10 @@ void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
                 break;
             case Phase::Stopping:
             case Phase::Failed:
+                if (s.term_at && std::chrono::steady_clock::now() >= *s.term_at) {
+                    (void)client_.signal(s.job, SIGTERM, /*steps_only=*/true);
+                    s.term_at.reset();
+                }
                 if (j.state == slurm::JobState::Pending) {
                     if (s.segment_end_s < 0) s.segment_end_s = wall_now();  // requeued by someone else
                     if (!j.held || (j.admin_held && !s.uhold_sent)) {

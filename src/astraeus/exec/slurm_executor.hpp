@@ -41,6 +41,7 @@
 // Thread safety: the service serialises its calls; the poll thread shares state under a mutex
 // and calls `wake` without holding it.
 #pragma once
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -105,6 +106,9 @@ private:
         Seconds running_since = -1;
         Seconds stop_deadline = 0;     ///< Stopping: requeue-held from then on
         bool requeue_sent = false;
+        /// Stopping: when the workers get the checkpoint signal (SIGTERM), after the batch shell
+        /// wrote the lease end into the job's output; unset: sent.
+        std::optional<std::chrono::steady_clock::time_point> term_at;
         std::uint32_t restarts_at_launch = 0;
         Seconds forgotten_at = -1;     ///< Parked and forgotten: cancel unless relaunched
         Seconds segment_end_s = -1;    ///< when Slurm ended the current segment, real clock

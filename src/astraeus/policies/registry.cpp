@@ -88,6 +88,8 @@ void as_published(AstraeaOptions& o) {
     o.improve.overserved_victims = false;
     o.improve.reserve_own = false;
     o.improve.gang_weight = 0;
+    o.improve.due_first = false;
+    o.improve.keep_reservation = false;
     o.improve.placed_victims_only = false;
     o.improve.keep_renewals = false;
     o.improve.free_before_victims = false;

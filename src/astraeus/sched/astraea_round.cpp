@@ -40,7 +40,7 @@ struct Fill {
 /// The changes of the default astraea in effect (none in compat mode).
 AstraeaImprovements improvements(const AstraeaOptions& opt) {
     if (opt.mode == Mode::Compat)
-        return {false, false, 0, false, 0, false, false, 0, false, false, false};
+        return {false, false, 0, false, 0, false, false, 0, false, false, false, false, false};
     return opt.improve;
 }
 
@@ -68,9 +68,10 @@ TenantQueue& queue(RoundInput& in, std::size_t u, const AstraeaOptions& opt, Rng
     if (!t.prepared) {
         in.prepare(u, t);
         const double gamma = improvements(opt).gang_weight;
+        const bool due = improvements(opt).due_first;
         rank_pending(opt.job_order, in.jobs, in.runs, t.pending, t.ranked, in.themis_rho, rng,
-                     gamma);
-        order_victims(opt.job_order, in.jobs, in.runs, t.delay, in.themis_rho, gamma);
+                     gamma, due);
+        order_victims(opt.job_order, in.jobs, in.runs, t.delay, in.themis_rho, gamma, due);
         t.prepared = true;
     }
     return t;
@@ -309,16 +310,29 @@ void reserve(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
         else before = rank[u] < rank[best];
         if (before) best = u;
     }
-    if (best != n && in.tenants[best].index < 1.0) {
+    // The head gang held for by the last round keeps its hold while it waits and its tenant
+    // stays under its share (improvements.keep_reservation); else the head of the tenant served
+    // first.
+    int head = -1;
+    const int kept = improvements(opt).keep_reservation ? in.reserved : -1;
+    in.reserved = -1;
+    if (kept >= 0 &&
+        static_cast<std::size_t>(kept) < in.runs.size() &&
+        in.runs[kept].status == RunStatus::Pending) {
+        const std::size_t u = static_cast<std::size_t>(in.jobs[kept].tenant);
+        if (u < n && in.tenants[u].index < 1.0) head = kept;
+    }
+    if (head < 0 && best != n && in.tenants[best].index < 1.0) {
         TenantQueue& q = queue(in, best, opt, rng);
         const Candidates list{&q};
-        if (list.size() > 0) {
-            const int head = list[0];
-            const bool listed = std::any_of(wanted.begin(), wanted.end(),
-                                            [&](auto& w) { return w.second == head; });
-            if (!listed && in.jobs[head].gpus > cluster.free_gpus())
-                wanted.push_back({in.wait_begin_s[head], head});
-        }
+        if (list.size() > 0) head = list[0];
+    }
+    if (head >= 0) {
+        const bool listed = std::any_of(wanted.begin(), wanted.end(),
+                                        [&](auto& w) { return w.second == head; });
+        // A kept reservation starts first when it fits now (its GPUs were held for it).
+        if (!listed && (head == kept || in.jobs[head].gpus > cluster.free_gpus()))
+            wanted.push_back({in.wait_begin_s[head], head});
     }
     const std::size_t due_count = wanted.size();
     wanted.insert(wanted.end(), own.begin(), own.end());
@@ -344,6 +358,7 @@ void reserve(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
         }
         need += g;
         if (k >= due_count) need_own += g;
+        if (j == head && improvements(opt).keep_reservation) in.reserved = j;
     }
     if (need == 0) return;
     // The reserved start: the free GPUs, then the running jobs' lease ends in the order they
@@ -359,7 +374,10 @@ void reserve(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
             if (available >= need) break;
         }
     }
-    if (available < need) return;  // GPUs out of service (lost machines): nothing to hold
+    if (available < need) {  // GPUs out of service (lost machines): nothing to hold
+        in.reserved = -1;
+        return;
+    }
     hold.active = true;
     hold.gpus = need;
     hold.start = start;
@@ -436,6 +454,18 @@ void keep_renewal_gpus(const RoundInput& in, ClusterState& cluster, const Placer
         if (actions[i].kind == Action::Kind::Start) actions[i].placement = std::move(*again[i]);
     std::stable_partition(actions.begin(), actions.end(),
                           [](const Action& a) { return a.kind == Action::Kind::Preempt; });
+}
+
+/// keep_reservation: a tenant's queue blocked at gang j (head-of-line blocking) leaves the GPUs
+/// behind it idle; they are held for j from the next round on (RoundInput::reserved), or a job
+/// re-selected at its lease end takes them back and they were idle for nothing. The first
+/// blocked gang of a tenant under its share that leaves GPUs idle, when no job holds a
+/// reservation yet.
+void hold_for_blocked_head(RoundInput& in, const ClusterState& cluster,
+                           const AstraeaImprovements& imp, std::size_t u, int j) {
+    if (!imp.keep_reservation || !imp.reserve || in.reserved >= 0) return;
+    if (in.jobs[j].gpus > 1 && cluster.free_gpus() > 0 && in.tenants[u].index < 1.0)
+        in.reserved = j;
 }
 
 }  // namespace
@@ -541,6 +571,7 @@ void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& 
                 keep_victims();
                 if (blocks) {
                     head[u] = k;
+                    hold_for_blocked_head(in, cluster, imp, u, j);
                     break;
                 }
                 continue;
@@ -556,6 +587,7 @@ void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& 
                 keep_victims();
                 if (blocks) {
                     head[u] = k;
+                    hold_for_blocked_head(in, cluster, imp, u, j);
                     break;
                 }
                 continue;

@@ -49,16 +49,22 @@ double weighted_fairness(std::span<const Job> jobs, std::span<const RunState> ru
     return gamma == 1 ? f * g : f * std::pow(g, gamma);
 }
 
+// due_first: a job below its due (F_j < 1: it received less than its deserved GPU-time).
+bool below_due(std::span<const RunState> runs, int j) { return runs[j].fairness < 1.0; }
+
 }  // namespace
 
 void rank_pending(JobOrder order, std::span<const Job> jobs, std::span<const RunState> runs,
                   const std::vector<int>& pending, LazyRanking& out, std::span<double> themis_rho,
-                  Rng& rng, double gang_weight) {
+                  Rng& rng, double gang_weight, bool due_first) {
     out.clear();
     auto key = [&](int j) -> RankKey {
         const RunState& r = runs[j];
         switch (order) {
             case JobOrder::Fairness:
+                if (due_first)
+                    return {below_due(runs, j) ? 0.0 : 1.0, weighted_fairness(jobs, runs, j, gang_weight),
+                            submit(jobs, j)};
                 return {weighted_fairness(jobs, runs, j, gang_weight), submit(jobs, j)};
             case JobOrder::DiscFairness: return {fclass(runs, j), submit(jobs, j)};
             case JobOrder::JobReward: return {fclass(runs, j), reward(jobs, j), submit(jobs, j)};
@@ -93,11 +99,14 @@ void rank_pending(JobOrder order, std::span<const Job> jobs, std::span<const Run
 
 void order_victims(JobOrder order, std::span<const Job> jobs, std::span<const RunState> runs,
                    std::vector<int>& delay, std::span<const double> themis_rho,
-                   double gang_weight) {
+                   double gang_weight, bool due_first) {
     if (delay.empty()) return;
     auto key = [&](int j) -> RankKey {
         switch (order) {
             case JobOrder::Fairness:
+                if (due_first)
+                    return {below_due(runs, j) ? 1.0 : 0.0, -weighted_fairness(jobs, runs, j, gang_weight),
+                            -submit(jobs, j)};
                 return {-weighted_fairness(jobs, runs, j, gang_weight), -submit(jobs, j)};
             case JobOrder::DiscFairness: return {-fclass(runs, j), -submit(jobs, j)};
             case JobOrder::JobReward:

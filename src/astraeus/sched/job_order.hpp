@@ -52,16 +52,18 @@ private:
 /// Ranks `pending` (job indexes in list order) into `out`. themis writes each ranked job's rho'
 /// into `themis_rho` (the victim order reads the last value computed while the job was
 /// pending, as the reference does); random shuffles with `rng`. gang_weight (gamma >= 0, fairness
-/// order only): ranks by F_j * g_j^gamma instead of F_j (0: as published).
+/// order only): ranks by F_j * g_j^gamma instead of F_j (0: as published). due_first (fairness
+/// order only): the jobs with F_j < 1 first, each group by the key above (false: as published).
 void rank_pending(JobOrder order, std::span<const Job> jobs, std::span<const RunState> runs,
                   const std::vector<int>& pending, LazyRanking& out, std::span<double> themis_rho,
-                  Rng& rng, double gang_weight = 0);
+                  Rng& rng, double gang_weight = 0, bool due_first = false);
 
 /// Sorts `delay` (running delay jobs, list order) into victim order, most over-served first.
 /// Orders without a victim order (fifo, smallest_first, las, srtf, random) clear it.
-/// gang_weight: as rank_pending's (the highest F_j * g_j^gamma first).
+/// gang_weight: as rank_pending's (the highest F_j * g_j^gamma first); due_first: the jobs with
+/// F_j >= 1 first.
 void order_victims(JobOrder order, std::span<const Job> jobs, std::span<const RunState> runs,
                    std::vector<int>& delay, std::span<const double> themis_rho,
-                   double gang_weight = 0);
+                   double gang_weight = 0, bool due_first = false);
 
 }  // namespace astraeus

@@ -75,6 +75,19 @@ struct AstraeaImprovements {
     /// only); 0: F_j as published; 1 (default): g_j * F_j. docs/evaluation.md has the
     /// measurements.
     double gang_weight = 1;
+    /// Fairness job order: the jobs below their due (F_j < 1) go before those at or above it,
+    /// each group ranked by F_j * g_j^gang_weight (victims: at or above their due first). Without
+    /// it the gang weight lets a tenant's small jobs, re-selected at every lease end, keep its
+    /// own gang waiting until T_starve (a 16-GPU gang needs F_j 4x lower than a 4-GPU job's).
+    /// Off by default: on the busiest 14 days it costs tenant fairness (worst windowed F_u on
+    /// 100x8 0.971 -> 0.835); measured in docs/policies.md.
+    bool due_first = false;
+    /// Reservation (with `reserve`): the head gang a round held GPUs for keeps the hold in the
+    /// rounds that follow while it waits and its tenant stays under its share (RoundInput::
+    /// reserved), as EASY backfilling keeps its reservation, instead of the hold moving to
+    /// whichever job ranks first at the next lease end (then the held GPUs were idle for nothing).
+    /// Off by default (the documented figures are without it); measured in docs/policies.md.
+    bool keep_reservation = false;
     /// A new job's preemptions stand only if it then starts: when it does not fit its budget
     /// even with every victim gone, or its gang finds no GPUs, the victims keep running (the
     /// published rule left them preempted, their lease's work lost, for nothing). Off by

@@ -103,6 +103,12 @@ struct RoundInput {
     /// Written by the round: jobs it started on held GPUs, each with the time its lease must
     /// end by (the reserved start), for the policy's lease_s.
     std::vector<std::pair<int, Seconds>> lease_until;
+    /// Reservations: the head gang the last round held GPUs for (-1: none), read and written by
+    /// the round; a shell keeps it between rounds (the RoundInput is reused). While that job
+    /// waits and its tenant stays under its share, the next rounds hold GPUs for it too, even
+    /// when another job of its tenant now ranks first: otherwise the held GPUs go back to a job
+    /// re-selected at its lease end and the hold was idle GPUs for nothing.
+    int reserved = -1;
 };
 
 struct Action {

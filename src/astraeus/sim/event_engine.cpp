@@ -366,7 +366,8 @@ private:
                 group_.push_back(by_tenant_[k].second);
             for (int j : group_) set_fairness(j, run(j).executed_s);
             rank_pending(opt_.job_order, w_.jobs, res_.runs, group_, renewals_, themis_rho_, rng_,
-                         opt_.mode == Mode::Compat ? 0.0 : opt_.improve.gang_weight);
+                         opt_.mode == Mode::Compat ? 0.0 : opt_.improve.gang_weight,
+                         opt_.mode != Mode::Compat && opt_.improve.due_first);
             for (std::size_t i = 0; i < renewals_.size(); ++i) {
                 const int j = renewals_[i];
                 run(j).last_placement = run(j).placement;
@@ -410,7 +411,8 @@ private:
             const std::vector<int>& waiting = t_pending_.live(u);
             for (int j : waiting) set_fairness(j, run(j).executed_s);
             rank_pending(opt_.job_order, w_.jobs, res_.runs, waiting, renewals_, themis_rho_,
-                         rng_, opt_.mode == Mode::Compat ? 0.0 : opt_.improve.gang_weight);
+                         rng_, opt_.mode == Mode::Compat ? 0.0 : opt_.improve.gang_weight,
+                         opt_.mode != Mode::Compat && opt_.improve.due_first);
             for (std::size_t k = 0; k < renewals_.size(); ++k) {
                 const int j = renewals_[k];
                 launch(j, run(j).last_placement, t);

@@ -193,6 +193,8 @@ Result<nlohmann::json> manifest_json(const SimConfig& c, const std::vector<Input
                        {"index_tolerance", o.improve.index_tolerance},
                        {"overserved_victims", o.improve.overserved_victims},
                        {"reserve_own", o.improve.reserve_own},
+                       {"due_first", o.improve.due_first},
+                       {"keep_reservation", o.improve.keep_reservation},
                        {"gang_weight", o.improve.gang_weight},
                        {"placed_victims_only", o.improve.placed_victims_only},
                        {"keep_renewals", o.improve.keep_renewals},
