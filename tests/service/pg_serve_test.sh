@@ -54,7 +54,7 @@ AD=$(A token create --org-admin 2>/dev/null)
 ML=$(A token create --workspace ml 2>/dev/null)
 CV=$(A token create --workspace cv 2>/dev/null)
 check "admin: 2 workspaces and 3 tokens in the database" test "$(sql 'SELECT COUNT(*) FROM workspaces')/$(sql 'SELECT COUNT(*) FROM tokens')" = 2/3
-check "admin: 4 machines x 8 GPUs in the database" test "$(sql 'SELECT COUNT(*) || 'x' || MIN(gpus) FROM machines')" = 4x8
+check "admin: 4 machines x 8 GPUs in the database" test "$(sql "SELECT COUNT(*) || 'x' || MIN(gpus) FROM machines")" = 4x8
 n_admin=$(A token list | grep -c org-admin)
 check "admin token list reads the database (1 org-admin token, got $n_admin)" test "$n_admin" = 1
 
@@ -102,7 +102,7 @@ check "some submissions acknowledged ($(wc -l < "$T/acked"))" test "$(wc -l < "$
 sql "SELECT name FROM runs" | sort > "$T/stored"
 missing=$(comm -23 "$T/acked" "$T/stored" | tr '\n' ' ')
 check "every acknowledged run is in the database${missing:+ (missing: $missing)}" test -z "$missing"
-check "each run once (names unique: $(sql 'SELECT COUNT(*) FROM runs') rows)" \
+check "each run once ($(sql 'SELECT COUNT(*) FROM runs') rows, as many names; some unacknowledged ones were stored before the kill)" \
     test "$(sql 'SELECT COUNT(*) FROM runs')" = "$(sql 'SELECT COUNT(DISTINCT name) FROM runs')"
 
 # 4. Every run ends; its ledger is exact.

@@ -254,7 +254,7 @@ TEST_P(Store, EveryFieldOfABatchReadsBackAsWritten) {
 }
 
 INSTANTIATE_TEST_SUITE_P(, Store, ::testing::Values(store_test::Backend::Sqlite, store_test::Backend::Postgres),
-                         [](const auto& info) { return store_test::backend_name(info.param); });
+                         [](const auto& p) { return store_test::backend_name(p.param); });
 
 TEST(Token, ShapeAndHash) {
     auto t = service::new_token();

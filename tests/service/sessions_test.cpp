@@ -148,4 +148,4 @@ TEST_P(SessionStore, BoundsSessionsPerTokenSweepsExpiredAndRevokeEndsThem) {
 
 INSTANTIATE_TEST_SUITE_P(, SessionStore,
                          ::testing::Values(store_test::Backend::Sqlite, store_test::Backend::Postgres),
-                         [](const auto& info) { return store_test::backend_name(info.param); });
+                         [](const auto& p) { return store_test::backend_name(p.param); });
