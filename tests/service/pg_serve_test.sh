@@ -3,10 +3,12 @@
 # ASTRAEUS_TEST_PG (scripts/postgres-test-server.sh; skipped, 77, when unset):
 #  - a config whose store.postgresql cannot be reached: serve exits 1 naming the file and the key;
 #  - `astraeus admin --config` sets the tenancy up in the database (no SQLite file is made);
+#  - a second `serve` on the same database is refused (one server per database);
 #  - runs are submitted 5 at a time while the server is killed (kill -9) in the middle of each
 #    group, three times, and restarted: every acknowledged (201) run is in the database exactly
 #    once, and once all have ended every run's ledger = workers x GPUs x (end - submit) in
-#    GPU-seconds (the independent expectation: a minute lost or counted twice breaks it).
+#    GPU-seconds (the independent expectation: a minute lost or counted twice breaks it);
+#  - the server's database connection cut: the next submission is acknowledged (reconnected).
 # The service's clock runs 60x (1 s = 1 minute). About 20 s.
 # Usage: pg_serve_test.sh ASTRAEUS_BIN
 set -u
@@ -74,6 +76,16 @@ start_server() {
 # 3. Submissions in groups of 5, the server killed (-9) in the middle of groups 2, 4 and 6.
 : > "$T/codes"
 start_server || { echo "FAIL serve does not start: $(tail -n 5 "$T/server.log")"; exit 1; }
+# One server per database: a second serve (another data directory) is refused, naming why.
+"$BIN" serve --executor sim --config "$T/config.json" --data-dir "$T/data2" --listen 127.0.0.1:0 >"$T/second.out" 2>&1 &
+second=$!
+for _ in $(seq 100); do kill -0 "$second" 2>/dev/null || break; sleep 0.1; done
+if kill -0 "$second" 2>/dev/null; then kill -9 "$second"; fi
+wait "$second"; rc=$?
+check "a second serve on the same database: exit 1 (got $rc)" test "$rc" = 1
+check "a second serve: 'another \`astraeus serve\` is using this database' ($(head -c 200 "$T/second.out"))" \
+    grep -q 'another `astraeus serve` is using this database' "$T/second.out"
+
 kills=0
 for g in 1 2 3 4 5 6 7; do
     pids=()
@@ -121,6 +133,24 @@ while read -r name; do
 done < "$T/stored"
 check "every run's ledger = W x G x (end - submit): nothing lost or counted twice" test "$exact" = 1
 check "no SQLite store made in the data directory" test ! -e "$T/data/astraeus.db"
+
+# 5. The server's connection cut (pg_terminate_backend, as a database restart or a network cut
+# does): the store connects again at its next statement, which it sends again when it was a
+# read or a BEGIN (nothing done yet). So the next submission is acknowledged at once, no write
+# fails, and the run is stored.
+cut=$(sql "SELECT COUNT(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '$DB' AND application_name = 'astraeus'")
+check "the server's connection cut ($cut)" test "$cut" = 1
+for _ in $(seq 50); do
+    [ "$(sql "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = '$DB' AND application_name = 'astraeus'")" = 0 ] && break
+    sleep 0.1
+done
+code=$(curl -sS -o "$T/late.json" -w "%{http_code}" -X POST -H "Authorization: Bearer $ML" \
+    --data '{"name":"late","workers":1,"gpus_per_worker":1,"sim_duration_s":60}' "$API/runs" 2>/dev/null)
+check "after the cut: the next submission acknowledged (201, got $code $(head -c 200 "$T/late.json"))" test "$code" = 201
+check "after the cut: the run is in the database" test "$(sql "SELECT COUNT(*) FROM runs WHERE name = 'late'")" = 1
+check "after the cut: the server connected again (1 connection)" \
+    test "$(sql "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = '$DB' AND application_name = 'astraeus'")" = 1
+check "after the cut: no failed write logged" bash -c "! grep -q store.write_failed '$T/server.log'"
 kill -TERM "$SERVER_PID"; wait "$SERVER_PID"; rc=$?; SERVER_PID=""
 check "SIGTERM: exit 0 (got $rc)" test "$rc" = 0
 

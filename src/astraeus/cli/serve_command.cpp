@@ -215,7 +215,7 @@ int run_serve(const ServeOptions& o) {
                   << " (" << lock_path << " is locked)\n";
         return 1;
     }
-    auto st = service::open_configured_store(*cfg, o.config);
+    auto st = service::open_configured_store(*cfg, o.config, /*serve=*/true);
     if (!st) {
         std::cerr << "astraeus serve: " << st.error().message << "\n";
         return 1;

@@ -9,6 +9,8 @@
 #include <libpq-fe.h>
 
 #include <charconv>
+#include <chrono>
+#include <thread>
 #include <cstdlib>
 #include <map>
 #include <stdexcept>
@@ -21,8 +23,12 @@
 namespace astraeus::store {
 namespace {
 
-/// The advisory lock key of schema migrations ("ASTRMIGR" as bytes, arbitrary but fixed).
+/// The advisory lock keys of schema migrations and of the one server of a database (arbitrary
+/// but fixed).
 constexpr const char* kMigrationLock = "4702924307018942802";
+constexpr const char* kServeLock = "4702924307018942803";
+constexpr const char* kDeposed =
+    "another `astraeus serve` took this database while this one's connection was lost: restart this one";
 
 struct ResultFree {
     void operator()(PGresult* r) const { PQclear(r); }
@@ -104,6 +110,15 @@ void attach(std::vector<RunRec>& runs, const PgResult& r, F&& add) {
 class PgStore final : public Store {
 public:
     explicit PgStore(PGconn* c) : conn_(c) { quiet(); }
+
+    /// Takes the one-server lock (pg_try_advisory_lock, session level); false when another
+    /// session holds it.
+    bool take_serve_lock() {
+        PgResult r = checked(PQexec(conn_.get(), (std::string("SELECT pg_try_advisory_lock(") + kServeLock + ")").c_str()),
+                             conn_.get());
+        serve_lock_ = PQntuples(r.get()) == 1 && std::string(PQgetvalue(r.get(), 0, 0)) == "t";
+        return serve_lock_;
+    }
 
     Result<void> migrate() {
         return guarded("migrate", [&]() -> Result<void> {
@@ -432,8 +447,7 @@ private:
     class Tx {
     public:
         explicit Tx(PgStore& s, const char* begin = "BEGIN") : s_(s) {
-            s_.reconnect_if_lost();
-            s_.exec_script(begin);
+            s_.once_more_if_lost([&] { s_.exec_script(begin); return 0; });
             s_.in_tx_ = true;
         }
         void commit() {
@@ -460,6 +474,7 @@ private:
 
     /// A connection found broken is reset once (the prepared statements go with it).
     void reconnect_if_lost() {
+        if (!conn_) throw std::runtime_error(kDeposed);
         if (PQstatus(conn_.get()) == CONNECTION_OK) return;
         PQreset(conn_.get());
         prepared_.clear();
@@ -467,6 +482,10 @@ private:
             throw std::runtime_error("the connection to PostgreSQL is lost and cannot be made again: " +
                                      trimmed(PQerrorMessage(conn_.get())));
         quiet();
+        if (serve_lock_ && !take_serve_lock()) {
+            conn_.reset();  // never write beside another server: every later call fails
+            throw std::runtime_error(kDeposed);
+        }
     }
 
     static PgResult checked(PGresult* r, PGconn* c) {
@@ -482,9 +501,35 @@ private:
 
     /// Runs statement `sql` (SQLite's `?` parameters) with `args` as its parameters, prepared
     /// once per connection.
+    /// Runs `f` (a read outside a transaction, or a BEGIN); when it failed because the
+    /// connection was lost (a restarted database, a cut), connects again and runs it once more:
+    /// it changed nothing the first time. Never inside a transaction (its first part is gone: the
+    /// error goes up and the service retries the batch), nor for a write outside one (it may
+    /// have committed before the connection broke).
+    template <class F>
+    auto once_more_if_lost(F&& f) -> decltype(f()) {
+        if (!in_tx_) reconnect_if_lost();
+        try {
+            return f();
+        } catch (const std::exception&) {
+            if (in_tx_ || !conn_ || PQstatus(conn_.get()) == CONNECTION_OK) throw;
+            reconnect_if_lost();
+            return f();
+        }
+    }
+
     template <class... A>
     PgResult exec(const std::string& sql, const A&... args) {
-        if (!in_tx_) reconnect_if_lost();  // never inside a transaction: its first part is gone
+        if (in_tx_) return exec_now(sql, args...);
+        if (!sql.starts_with("SELECT")) {
+            reconnect_if_lost();
+            return exec_now(sql, args...);
+        }
+        return once_more_if_lost([&] { return exec_now(sql, args...); });
+    }
+
+    template <class... A>
+    PgResult exec_now(const std::string& sql, const A&... args) {
         auto it = prepared_.find(sql);
         if (it == prepared_.end()) {
             std::string name = "s" + std::to_string(prepared_.size());
@@ -516,11 +561,12 @@ private:
     std::unique_ptr<PGconn, ConnFree> conn_;
     std::map<std::string, std::string> prepared_;  ///< statement text -> prepared name
     bool in_tx_ = false;
+    bool serve_lock_ = false;  ///< holds (and must hold) the one-server lock
 };
 
 }  // namespace
 
-Result<std::unique_ptr<Store>> open_postgresql(const std::string& conninfo) {
+Result<std::unique_ptr<Store>> open_postgresql(const std::string& conninfo, bool serve_lock) {
     // The conninfo is expanded from "dbname"; a connection that cannot be made in 10 s fails
     // (unless the conninfo sets its own connect_timeout).
     const char* const keys[] = {"connect_timeout", "fallback_application_name", "dbname", nullptr};
@@ -533,6 +579,20 @@ Result<std::unique_ptr<Store>> open_postgresql(const std::string& conninfo) {
         return fail("cannot connect to PostgreSQL: " + m);
     }
     auto s = std::make_unique<PgStore>(c);
+    try {
+        // A server killed a moment ago still holds the lock until PostgreSQL sees its
+        // connection closed (milliseconds): ask for up to 5 s before refusing.
+        bool got = !serve_lock;
+        for (int i = 0; i < 50 && !got; ++i) {
+            if (i > 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+            got = s->take_serve_lock();
+        }
+        if (!got)
+            return fail("another `astraeus serve` is using this database (one server per database: "
+                        "docs/operations.md, \"PostgreSQL\")");
+    } catch (const std::exception& e) {
+        return fail(std::string("cannot take the server lock: ") + e.what());
+    }
     if (auto ok = s->migrate(); !ok) return std::unexpected(ok.error());
     return std::unique_ptr<Store>(std::move(s));
 }
