@@ -4,10 +4,16 @@
 // synchronous=FULL), on the simulated executor with a one-machine pool so that every run but
 // the first waits (the backlog grows by one per submission).
 // Prints, for each backlog size N: the time of all N submissions and of the last 1,000 of them
-// (submitted while N - 1,000 runs were pending), per run.
-// Usage: astraeus_bench_service_submit [DATA_PARENT_DIR (default /dev/shm)] [N...]
-//   (default N: 1000 20000 100000; the store goes to a fresh folder under DATA_PARENT_DIR).
+// (submitted while N - 1,000 runs were pending), per run, submissions per second and the p50 and
+// p99 of one submission.
+// Usage: astraeus_bench_service_submit [DATA_PARENT_DIR (default /dev/shm) | pg:CONNINFO] [N...]
+//   (default N: 1000 20000 100000; the SQLite store goes to a fresh folder under DATA_PARENT_DIR;
+//   with pg:CONNINFO, a libpq connection string of a user who may create databases, the
+//   PostgreSQL store goes to a fresh database on that server, dropped afterwards).
 // docs/performance.md, "Submitting with a large backlog".
+#include <libpq-fe.h>
+
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +25,7 @@
 #include "astraeus/service/service.hpp"
 #include "astraeus/service/sim_executor.hpp"
 #include "astraeus/service/token.hpp"
+#include "astraeus/store/pg_store.hpp"
 #include "astraeus/store/store.hpp"
 
 namespace {
@@ -26,10 +33,30 @@ namespace {
 using namespace astraeus;
 using Clock = std::chrono::steady_clock;
 
+/// Runs `sql` on the server of `conninfo`; false (and says why) on an error.
+bool pg_command(const std::string& conninfo, const std::string& sql) {
+    PGconn* c = PQconnectdb(conninfo.c_str());
+    bool ok = PQstatus(c) == CONNECTION_OK;
+    if (ok) {
+        PGresult* r = PQexec(c, sql.c_str());
+        ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+        if (!ok) std::fprintf(stderr, "%s: %s", sql.c_str(), PQresultErrorMessage(r));
+        PQclear(r);
+    } else {
+        std::fprintf(stderr, "%s", PQerrorMessage(c));
+    }
+    PQfinish(c);
+    return ok;
+}
+
 int run_one(const std::string& parent, int n) {
-    const std::string dir = parent + "/astraeus-bench-submit-" + std::to_string(::getpid()) + "-" + std::to_string(n);
-    std::filesystem::remove_all(dir);
-    auto st = store::open_sqlite(dir);
+    const bool pg = parent.starts_with("pg:");
+    const std::string tag = "astraeus_bench_submit_" + std::to_string(::getpid()) + "_" + std::to_string(n);
+    const std::string dir = parent + "/" + tag;
+    const std::string conninfo = pg ? parent.substr(3) : "";
+    if (pg && !pg_command(conninfo, "CREATE DATABASE " + tag)) return 1;
+    if (!pg) std::filesystem::remove_all(dir);
+    auto st = pg ? store::open_postgresql(conninfo + " dbname=" + tag) : store::open_sqlite(dir);
     if (!st) return std::fprintf(stderr, "%s\n", st.error().message.c_str()), 1;
     service::ServiceConfig cfg;
     cfg.pools = {{"default", {{1, 8}}}};
@@ -52,23 +79,32 @@ int run_one(const std::string& parent, int n) {
     if (!tid) return std::fprintf(stderr, "%s\n", tid.error().message.c_str()), 1;
     auto caller = (*svc)->authenticate("Bearer astx_bench");
     if (!caller) return std::fprintf(stderr, "auth: %s\n", caller.error().message.c_str()), 1;
+    std::vector<double> each_us;
+    each_us.reserve(static_cast<std::size_t>(n));
     const auto t0 = Clock::now();
     auto tail0 = t0;
     for (int i = 0; i < n; ++i) {
-        if (i == n - 1000) tail0 = Clock::now();
+        const auto s0 = Clock::now();
+        if (i == n - 1000) tail0 = s0;
         const std::string body = R"({"name":"r)" + std::to_string(i) +
                                  R"(","workers":1,"gpus_per_worker":8,"sim_duration_s":3600})";
         auto r = (*svc)->submit(*caller, body);
         if (!r) return std::fprintf(stderr, "submit %d: %d %s\n", i, r.error().status, r.error().message.c_str()), 1;
+        each_us.push_back(std::chrono::duration<double, std::micro>(Clock::now() - s0).count());
     }
     const auto t1 = Clock::now();
     const double all_s = std::chrono::duration<double>(t1 - t0).count();
     const double tail_s = std::chrono::duration<double>(t1 - tail0).count();
-    std::printf("%8d runs: %8.3f s in all, %7.1f us per run; the last 1,000 (backlog %d): %7.1f us per run\n", n,
-                all_s, 1e6 * all_s / n, n - 1000, 1e6 * tail_s / 1000);
+    std::sort(each_us.begin(), each_us.end());
+    const auto pct = [&](double q) { return each_us[static_cast<std::size_t>(q * static_cast<double>(each_us.size() - 1))]; };
+    std::printf("%8d runs (%s): %8.3f s in all, %7.1f us per run (%.0f/s), p50 %.0f us, p99 %.0f us; the last 1,000 "
+                "(backlog %d): %7.1f us per run\n",
+                n, pg ? "PostgreSQL" : "SQLite", all_s, 1e6 * all_s / n, n / all_s, pct(0.5), pct(0.99), n - 1000,
+                1e6 * tail_s / 1000);
     std::fflush(stdout);
     svc->reset();
-    std::filesystem::remove_all(dir);
+    if (pg) (void)pg_command(conninfo, "DROP DATABASE " + tag + " WITH (FORCE)");
+    else std::filesystem::remove_all(dir);
     return 0;
 }
 

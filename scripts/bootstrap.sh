@@ -11,6 +11,7 @@ pkgs=(build-essential cmake ninja-build pkg-config zlib1g-dev
       chromium  # chromium: the headless render test of the HTML report (tests/report/)
       python3-torch  # examples/train_ddp.py: PyTorch DDP on CPU (tests/worker/)
       slurm-wlm slurmctld slurmd slurm-client munge libslurm-dev  # Slurm executor + its test cluster
+      libpq-dev postgresql-15  # the PostgreSQL store (libpq) and its throw-away test server
       slurmdbd mariadb-server  # sacct on the test cluster (scripts/slurm-test-cluster.sh, docs/slurm.md)
       clang-19 libclang-rt-19-dev libfuzzer-19-dev)  # the libFuzzer targets (fuzz/, scripts/fuzz.sh)
 missing=()
@@ -28,7 +29,7 @@ if [ ${#missing[@]} -eq 0 ]; then echo "bootstrap: all packages present"; web_de
 SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
 export DEBIAN_FRONTEND=noninteractive
 $SUDO apt-get update -qq
-# Package scripts must not start daemons (munge, slurmctld, slurmd, slurmdbd, mariadb): the Slurm
+# Package scripts must not start daemons (munge, slurmctld, slurmd, slurmdbd, mariadb, postgresql): the Slurm
 # tests start their own under a temp folder and stop them by PID. policy-rc.d exit 101 = "denied".
 if [ ! -e /usr/sbin/policy-rc.d ]; then
   printf '#!/bin/sh\nexit 101\n' | $SUDO tee /usr/sbin/policy-rc.d >/dev/null

@@ -12,21 +12,12 @@
 #include "astraeus/service/round_adapter.hpp"
 #include "astraeus/service/sim_executor.hpp"
 #include "astraeus/store/store.hpp"
+#include "store_site.hpp"
 
 namespace fs = std::filesystem;
 using namespace astraeus;
 
 namespace {
-
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        path = fs::temp_directory_path() / ("astraeus-svc-" + std::to_string(::getpid()) + "-" +
-                                            std::to_string(reinterpret_cast<std::uintptr_t>(this)));
-        fs::remove_all(path);
-    }
-    ~TempDir() { fs::remove_all(path); }
-};
 
 store::RunRec a_run(store::Id id, store::Id ws, store::Id pool) {
     store::RunRec r;
@@ -39,24 +30,26 @@ store::RunRec a_run(store::Id id, store::Id ws, store::Id pool) {
     return r;
 }
 
+class Store : public ::testing::TestWithParam<store_test::Backend> {};
+
 }  // namespace
 
-TEST(Store, MigratesOnceAndKeepsItsVersion) {
-    TempDir d;
+TEST_P(Store, MigratesOnceAndKeepsItsVersion) {
+    ASTRAEUS_STORE_SITE(d);
     {
-        auto s = store::open_sqlite(d.path.string());
+        auto s = d.open();
         ASSERT_TRUE(s) << s.error().message;
         EXPECT_EQ((*s)->schema_version(), 6);
     }
-    auto again = store::open_sqlite(d.path.string());
+    auto again = d.open();
     ASSERT_TRUE(again);
     EXPECT_EQ((*again)->schema_version(), 6);
 }
 
-TEST(Store, GoodputRowsAddUpAndBatchesAreAllOrNothing) {
-    TempDir d;
-    auto s = store::open_sqlite(d.path.string());
-    ASSERT_TRUE(s);
+TEST_P(Store, GoodputRowsAddUpAndBatchesAreAllOrNothing) {
+    ASTRAEUS_STORE_SITE(d);
+    auto s = d.open();
+    ASSERT_TRUE(s) << s.error().message;
     store::Store& st = **s;
     auto ids = st.init("acme", "c1");
     ASSERT_TRUE(ids);
@@ -103,10 +96,10 @@ TEST(Store, GoodputRowsAddUpAndBatchesAreAllOrNothing) {
     EXPECT_DOUBLE_EQ(wss->front().weight, 2.0);
 }
 
-TEST(Store, TokensAreFoundByHashAndRevoked) {
-    TempDir d;
-    auto s = store::open_sqlite(d.path.string());
-    ASSERT_TRUE(s);
+TEST_P(Store, TokensAreFoundByHashAndRevoked) {
+    ASTRAEUS_STORE_SITE(d);
+    auto s = d.open();
+    ASSERT_TRUE(s) << s.error().message;
     auto ids = (*s)->init("acme", "c1");
     ASSERT_TRUE(ids);
     store::TokenRec t;
@@ -126,12 +119,12 @@ TEST(Store, TokensAreFoundByHashAndRevoked) {
     EXPECT_FALSE(*(*s)->token_by_hash(service::sha256_hex("astx_other")));
 }
 
-TEST(Store, AnAgentTokenIsBoundToItsFirstMachineNameDurably) {
-    TempDir d;
+TEST_P(Store, AnAgentTokenIsBoundToItsFirstMachineNameDurably) {
+    ASTRAEUS_STORE_SITE(d);
     store::Id a = 0, b = 0;
     {
-        auto s = store::open_sqlite(d.path.string());
-        ASSERT_TRUE(s);
+        auto s = d.open();
+        ASSERT_TRUE(s) << s.error().message;
         auto ids = (*s)->init("acme", "c1");
         ASSERT_TRUE(ids);
         store::TokenRec t;
@@ -150,11 +143,127 @@ TEST(Store, AnAgentTokenIsBoundToItsFirstMachineNameDurably) {
         EXPECT_EQ(*(*s)->bind_agent_token(b, "gpu02"), "gpu02");
         EXPECT_FALSE((*s)->bind_agent_token(999, "gpu03")) << "no such token (foreign key)";
     }
-    auto again = store::open_sqlite(d.path.string());  // kept across a restart
+    auto again = d.open();  // kept across a restart
     ASSERT_TRUE(again);
     EXPECT_EQ(*(*again)->bind_agent_token(a, "gpu02"), "gpu01");
     EXPECT_EQ(*(*again)->bind_agent_token(b, "gpu01"), "gpu02");
 }
+
+// Every field of a batch read back as written (the same values on both stores): a run with two
+// workers and an attempt, updated in a second batch; machines registered, drained, marked down
+// and heartbeating; alerts replaced; Idempotency-Keys added and pruned; goodput rows pruned.
+TEST_P(Store, EveryFieldOfABatchReadsBackAsWritten) {
+    ASTRAEUS_STORE_SITE(d);
+    auto s = d.open();
+    ASSERT_TRUE(s) << s.error().message;
+    store::Store& st = **s;
+    auto ids = st.init("acme", "c1");
+    ASSERT_TRUE(ids) << ids.error().message;
+    auto pool = st.add_pool(ids->second, "a100");
+    ASSERT_TRUE(pool);
+    EXPECT_EQ(*st.add_pool(ids->second, "a100"), *pool) << "an existing pool's id";
+    auto ws = st.set_workspace(ids->first, ids->second, "ml", 0.25);
+    ASSERT_TRUE(ws);
+    auto m1 = st.add_machine(*pool, "a100-1", 8);
+    auto m2 = st.register_machine(*pool, "gpu07", 4, "10.0.0.7");
+    ASSERT_TRUE(m1 && m2);
+    EXPECT_EQ(*st.register_machine(*pool, "gpu07", 4, "10.0.0.8"), *m2) << "re-registration keeps the id";
+    auto wrong = st.register_machine(*pool, "gpu07", 8, "10.0.0.8");
+    ASSERT_FALSE(wrong);
+    EXPECT_NE(wrong.error().message.find("registered with 4 GPUs, not 8"), std::string::npos) << wrong.error().message;
+
+    store::RunRec r = a_run(7, *ws, *pool);
+    r.workers = 2;
+    r.gpus_per_worker = 4;
+    r.command = "python train.py --lr 'a b'";
+    r.image = "nvcr.io/x:1";
+    r.state = "running";
+    r.submitted_s = 1'700'000'000;
+    r.started_s = 1'700'000'060;
+    r.lease_start_s = 1'700'000'060;
+    r.lease_end_s = 1'700'001'860;
+    r.attempts = 1;
+    r.worker_list = {{0, 3, 0, 1, "a100-1:4", 0.875, 1'700'000'040, 1'700'000'055, "-1,1699999200,7,0,60"},
+                     {1, 3, 0, 1, "gpu07:4", 0.1, -1, -1, ""}};
+    r.attempt_list = {{1, 1'700'000'060, -1, ""}};
+    store::Batch b;
+    b.runs.push_back(r);
+    b.machine_up.push_back({*m1, false});
+    b.machine_drained.push_back({*m2, true});
+    b.machine_heartbeat.push_back({*m2, 1'700'000'100});
+    b.alerts = std::vector<store::AlertRec>{{"goodput_drop", "pool", "a100", "firing", 1'700'000'000, 0.375}};
+    b.idempotency.push_back({1, "k-old", "aa", 7, 201, "{\"id\":7}", 100});
+    b.idempotency.push_back({1, "k-new", "bb", 7, 201, "{}", 200});
+    b.goodput.push_back({7, *m1, 3600, 0, true, 14400});
+    b.goodput.push_back({7, *m1, 7200, 0, true, 3600});
+    ASSERT_TRUE(st.apply(b));
+    // The run ends: its state, end and the attempt's outcome change; the first worker's level too.
+    r.state = "succeeded";
+    r.ended_s = 1'700'000'960;
+    r.worker_list[0].level = -1;
+    r.attempt_list[0] = {1, 1'700'000'060, 1'700'000'960, "succeeded"};
+    store::Batch b2;
+    b2.runs.push_back(r);
+    b2.alerts = std::vector<store::AlertRec>{};
+    b2.prune_idempotency_before = 150;
+    b2.prune_before_hour = 7200;
+    ASSERT_TRUE(st.apply(b2));
+
+    auto runs = st.runs();
+    ASSERT_TRUE(runs);
+    ASSERT_EQ(runs->size(), 1u);
+    const store::RunRec& got = runs->front();
+    EXPECT_EQ(got.id, 7);
+    EXPECT_EQ(got.command, "python train.py --lr 'a b'");
+    EXPECT_EQ(got.image, "nvcr.io/x:1");
+    EXPECT_EQ(got.state, "succeeded");
+    EXPECT_EQ(got.submitted_s, 1'700'000'000);
+    EXPECT_EQ(got.ended_s, 1'700'000'960);
+    EXPECT_EQ(got.lease_end_s, 1'700'001'860);
+    EXPECT_EQ(got.gpus_per_worker, 4);
+    ASSERT_EQ(got.worker_list.size(), 2u);
+    EXPECT_EQ(got.worker_list[0].parts, "a100-1:4");
+    EXPECT_EQ(got.worker_list[0].level, -1.0);
+    EXPECT_EQ(got.worker_list[1].level, 0.1) << "a double read back exactly";
+    EXPECT_EQ(got.worker_list[1].phase, 3);
+    EXPECT_EQ(got.worker_list[0].counted_s, 1'700'000'040);
+    EXPECT_EQ(got.worker_list[0].decided_s, 1'700'000'055);
+    EXPECT_EQ(got.worker_list[0].pending, "-1,1699999200,7,0,60");
+    EXPECT_EQ(got.worker_list[1].counted_s, -1);
+    ASSERT_EQ(got.attempt_list.size(), 1u);
+    EXPECT_EQ(got.attempt_list[0].outcome, "succeeded");
+    EXPECT_EQ(got.attempt_list[0].ended_s, 1'700'000'960);
+
+    auto ms = st.machines(ids->second);
+    ASSERT_TRUE(ms);
+    ASSERT_EQ(ms->size(), 2u);
+    EXPECT_FALSE((*ms)[0].up);
+    EXPECT_FALSE((*ms)[0].from_agent);
+    EXPECT_TRUE((*ms)[1].from_agent);
+    EXPECT_TRUE((*ms)[1].drained);
+    EXPECT_EQ((*ms)[1].addr, "10.0.0.8");
+    EXPECT_EQ((*ms)[1].last_heartbeat_s, 1'700'000'100);
+    EXPECT_EQ((*ms)[1].gpus, 4);
+    EXPECT_TRUE(st.alerts()->empty()) << "the second batch's empty alert list replaced the first";
+    auto keys = st.idempotency_keys();
+    ASSERT_TRUE(keys);
+    ASSERT_EQ(keys->size(), 1u) << "k-old (created at 100 < 150) pruned";
+    EXPECT_EQ(keys->front().key, "k-new");
+    EXPECT_EQ(keys->front().reply, "") << "the list leaves the replies out";
+    auto one = st.idempotency_key(1, "k-new");
+    ASSERT_TRUE(one && *one);
+    EXPECT_EQ((*one)->reply, "{}");
+    EXPECT_EQ((*one)->body_sha256, "bb");
+    auto rows = st.goodput_rows();
+    ASSERT_TRUE(rows);
+    ASSERT_EQ(rows->size(), 1u) << "the hour 3600 row pruned (before 7200)";
+    EXPECT_EQ(rows->front().hour, 7200);
+    EXPECT_EQ(rows->front().gpu_s, 3600);
+    EXPECT_DOUBLE_EQ(st.workspaces(ids->first, ids->second)->front().weight, 0.25);
+}
+
+INSTANTIATE_TEST_SUITE_P(, Store, ::testing::Values(store_test::Backend::Sqlite, store_test::Backend::Postgres),
+                         [](const auto& p) { return store_test::backend_name(p.param); });
 
 TEST(Token, ShapeAndHash) {
     auto t = service::new_token();

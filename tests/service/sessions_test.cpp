@@ -9,6 +9,7 @@
 #include "astraeus/service/config.hpp"
 #include "astraeus/service/sessions.hpp"
 #include "astraeus/store/store.hpp"
+#include "store_site.hpp"
 
 using namespace astraeus;
 using service::csrf_refusal;
@@ -85,16 +86,13 @@ TEST(Sessions, ConfigBoundsLifetimeAndSessionsPerToken) {
 }
 
 namespace {
-struct TempDir {
-    fs::path path = fs::temp_directory_path() / ("astraeus-sessions-" + std::to_string(::getpid()));
-    TempDir() { fs::remove_all(path); }
-    ~TempDir() { fs::remove_all(path); }
-};
+class SessionStore : public ::testing::TestWithParam<store_test::Backend> {};
 }  // namespace
 
-TEST(Sessions, StoreBoundsSessionsPerTokenSweepsExpiredAndRevokeEndsThem) {
-    TempDir d;
-    auto s = store::open_sqlite(d.path.string());
+// On both stores (PostgreSQL when ASTRAEUS_TEST_PG is set).
+TEST_P(SessionStore, BoundsSessionsPerTokenSweepsExpiredAndRevokeEndsThem) {
+    ASTRAEUS_STORE_SITE(d);
+    auto s = d.open();
     ASSERT_TRUE(s) << s.error().message;
     store::Store& st = **s;
     auto ids = st.init("acme", "c1");
@@ -147,3 +145,7 @@ TEST(Sessions, StoreBoundsSessionsPerTokenSweepsExpiredAndRevokeEndsThem) {
     EXPECT_TRUE(st.sessions(*tok)->empty());
     EXPECT_FALSE(*st.session_by_hash("s6"));
 }
+
+INSTANTIATE_TEST_SUITE_P(, SessionStore,
+                         ::testing::Values(store_test::Backend::Sqlite, store_test::Backend::Postgres),
+                         [](const auto& p) { return store_test::backend_name(p.param); });

@@ -1,5 +1,7 @@
 // `astraeus admin`: bootstrap organisations, clusters, workspaces and API tokens. Works on the
-// data directory directly (offline, or beside a running server: SQLite serialises the writers).
+// store directly (offline, or beside a running server: SQLite serialises the writers, PostgreSQL
+// runs each in its transaction): the data directory's SQLite, or the PostgreSQL database of
+// `--config FILE`'s "store".
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -10,6 +12,7 @@
 #include "astraeus/goodput_io/rfc3339.hpp"
 #include "astraeus/service/config.hpp"
 #include "astraeus/service/service.hpp"
+#include "astraeus/service/store_open.hpp"
 #include "astraeus/service/token.hpp"
 #include "astraeus/store/store.hpp"
 
@@ -41,32 +44,45 @@ struct Opened {
     store::ClusterRec cluster;
 };
 
-Result<Opened> open_initialised(const std::string& dir) {
+/// The configuration of --config (its "store"), or the defaults with --data-dir.
+Result<service::ServiceConfig> admin_config(const AdminOptions& o) {
+    service::ServiceConfig cfg;
+    if (!o.config.empty()) {
+        auto c = service::load_config(o.config);
+        if (!c) return c;
+        cfg = *c;
+    }
+    cfg.data_dir = o.data_dir;
+    return cfg;
+}
+
+Result<Opened> open_initialised(const AdminOptions& o) {
+    auto cfg = admin_config(o);
+    if (!cfg) return std::unexpected(cfg.error());
+    const std::string& dir = o.data_dir;
     // Never create a store here: a mistyped --data-dir would leave an empty one behind.
-    if (!std::filesystem::exists(std::filesystem::path(dir) / "astraeus.db"))
+    if (!service::uses_postgresql(*cfg) && !std::filesystem::exists(std::filesystem::path(dir) / "astraeus.db"))
         return fail("no Astraeus data in " + dir + " (no astraeus.db): run `astraeus admin init --data-dir " +
                     dir + "` first, or check --data-dir");
-    auto st = store::open_sqlite(dir);
+    auto st = service::open_configured_store(*cfg, o.config);
     if (!st) return std::unexpected(st.error());
+    const std::string where = service::uses_postgresql(*cfg) ? "the PostgreSQL database of " + o.config : "the data directory " + dir;
     auto orgs = (*st)->orgs();
     if (!orgs) return std::unexpected(orgs.error());
-    if (orgs->empty()) return fail("the data directory " + dir + " is not initialised: run `astraeus admin init` first");
+    if (orgs->empty()) return fail(where + " is not initialised: run `astraeus admin init` first");
     auto cl = (*st)->clusters();
     if (!cl) return std::unexpected(cl.error());
-    if (cl->empty()) return fail("the data directory has no cluster");
+    if (cl->empty()) return fail(where + " has no cluster");
     return Opened{std::move(*st), orgs->front(), cl->front()};
 }
 
 int do_init(const AdminOptions& o) {
-    service::ServiceConfig cfg;
-    if (!o.config.empty()) {
-        auto c = service::load_config(o.config);
-        if (!c) return error(c.error().message);
-        cfg = *c;
-    }
+    auto c = admin_config(o);
+    if (!c) return error(c.error().message);
+    const service::ServiceConfig& cfg = *c;
     const std::string org = o.org.empty() ? cfg.organization : o.org;
     const std::string cluster = o.cluster.empty() ? cfg.cluster : o.cluster;
-    auto st = store::open_sqlite(o.data_dir);
+    auto st = service::open_configured_store(cfg, o.config);
     if (!st) return error(st.error().message, 1);
     auto ids = (*st)->init(org, cluster);
     if (!ids) return error(ids.error().message);
@@ -83,7 +99,8 @@ int do_init(const AdminOptions& o) {
                 gpus += g.gpus;
             }
     }
-    std::cout << "initialised " << o.data_dir << ": organisation " << org << ", cluster " << cluster
+    std::cout << "initialised " << (service::uses_postgresql(cfg) ? "the PostgreSQL database of " + o.config : o.data_dir)
+              << ": organisation " << org << ", cluster " << cluster
               << ", " << cfg.pools.size() << " pool(s), " << machines << " machines, " << gpus << " GPUs\n";
     return 0;
 }
@@ -93,7 +110,7 @@ int do_workspace_add(const AdminOptions& o) {
     if (!service::valid_name(o.workspace))
         return error("bad workspace name '" + o.workspace +
                      "': 1 to 63 of A-Z a-z 0-9 . _ - (starting with a letter or digit)");
-    auto op = open_initialised(o.data_dir);
+    auto op = open_initialised(o);
     if (!op) return error(op.error().message);
     auto before = op->st->workspaces(op->org.id, op->cluster.id);
     if (!before) return error(before.error().message, 1);
@@ -111,7 +128,7 @@ int do_workspace_add(const AdminOptions& o) {
 }
 
 int do_workspace_list(const AdminOptions& o) {
-    auto op = open_initialised(o.data_dir);
+    auto op = open_initialised(o);
     if (!op) return error(op.error().message);
     auto ws = op->st->workspaces(op->org.id, op->cluster.id);
     if (!ws) return error(ws.error().message, 1);
@@ -125,7 +142,7 @@ int do_token_create(const AdminOptions& o) {
     const int kinds = (o.token_workspace.empty() ? 0 : 1) + (o.org_admin ? 1 : 0) + (o.operator_ ? 1 : 0) +
                       (o.agent ? 1 : 0);
     if (kinds != 1) return error("give exactly one of --workspace W, --org-admin, --operator, --agent");
-    auto op = open_initialised(o.data_dir);
+    auto op = open_initialised(o);
     if (!op) return error(op.error().message);
     store::TokenRec t;
     t.org_id = op->org.id;
@@ -161,7 +178,7 @@ int do_token_create(const AdminOptions& o) {
 }
 
 int do_token_list(const AdminOptions& o) {
-    auto op = open_initialised(o.data_dir);
+    auto op = open_initialised(o);
     if (!op) return error(op.error().message);
     auto ts = op->st->tokens();
     if (!ts) return error(ts.error().message, 1);
@@ -180,7 +197,7 @@ int do_token_list(const AdminOptions& o) {
 }
 
 int do_token_revoke(const AdminOptions& o) {
-    auto op = open_initialised(o.data_dir);
+    auto op = open_initialised(o);
     if (!op) return error(op.error().message);
     if (auto ok = op->st->revoke_token(o.token_id); !ok) return error(ok.error().message);
     std::cout << "token " << o.token_id << " revoked\n";
@@ -196,10 +213,14 @@ std::function<int()> add_admin(CLI::App& app) {
     auto data_dir = [o](CLI::App* s) {
         s->add_option("--data-dir", o->data_dir, "directory of the SQLite store (default astraeus-data)");
     };
+    // The service config whose "store" to use (a PostgreSQL database); init reads its pools too.
+    auto config = [o](CLI::App* s) {
+        s->add_option("--config", o->config, "service config: its \"store\" (PostgreSQL) instead of --data-dir's SQLite");
+    };
     CLI::App* init = a->add_subcommand("init", "create the organisation, its cluster, pools and machines");
     init->add_option("--org", o->org, "organisation name")->required();
     init->add_option("--cluster", o->cluster, "cluster name")->required();
-    init->add_option("--config", o->config, "service config: its pools and machines (default: 4 x 8 GPUs)");
+    init->add_option("--config", o->config, "service config: its pools and machines (default: 4 x 8 GPUs) and \"store\"");
     data_dir(init);
     CLI::App* ws = a->add_subcommand("workspace", "workspaces (tenants)");
     ws->require_subcommand(1);
@@ -207,8 +228,10 @@ std::function<int()> add_admin(CLI::App& app) {
     ws_add->add_option("name", o->workspace, "workspace name")->required();
     ws_add->add_option("--weight", o->weight, "its weight on the cluster (default 1)");
     data_dir(ws_add);
+    config(ws_add);
     CLI::App* ws_list = ws->add_subcommand("list", "list the workspaces and their weights on the cluster");
     data_dir(ws_list);
+    config(ws_list);
     CLI::App* tok = a->add_subcommand("token", "API tokens");
     tok->require_subcommand(1);
     CLI::App* create = tok->add_subcommand("create", "create a token and print it (once)");
@@ -218,11 +241,14 @@ std::function<int()> add_admin(CLI::App& app) {
     create->add_flag("--agent", o->agent, "a node agent's token (the agent endpoints of the cluster only)");
     create->add_option("--name", o->token_name, "a name to recognise it by");
     data_dir(create);
+    config(create);
     CLI::App* list = tok->add_subcommand("list", "list tokens (never the tokens themselves)");
     data_dir(list);
+    config(list);
     CLI::App* revoke = tok->add_subcommand("revoke", "revoke a token");
     revoke->add_option("id", o->token_id, "token id (see token list)")->required();
     data_dir(revoke);
+    config(revoke);
     return [o, init, ws_add, ws_list, create, list, revoke] {
         if (init->parsed()) return do_init(*o);
         if (ws_add->parsed()) return do_workspace_add(*o);

@@ -18,6 +18,7 @@
 #include "astraeus/exec/agent_hub.hpp"
 #include "astraeus/cli/commands.hpp"
 #include "astraeus/service/config.hpp"
+#include "astraeus/service/store_open.hpp"
 #include "astraeus/service/log.hpp"
 #include "astraeus/service/service.hpp"
 #include "astraeus/exec/local_executor.hpp"
@@ -214,7 +215,7 @@ int run_serve(const ServeOptions& o) {
                   << " (" << lock_path << " is locked)\n";
         return 1;
     }
-    auto st = store::open_sqlite(cfg->data_dir);
+    auto st = service::open_configured_store(*cfg, o.config, /*serve=*/true);
     if (!st) {
         std::cerr << "astraeus serve: " << st.error().message << "\n";
         return 1;

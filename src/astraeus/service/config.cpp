@@ -97,7 +97,7 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
                   {"organization", "cluster", "pools", "policy", "placer", "lease_s",
                    "starvation_s", "stall_timeout_s", "busy_pct", "goodput_drop",
                    "threshold_alerts", "executor", "time_scale", "listen", "data_dir", "threads",
-                   "max_failures", "local", "agents", "workspace_limits", "web_sessions"},
+                   "max_failures", "local", "agents", "workspace_limits", "web_sessions", "store"},
                   where));
     TRY(get(j, "max_failures", c.max_failures, where));
     if (c.max_failures < 1 || c.max_failures > 1000) return fail(where + ": max_failures must be in 1..1000");
@@ -172,6 +172,16 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
     TRY(get(j, "listen", c.listen, where));
     TRY(get(j, "data_dir", c.data_dir, where));
     TRY(get(j, "threads", c.threads, where));
+    if (j.contains("store")) {  // SQLite (absent, {}) or PostgreSQL (docs/operations.md)
+        const std::string w = where + ": store";
+        TRY(only_keys(j["store"], {"postgresql"}, w));
+        if (j["store"].contains("postgresql")) {
+            TRY(get(j["store"], "postgresql", c.store_postgresql, w));
+            if (c.store_postgresql.empty())
+                return fail(w + ": 'postgresql' must be a libpq connection string, e.g. \"host=127.0.0.1 "
+                                "port=5432 dbname=astraeus\" (omit 'store' for SQLite in data_dir)");
+        }
+    }
     if (j.contains("pools")) {
         if (!j["pools"].is_array() || j["pools"].empty())
             return fail(where + ": 'pools' must be a non-empty array");

@@ -19,7 +19,11 @@
 //              "sandbox": {"enabled": true, "require": <true as root>, "memory_bytes": 0,
 //                          "pids_max": 4096, "uid_base": 3000000, "uid_count": 1000000,
 //                          "users": {"WORKSPACE": "USER"}, "hide": ["/etc/astraeus"]}},
-//    "time_scale": 1, "listen": "127.0.0.1:8080", "data_dir": "astraeus-data", "threads": 8}
+//    "time_scale": 1, "listen": "127.0.0.1:8080", "data_dir": "astraeus-data", "threads": 8,
+//    "store": {"postgresql": "host=127.0.0.1 port=5432 dbname=astraeus"}}
+// `store`: where the service keeps its state: absent or {} = SQLite in data_dir/astraeus.db;
+// {"postgresql": CONNINFO} = a PostgreSQL database (a libpq connection string or URI;
+// store/pg_store.hpp, docs/operations.md "PostgreSQL"). data_dir still holds logs and the lock.
 // Machines are named <pool>-<k> (k from 1). `executor` configures the simulated executor, `local`
 // the local one (exec/local_executor.hpp; grace_s in real seconds). max_failures: a run ends
 // `failed` at its max_failures-th failed attempt; preemptions never count. time_scale > 1 makes the service's clock run that
@@ -106,6 +110,8 @@ struct ServiceConfig {
     std::string listen = "127.0.0.1:8080";
     std::string data_dir = "astraeus-data";
     int threads = 8;
+    /// "store": {"postgresql": CONNINFO}: the PostgreSQL store; empty = SQLite in data_dir.
+    std::string store_postgresql;
 };
 
 /// The configuration in JSON file `path`, over the defaults; an error naming the file and the

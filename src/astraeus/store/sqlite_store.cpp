@@ -9,101 +9,25 @@
 #include <functional>
 
 #include "astraeus/store/failpoint.hpp"
+#include "astraeus/store/sql_text.hpp"
 #include "astraeus/store/store.hpp"
 
 namespace astraeus::store {
 
-const char* to_string(Scope s) {
-    switch (s) {
-        case Scope::Workspace: return "workspace";
-        case Scope::OrgAdmin: return "org-admin";
-        case Scope::Operator: return "operator";
-        case Scope::Agent: return "agent";
-    }
-    return "workspace";
-}
-
 namespace {
 
-/// Schema migrations in order; version k = the first k applied.
-const char* const kMigrations[] = {
-    // 1: tenancy, tokens, runs, workers, attempts, goodput, alerts, meta
-    R"sql(
-CREATE TABLE organizations (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);
-CREATE TABLE clusters (id INTEGER PRIMARY KEY, org_id INTEGER NOT NULL REFERENCES organizations(id),
-  name TEXT NOT NULL, UNIQUE (org_id, name));
-CREATE TABLE pools (id INTEGER PRIMARY KEY, cluster_id INTEGER NOT NULL REFERENCES clusters(id),
-  name TEXT NOT NULL, UNIQUE (cluster_id, name));
-CREATE TABLE machines (id INTEGER PRIMARY KEY, pool_id INTEGER NOT NULL REFERENCES pools(id),
-  name TEXT NOT NULL UNIQUE, gpus INTEGER NOT NULL CHECK (gpus > 0), up INTEGER NOT NULL DEFAULT 1);
-CREATE TABLE workspaces (id INTEGER PRIMARY KEY, org_id INTEGER NOT NULL REFERENCES organizations(id),
-  name TEXT NOT NULL, UNIQUE (org_id, name));
-CREATE TABLE workspace_weights (workspace_id INTEGER NOT NULL REFERENCES workspaces(id),
-  cluster_id INTEGER NOT NULL REFERENCES clusters(id), weight REAL NOT NULL CHECK (weight >= 0),
-  PRIMARY KEY (workspace_id, cluster_id));
-CREATE TABLE tokens (id INTEGER PRIMARY KEY, name TEXT NOT NULL, scope TEXT NOT NULL,
-  org_id INTEGER NOT NULL REFERENCES organizations(id), workspace_id INTEGER, cluster_id INTEGER,
-  hash TEXT NOT NULL UNIQUE, created_s INTEGER NOT NULL, revoked INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE runs (id INTEGER PRIMARY KEY, workspace_id INTEGER NOT NULL REFERENCES workspaces(id),
-  pool_id INTEGER NOT NULL REFERENCES pools(id), name TEXT NOT NULL, workers INTEGER NOT NULL,
-  gpus_per_worker INTEGER NOT NULL, time_limit_s INTEGER NOT NULL, sim_duration_s INTEGER NOT NULL,
-  command TEXT NOT NULL, image TEXT NOT NULL, state TEXT NOT NULL, reason TEXT NOT NULL,
-  stop_cause TEXT NOT NULL, submitted_s INTEGER NOT NULL, started_s INTEGER NOT NULL,
-  ended_s INTEGER NOT NULL, phase_since_s INTEGER NOT NULL, executed_s INTEGER NOT NULL,
-  lease_start_s INTEGER NOT NULL, lease_end_s INTEGER NOT NULL, attempts INTEGER NOT NULL,
-  UNIQUE (workspace_id, name));
-CREATE TABLE workers (run_id INTEGER NOT NULL REFERENCES runs(id), idx INTEGER NOT NULL,
-  phase INTEGER NOT NULL, cause INTEGER NOT NULL, attempt INTEGER NOT NULL, parts TEXT NOT NULL,
-  level REAL NOT NULL, PRIMARY KEY (run_id, idx));
-CREATE TABLE attempts (run_id INTEGER NOT NULL REFERENCES runs(id), number INTEGER NOT NULL,
-  started_s INTEGER NOT NULL, ended_s INTEGER NOT NULL, outcome TEXT NOT NULL,
-  PRIMARY KEY (run_id, number));
-CREATE TABLE goodput_hourly (run_id INTEGER NOT NULL, machine_id INTEGER NOT NULL,
-  hour INTEGER NOT NULL, category INTEGER NOT NULL, held INTEGER NOT NULL, gpu_s INTEGER NOT NULL,
-  PRIMARY KEY (run_id, machine_id, hour, category, held));
-CREATE INDEX goodput_hourly_hour ON goodput_hourly(hour);
-CREATE TABLE alerts (name TEXT NOT NULL, scope TEXT NOT NULL, target TEXT NOT NULL,
-  state TEXT NOT NULL, since INTEGER NOT NULL, value REAL NOT NULL,
-  PRIMARY KEY (name, scope, target));
-CREATE TABLE meta (key TEXT PRIMARY KEY, value INTEGER NOT NULL);
-)sql",
-    // 2: machines registered by node agents, drains, heartbeats (docs/agents.md)
-    R"sql(
-ALTER TABLE machines ADD COLUMN from_agent INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE machines ADD COLUMN drained INTEGER NOT NULL DEFAULT 0;
-ALTER TABLE machines ADD COLUMN last_heartbeat_s INTEGER NOT NULL DEFAULT -1;
-ALTER TABLE machines ADD COLUMN addr TEXT NOT NULL DEFAULT '';
-)sql",
-    // 3: an agent token registers one machine name (docs/security.md "Agent tokens")
-    R"sql(
-CREATE TABLE agent_token_machines (token_id INTEGER PRIMARY KEY REFERENCES tokens(id),
-                                   machine TEXT NOT NULL);
-)sql",
-    // 4: Idempotency-Key of POST /v1/runs (docs/api.md "Idempotent submits")
-    R"sql(
-CREATE TABLE idempotency_keys (token_id INTEGER NOT NULL, key TEXT NOT NULL,
-                               body_sha256 TEXT NOT NULL, run_id INTEGER NOT NULL,
-                               status INTEGER NOT NULL, reply TEXT NOT NULL,
-                               created_s INTEGER NOT NULL, PRIMARY KEY (token_id, key));
-CREATE INDEX idempotency_keys_created ON idempotency_keys (created_s);
-)sql",
-    // 5: the web pages' sign-in sessions (docs/security.md "Web sessions"): the secret's hash only
-    R"sql(
-CREATE TABLE sessions (id INTEGER PRIMARY KEY, token_id INTEGER NOT NULL REFERENCES tokens(id),
-                       hash TEXT NOT NULL UNIQUE, created_s INTEGER NOT NULL,
-                       expires_s INTEGER NOT NULL);
-CREATE INDEX sessions_token ON sessions (token_id, created_s);
-CREATE INDEX sessions_expires ON sessions (expires_s);
-)sql",
-    // 6: where each worker's goodput count stands, for an exact count across a restart
-    // (spec/goodput.md "The count"; service/pending_count.hpp)
-    R"sql(
-ALTER TABLE workers ADD COLUMN counted_s INTEGER NOT NULL DEFAULT -1;
-ALTER TABLE workers ADD COLUMN decided_s INTEGER NOT NULL DEFAULT -1;
-ALTER TABLE workers ADD COLUMN pending TEXT NOT NULL DEFAULT '';
-)sql",
+const auto kMigrations = migrations();
+const int kVersion = static_cast<int>(kMigrations.size());
+
+/// One result row of a statement, as the shared row mapping reads it (sql_text.hpp).
+struct SqliteRow {
+    SQLite::Statement& q;
+    std::int64_t i64(int c) const { return q.getColumn(c).getInt64(); }
+    int i32(int c) const { return q.getColumn(c).getInt(); }
+    double f64(int c) const { return q.getColumn(c).getDouble(); }
+    std::string str(int c) const { return q.getColumn(c).getString(); }
+    bool null(int c) const { return q.getColumn(c).isNull(); }
 };
-constexpr int kVersion = static_cast<int>(sizeof(kMigrations) / sizeof(kMigrations[0]));
 
 template <class F>
 auto guarded(const char* what, F&& f) -> decltype(f()) {
@@ -387,27 +311,17 @@ public:
         });
     }
 
-    static SessionRec session_of(SQLite::Statement& q) {
-        SessionRec s;
-        s.id = q.getColumn(0).getInt64();
-        s.token_id = q.getColumn(1).getInt64();
-        s.hash = q.getColumn(2).getString();
-        s.created_s = q.getColumn(3).getInt64();
-        s.expires_s = q.getColumn(4).getInt64();
-        return s;
-    }
-
     Result<std::optional<std::pair<SessionRec, TokenRec>>> session_by_hash(const std::string& hash) override {
         using Out = std::optional<std::pair<SessionRec, TokenRec>>;
         return guarded("session", [&]() -> Result<Out> {
-            SQLite::Statement q(db_, "SELECT id, token_id, hash, created_s, expires_s FROM sessions WHERE hash = ?");
+            SQLite::Statement q(db_, std::string(kSessionSelect) + " WHERE hash = ?");
             q.bind(1, hash);
             if (!q.executeStep()) return Out{};
-            SessionRec s = session_of(q);
-            SQLite::Statement t(db_, std::string(kTokenCols) + " WHERE id = ?");
+            SessionRec s = session_of(SqliteRow{q});
+            SQLite::Statement t(db_, std::string(kTokenSelect) + " WHERE id = ?");
             t.bind(1, s.token_id);
             if (!t.executeStep()) return fail("session " + std::to_string(s.id) + " has no token");
-            return Out{std::pair{std::move(s), token_of(t)}};
+            return Out{std::pair{std::move(s), token_of(SqliteRow{t})}};
         });
     }
 
@@ -421,12 +335,10 @@ public:
 
     Result<std::vector<SessionRec>> sessions(Id token_id) override {
         return guarded("sessions", [&]() -> Result<std::vector<SessionRec>> {
-            SQLite::Statement q(db_,
-                                "SELECT id, token_id, hash, created_s, expires_s FROM sessions WHERE token_id = ? "
-                                "ORDER BY created_s, id");
+            SQLite::Statement q(db_, std::string(kSessionSelect) + " WHERE token_id = ? ORDER BY created_s, id");
             q.bind(1, token_id);
             std::vector<SessionRec> out;
-            while (q.executeStep()) out.push_back(session_of(q));
+            while (q.executeStep()) out.push_back(session_of(SqliteRow{q}));
             return out;
         });
     }
@@ -466,24 +378,9 @@ public:
     Result<std::vector<MachineRec>> machines(Id cluster_id) override {
         return guarded("machines", [&]() -> Result<std::vector<MachineRec>> {
             std::vector<MachineRec> out;
-            SQLite::Statement q(db_,
-                                "SELECT m.id, m.pool_id, m.name, m.gpus, m.up, m.from_agent, "
-                                "m.drained, m.last_heartbeat_s, m.addr FROM machines m "
-                                "JOIN pools p ON p.id = m.pool_id WHERE p.cluster_id = ? ORDER BY m.id");
+            SQLite::Statement q(db_, kMachinesOfCluster);
             q.bind(1, cluster_id);
-            while (q.executeStep()) {
-                MachineRec m;
-                m.id = q.getColumn(0).getInt64();
-                m.pool_id = q.getColumn(1).getInt64();
-                m.name = q.getColumn(2).getString();
-                m.gpus = q.getColumn(3).getInt();
-                m.up = q.getColumn(4).getInt() != 0;
-                m.from_agent = q.getColumn(5).getInt() != 0;
-                m.drained = q.getColumn(6).getInt() != 0;
-                m.last_heartbeat_s = q.getColumn(7).getInt64();
-                m.addr = q.getColumn(8).getString();
-                out.push_back(std::move(m));
-            }
+            while (q.executeStep()) out.push_back(machine_of(SqliteRow{q}));
             return out;
         });
     }
@@ -491,56 +388,31 @@ public:
     Result<std::vector<WorkspaceRec>> workspaces(Id org_id, Id cluster_id) override {
         return guarded("workspaces", [&]() -> Result<std::vector<WorkspaceRec>> {
             std::vector<WorkspaceRec> out;
-            SQLite::Statement q(db_,
-                                "SELECT w.id, w.org_id, w.name, COALESCE(ww.weight, 1.0) FROM "
-                                "workspaces w LEFT JOIN workspace_weights ww ON ww.workspace_id = "
-                                "w.id AND ww.cluster_id = ? WHERE w.org_id = ? ORDER BY w.id");
+            SQLite::Statement q(db_, kWorkspacesOfOrg);
             q.bind(1, cluster_id);
             q.bind(2, org_id);
-            while (q.executeStep())
-                out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64(),
-                               q.getColumn(2).getString(), q.getColumn(3).getDouble()});
+            while (q.executeStep()) out.push_back(workspace_of(SqliteRow{q}));
             return out;
         });
     }
 
-    static TokenRec token_of(SQLite::Statement& q) {
-        TokenRec t;
-        t.id = q.getColumn(0).getInt64();
-        t.name = q.getColumn(1).getString();
-        const std::string scope = q.getColumn(2).getString();
-        t.scope = scope == "org-admin"  ? Scope::OrgAdmin
-                  : scope == "operator" ? Scope::Operator
-                  : scope == "agent"    ? Scope::Agent
-                                        : Scope::Workspace;
-        t.org_id = q.getColumn(3).getInt64();
-        t.workspace_id = q.getColumn(4).isNull() ? 0 : q.getColumn(4).getInt64();
-        t.cluster_id = q.getColumn(5).isNull() ? 0 : q.getColumn(5).getInt64();
-        t.hash = q.getColumn(6).getString();
-        t.created_s = q.getColumn(7).getInt64();
-        t.revoked = q.getColumn(8).getInt() != 0;
-        return t;
-    }
-    static constexpr const char* kTokenCols =
-        "SELECT id, name, scope, org_id, workspace_id, cluster_id, hash, created_s, revoked FROM tokens";
-
     Result<std::vector<TokenRec>> tokens() override {
         return guarded("tokens", [&]() -> Result<std::vector<TokenRec>> {
             std::vector<TokenRec> out;
-            SQLite::Statement q(db_, std::string(kTokenCols) + " ORDER BY id");
-            while (q.executeStep()) out.push_back(token_of(q));
+            SQLite::Statement q(db_, std::string(kTokenSelect) + " ORDER BY id");
+            while (q.executeStep()) out.push_back(token_of(SqliteRow{q}));
             return out;
         });
     }
 
     Result<std::optional<TokenRec>> token_by_hash(const std::string& hash) override {
         return guarded("token", [&]() -> Result<std::optional<TokenRec>> {
-            if (!token_q_) token_q_ = std::make_unique<SQLite::Statement>(db_, std::string(kTokenCols) + " WHERE hash = ?");
+            if (!token_q_) token_q_ = std::make_unique<SQLite::Statement>(db_, std::string(kTokenSelect) + " WHERE hash = ?");
             SQLite::Statement& q = *token_q_;
             q.reset();
             q.bind(1, hash);
             std::optional<TokenRec> out;
-            if (q.executeStep()) out = token_of(q);
+            if (q.executeStep()) out = token_of(SqliteRow{q});
             q.reset();
             return out;
         });
@@ -549,65 +421,14 @@ public:
     Result<std::vector<RunRec>> runs() override {
         return guarded("runs", [&]() -> Result<std::vector<RunRec>> {
             std::vector<RunRec> out;
-            SQLite::Statement q(db_,
-                                "SELECT id, workspace_id, pool_id, name, workers, gpus_per_worker, "
-                                "time_limit_s, sim_duration_s, command, image, state, reason, "
-                                "stop_cause, submitted_s, started_s, ended_s, phase_since_s, "
-                                "executed_s, lease_start_s, lease_end_s, attempts FROM runs ORDER BY id");
-            while (q.executeStep()) {
-                RunRec r;
-                int c = 0;
-                r.id = q.getColumn(c++).getInt64();
-                r.workspace_id = q.getColumn(c++).getInt64();
-                r.pool_id = q.getColumn(c++).getInt64();
-                r.name = q.getColumn(c++).getString();
-                r.workers = q.getColumn(c++).getInt();
-                r.gpus_per_worker = q.getColumn(c++).getInt();
-                r.time_limit_s = q.getColumn(c++).getInt64();
-                r.sim_duration_s = q.getColumn(c++).getInt64();
-                r.command = q.getColumn(c++).getString();
-                r.image = q.getColumn(c++).getString();
-                r.state = q.getColumn(c++).getString();
-                r.reason = q.getColumn(c++).getString();
-                r.stop_cause = q.getColumn(c++).getString();
-                r.submitted_s = q.getColumn(c++).getInt64();
-                r.started_s = q.getColumn(c++).getInt64();
-                r.ended_s = q.getColumn(c++).getInt64();
-                r.phase_since_s = q.getColumn(c++).getInt64();
-                r.executed_s = q.getColumn(c++).getInt64();
-                r.lease_start_s = q.getColumn(c++).getInt64();
-                r.lease_end_s = q.getColumn(c++).getInt64();
-                r.attempts = q.getColumn(c++).getInt();
-                out.push_back(std::move(r));
-            }
-            std::size_t k = 0;
-            SQLite::Statement w(db_,
-                                "SELECT run_id, idx, phase, cause, attempt, parts, level, counted_s, "
-                                "decided_s, pending FROM workers ORDER BY run_id, idx");
-            while (w.executeStep()) {
-                const Id run = w.getColumn(0).getInt64();
-                while (k < out.size() && out[k].id < run) ++k;
-                if (k == out.size()) break;
-                if (out[k].id != run) continue;
-                out[k].worker_list.push_back({w.getColumn(1).getInt(), w.getColumn(2).getInt(),
-                                              w.getColumn(3).getInt(), w.getColumn(4).getInt(),
-                                              w.getColumn(5).getString(),
-                                              w.getColumn(6).getDouble(), w.getColumn(7).getInt64(),
-                                              w.getColumn(8).getInt64(), w.getColumn(9).getString()});
-            }
-            k = 0;
-            SQLite::Statement a(db_,
-                                "SELECT run_id, number, started_s, ended_s, outcome FROM attempts "
-                                "ORDER BY run_id, number");
-            while (a.executeStep()) {
-                const Id run = a.getColumn(0).getInt64();
-                while (k < out.size() && out[k].id < run) ++k;
-                if (k == out.size()) break;
-                if (out[k].id != run) continue;
-                out[k].attempt_list.push_back({a.getColumn(1).getInt(), a.getColumn(2).getInt64(),
-                                               a.getColumn(3).getInt64(),
-                                               a.getColumn(4).getString()});
-            }
+            SQLite::Statement q(db_, kRunsSelect);
+            while (q.executeStep()) out.push_back(run_of(SqliteRow{q}));
+            SQLite::Statement w(db_, kWorkersSelect);
+            attach_by_run(out, [&] { return w.executeStep(); }, [&] { return w.getColumn(0).getInt64(); },
+                          [&](RunRec& r) { r.worker_list.push_back(worker_of(SqliteRow{w})); });
+            SQLite::Statement a(db_, kAttemptsSelect);
+            attach_by_run(out, [&] { return a.executeStep(); }, [&] { return a.getColumn(0).getInt64(); },
+                          [&](RunRec& r) { r.attempt_list.push_back(attempt_of(SqliteRow{a})); });
             return out;
         });
     }
@@ -615,13 +436,8 @@ public:
     Result<std::vector<GoodputRowRec>> goodput_rows() override {
         return guarded("goodput rows", [&]() -> Result<std::vector<GoodputRowRec>> {
             std::vector<GoodputRowRec> out;
-            SQLite::Statement q(db_,
-                                "SELECT run_id, machine_id, hour, category, held, gpu_s FROM "
-                                "goodput_hourly WHERE gpu_s != 0 ORDER BY run_id, hour");
-            while (q.executeStep())
-                out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64(),
-                               q.getColumn(2).getInt64(), q.getColumn(3).getInt(),
-                               q.getColumn(4).getInt() != 0, q.getColumn(5).getInt64()});
+            SQLite::Statement q(db_, kGoodputSelect);
+            while (q.executeStep()) out.push_back(goodput_of(SqliteRow{q}));
             return out;
         });
     }
@@ -629,11 +445,8 @@ public:
     Result<std::vector<AlertRec>> alerts() override {
         return guarded("alerts", [&]() -> Result<std::vector<AlertRec>> {
             std::vector<AlertRec> out;
-            SQLite::Statement q(db_, "SELECT name, scope, target, state, since, value FROM alerts");
-            while (q.executeStep())
-                out.push_back({q.getColumn(0).getString(), q.getColumn(1).getString(),
-                               q.getColumn(2).getString(), q.getColumn(3).getString(),
-                               q.getColumn(4).getInt64(), q.getColumn(5).getDouble()});
+            SQLite::Statement q(db_, kAlertsSelect);
+            while (q.executeStep()) out.push_back(alert_of(SqliteRow{q}));
             return out;
         });
     }
@@ -653,15 +466,11 @@ public:
 
     Result<std::optional<IdempotencyRec>> idempotency_key(Id token_id, const std::string& key) override {
         return guarded("idempotency key", [&]() -> Result<std::optional<IdempotencyRec>> {
-            SQLite::Statement q(db_, "SELECT token_id, key, body_sha256, run_id, status, reply, created_s "
-                                     "FROM idempotency_keys WHERE token_id = ? AND key = ?");
+            SQLite::Statement q(db_, std::string(kIdempotencySelect) + " WHERE token_id = ? AND key = ?");
             q.bind(1, token_id);
             q.bind(2, key);
             if (!q.executeStep()) return std::optional<IdempotencyRec>{};
-            return std::optional<IdempotencyRec>{IdempotencyRec{
-                q.getColumn(0).getInt64(), q.getColumn(1).getString(), q.getColumn(2).getString(),
-                q.getColumn(3).getInt64(), q.getColumn(4).getInt(), q.getColumn(5).getString(),
-                q.getColumn(6).getInt64()}};
+            return std::optional<IdempotencyRec>{idempotency_of(SqliteRow{q})};
         });
     }
 
@@ -681,11 +490,7 @@ public:
             SQLite::Transaction tx(db_);
             for (const RunRec& r : b.runs) write_run(r);
             if (!b.goodput.empty()) {
-                SQLite::Statement q(db_,
-                                    "INSERT INTO goodput_hourly (run_id, machine_id, hour, "
-                                    "category, held, gpu_s) VALUES (?,?,?,?,?,?) ON CONFLICT "
-                                    "(run_id, machine_id, hour, category, held) DO UPDATE SET "
-                                    "gpu_s = gpu_s + excluded.gpu_s");
+                SQLite::Statement q(db_, kGoodputAdd);
                 for (const GoodputRowRec& g : b.goodput) {
                     q.bind(1, g.run_id);
                     q.bind(2, g.machine_id);
@@ -698,9 +503,7 @@ public:
                 }
             }
             if (!b.meta.empty()) {
-                SQLite::Statement q(db_,
-                                    "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT "
-                                    "(key) DO UPDATE SET value = excluded.value");
+                SQLite::Statement q(db_, kMetaUpsert);
                 for (const auto& [k, v] : b.meta) {
                     q.bind(1, k);
                     q.bind(2, v);
@@ -709,9 +512,7 @@ public:
                 }
             }
             if (!b.idempotency.empty()) {
-                SQLite::Statement q(db_,
-                                    "INSERT INTO idempotency_keys (token_id, key, body_sha256, "
-                                    "run_id, status, reply, created_s) VALUES (?,?,?,?,?,?,?)");
+                SQLite::Statement q(db_, kIdempotencyInsert);
                 for (const IdempotencyRec& k : b.idempotency) {
                     q.bind(1, k.token_id);
                     q.bind(2, k.key);
@@ -731,9 +532,7 @@ public:
             }
             if (b.alerts) {
                 db_.exec("DELETE FROM alerts");
-                SQLite::Statement q(db_,
-                                    "INSERT OR REPLACE INTO alerts (name, scope, target, state, "
-                                    "since, value) VALUES (?,?,?,?,?,?)");
+                SQLite::Statement q(db_, kAlertUpsert);
                 for (const AlertRec& a : *b.alerts) {
                     q.bind(1, a.name);
                     q.bind(2, a.scope);
@@ -782,17 +581,7 @@ private:
     }
 
     void write_run(const RunRec& r) {
-        SQLite::Statement q(db_,
-                            "INSERT INTO runs (id, workspace_id, pool_id, name, workers, "
-                            "gpus_per_worker, time_limit_s, sim_duration_s, command, image, state, "
-                            "reason, stop_cause, submitted_s, started_s, ended_s, phase_since_s, "
-                            "executed_s, lease_start_s, lease_end_s, attempts) VALUES "
-                            "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT (id) DO UPDATE "
-                            "SET state = excluded.state, reason = excluded.reason, stop_cause = "
-                            "excluded.stop_cause, started_s = excluded.started_s, ended_s = "
-                            "excluded.ended_s, phase_since_s = excluded.phase_since_s, executed_s "
-                            "= excluded.executed_s, lease_start_s = excluded.lease_start_s, "
-                            "lease_end_s = excluded.lease_end_s, attempts = excluded.attempts");
+        SQLite::Statement q(db_, kRunUpsert);
         int c = 1;
         q.bind(c++, r.id);
         q.bind(c++, r.workspace_id);
@@ -816,13 +605,7 @@ private:
         q.bind(c++, r.lease_end_s);
         q.bind(c++, r.attempts);
         q.exec();
-        SQLite::Statement w(db_,
-                            "INSERT INTO workers (run_id, idx, phase, cause, attempt, parts, level, "
-                            "counted_s, decided_s, pending) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT "
-                            "(run_id, idx) DO UPDATE SET phase = excluded.phase, cause = "
-                            "excluded.cause, attempt = excluded.attempt, parts = excluded.parts, "
-                            "level = excluded.level, counted_s = excluded.counted_s, decided_s = "
-                            "excluded.decided_s, pending = excluded.pending");
+        SQLite::Statement w(db_, kWorkerUpsert);
         for (const WorkerRec& k : r.worker_list) {
             w.bind(1, r.id);
             w.bind(2, k.index);
@@ -837,11 +620,7 @@ private:
             w.exec();
             w.reset();
         }
-        SQLite::Statement a(db_,
-                            "INSERT INTO attempts (run_id, number, started_s, ended_s, outcome) "
-                            "VALUES (?,?,?,?,?) ON CONFLICT (run_id, number) DO UPDATE SET "
-                            "started_s = excluded.started_s, ended_s = excluded.ended_s, outcome "
-                            "= excluded.outcome");
+        SQLite::Statement a(db_, kAttemptUpsert);
         for (const AttemptRec& k : r.attempt_list) {
             a.bind(1, r.id);
             a.bind(2, k.number);

@@ -1,7 +1,8 @@
 // The service's storage interface: tenancy (organisations, clusters, pools, machines,
 // workspaces and their weights), API tokens (hashed), runs with their workers and attempts, the
-// hourly goodput rows and alerts. SQLite implements it (store/sqlite_store.hpp); PostgreSQL can
-// implement the same interface later. Every state change of the service is one Batch written in
+// hourly goodput rows and alerts. SQLite implements it (store/sqlite_store.cpp, the default) and
+// PostgreSQL (store/pg_store.hpp), with the same schema and statements (store/sql_text.hpp).
+// Every state change of the service is one Batch written in
 // one transaction, durable when apply() returns (the service replies only after that).
 // Ids are positive integers; 0 = none. Thread safety: a Store is not thread-safe (the service
 // serialises its calls).
