@@ -28,16 +28,6 @@ post() { curl -sS -o /dev/null -w "%{http_code}" -X POST "$API/runs${2:-}" -H "$
 state() { curl -sS "$API/runs/$1" -H "$H" | jq -r .state; }
 until_state() { for _ in $(seq 100); do [ "$(state "$1")" = "$2" ] && return 0; sleep 0.1; done; return 1; }
 sql() { sqlite3 -noheader -batch "file:$WORK/data/astraeus.db?mode=ro" "$1"; }
-n=0
-restart_killed() {
-  kill -KILL "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null
-  n=$((n+1)); rm -f "$WORK/port"
-  "$ASTRAEUS" serve --executor sim --config "$WORK/cfg.json" --data-dir "$WORK/data" --listen 127.0.0.1:0 \
-      --port-file "$WORK/port" > "$WORK/serve.$n.log" 2>&1 &
-  SERVER_PID=$!
-  for _ in $(seq 100); do [ -s "$WORK/port" ] && break; sleep 0.1; done
-  API="http://127.0.0.1:$(cat "$WORK/port")/v1"
-}
 gpu_s() { curl -sS "$API/runs/$1/goodput" -H "$H" | jq "$2 * 3600 | round"; }
 
 while [ "$(( $(date +%s) % 60 ))" -gt 40 ] || [ "$(( $(date +%s) % 60 ))" -lt 1 ]; do sleep 0.5; done
@@ -45,10 +35,10 @@ check "submit a: 201" "[ \"\$(post '{\"name\":\"a\",\"workers\":1,\"gpus_per_wor
 check "submit b: 201" "[ \"\$(post '{\"name\":\"b\",\"workers\":1,\"gpus_per_worker\":2,\"sim_duration_s\":3600}')\" = 201 ]"
 check "b runs after a" "until_state b running"
 sleep 0.5
-restart_killed
+restart_server KILL "$WORK/cfg.json"
 check "after the first SIGKILL: b running" "until_state b running"
 sleep 0.5
-restart_killed
+restart_server KILL "$WORK/cfg.json"
 check "after the second SIGKILL: b running" "until_state b running"
 check "b is in the minute of its placement (before its first count)" \
   "[ \$(( \$(sql \"SELECT a.started_s FROM attempts a JOIN runs r ON r.id = a.run_id WHERE r.name = 'b'\") / 60 )) = \$(( \$(date +%s) / 60 )) ]"

@@ -54,6 +54,19 @@ start_server() {
   API="http://127.0.0.1:$SERVER_PORT/v1"
 }
 
+# restart_server SIGNAL CONFIG_JSON_FILE: stops the server with SIGNAL (KILL, TERM) and waits for
+# it, then serves the same data directory again (log: $WORK/serve.N.log, N = 1, 2, ...); sets $API.
+SERVER_RESTARTS=0
+restart_server() {
+  kill "-$1" "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null
+  SERVER_RESTARTS=$((SERVER_RESTARTS+1)); rm -f "$WORK/port"
+  "$ASTRAEUS" serve ${SERVE_ARGS:---executor sim} --config "$2" --data-dir "$WORK/data" --listen 127.0.0.1:0 \
+      --port-file "$WORK/port" > "$WORK/serve.$SERVER_RESTARTS.log" 2>&1 &
+  SERVER_PID=$!
+  for _ in $(seq 100); do [ -s "$WORK/port" ] && break; sleep 0.1; done
+  API="http://127.0.0.1:$(cat "$WORK/port" 2>/dev/null)/v1"
+}
+
 # new_token SCOPE-ARGS...: prints a new token (e.g. new_token --workspace ml).
 new_token() { admin token create "$@" 2>/dev/null; }
 

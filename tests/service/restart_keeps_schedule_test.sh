@@ -26,17 +26,6 @@ H="Authorization: Bearer $TOKEN"
 post() { curl -sS -o /dev/null -w '%{http_code}' -X POST "$API/runs" -H "$H" -H 'Content-Type: application/json' -d "$1"; }
 state() { curl -sS "$API/runs/$1" -H "$H" | jq -r "$2"; }
 sql() { sqlite3 -noheader -batch "file:$WORK/data/astraeus.db?mode=ro" "$1"; }
-# restart HOW: stop the server with signal HOW, serve the same data directory again (log: $WORK/serve.N.log).
-n=0
-restart() {
-  kill "-$1" "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null
-  n=$((n+1)); rm -f "$WORK/port"
-  "$ASTRAEUS" serve --executor sim --config "$WORK/cfg.json" --data-dir "$WORK/data" --listen 127.0.0.1:0 \
-      --port-file "$WORK/port" > "$WORK/serve.$n.log" 2>&1 &
-  SERVER_PID=$!
-  for _ in $(seq 100); do [ -s "$WORK/port" ] && break; sleep 0.1; done
-  API="http://127.0.0.1:$(cat "$WORK/port")/v1"
-}
 
 check "submit a (1 x 2 GPUs): 201" "[ \"\$(post '{\"name\":\"a\",\"workers\":1,\"gpus_per_worker\":2,\"sim_duration_s\":36000}')\" = 201 ]"
 check "submit b (1 x 2 GPUs): 201" "[ \"\$(post '{\"name\":\"b\",\"workers\":1,\"gpus_per_worker\":2,\"sim_duration_s\":36000}')\" = 201 ]"
@@ -48,7 +37,7 @@ check "a's lease: placed at A = $A, ends at A + 600 = $lease_end" "[ -n '$A' ] &
 
 # SIGKILL 3.5 real seconds after the submissions: a's lease is about 210 s old (120..300).
 sleep "$(awk -v t="$t_submit" -v now="$(date +%s.%N)" 'BEGIN { d = t + 3.5 - now; print (d > 0 ? d : 0) }')"
-restart KILL
+restart_server KILL "$WORK/cfg.json"
 check "restart after SIGKILL: listening" "[ -s '$WORK/port' ]"
 for k in 1 2 3; do
   check "after SIGKILL ($k): a running attempt 1, b pending" \
@@ -56,7 +45,7 @@ for k in 1 2 3; do
   sleep 0.3
 done
 check "after SIGKILL: a's lease end kept ($lease_end)" "[ \"\$(sql \"SELECT lease_end_s FROM runs WHERE name = 'a'\")\" = '$lease_end' ]"
-restart TERM
+restart_server TERM "$WORK/cfg.json"
 check "restart after SIGTERM: listening" "[ -s '$WORK/port' ]"
 check "after SIGTERM: a running attempt 1, b pending" \
   "[ \"\$(state a '.state + \"/\" + (.attempts | tostring)')/\$(state b .state)\" = running/1/pending ]"
