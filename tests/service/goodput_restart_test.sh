@@ -27,7 +27,6 @@ H="Authorization: Bearer $TOKEN"
 post() { curl -sS -o /dev/null -w "%{http_code}" -X POST "$API/runs${2:-}" -H "$H" -H 'Content-Type: application/json' -d "$1"; }
 state() { curl -sS "$API/runs/$1" -H "$H" | jq -r .state; }
 until_state() { for _ in $(seq 100); do [ "$(state "$1")" = "$2" ] && return 0; sleep 0.1; done; return 1; }
-sql() { sqlite3 -noheader -batch "file:$WORK/data/astraeus.db?mode=ro" "$1"; }
 gpu_s() { curl -sS "$API/runs/$1/goodput" -H "$H" | jq "$2 * 3600 | round"; }
 
 while [ "$(( $(date +%s) % 60 ))" -gt 40 ] || [ "$(( $(date +%s) % 60 ))" -lt 1 ]; do sleep 0.5; done
@@ -41,12 +40,12 @@ sleep 0.5
 restart_server KILL "$WORK/cfg.json"
 check "after the second SIGKILL: b running" "until_state b running"
 check "b is in the minute of its placement (before its first count)" \
-  "[ \$(( \$(sql \"SELECT a.started_s FROM attempts a JOIN runs r ON r.id = a.run_id WHERE r.name = 'b'\") / 60 )) = \$(( \$(date +%s) / 60 )) ]"
+  "[ \$(( \$(store_sql \"SELECT a.started_s FROM attempts a JOIN runs r ON r.id = a.run_id WHERE r.name = 'b'\") / 60 )) = \$(( \$(date +%s) / 60 )) ]"
 check "stop b: 202" "[ \"\$(post \"\" /b/stop)\" = 202 ]"
 check "b stopped" "until_state b stopped"
-read -r b_sub b_end <<< "$(sql "SELECT submitted_s, ended_s FROM runs WHERE name = 'b'" | tr '|' ' ')"
-b_start=$(sql "SELECT a.started_s FROM attempts a JOIN runs r ON r.id = a.run_id WHERE r.name = 'b' AND number = 1")
-read -r a_start a_end <<< "$(sql "SELECT a.started_s, a.ended_s FROM attempts a JOIN runs r ON r.id = a.run_id WHERE r.name = 'a'" | tr '|' ' ')"
+read -r b_sub b_end <<< "$(store_sql "SELECT submitted_s, ended_s FROM runs WHERE name = 'b'" | tr '|' ' ')"
+b_start=$(store_sql "SELECT a.started_s FROM attempts a JOIN runs r ON r.id = a.run_id WHERE r.name = 'b' AND number = 1")
+read -r a_start a_end <<< "$(store_sql "SELECT a.started_s, a.ended_s FROM attempts a JOIN runs r ON r.id = a.run_id WHERE r.name = 'a'" | tr '|' ' ')"
 echo "b's ledger: $(curl -sS "$API/runs/b/goodput" -H "$H" | jq -c .gpu_hours)"
 echo "b: submitted $b_sub, placed $b_start, ended $b_end; a: placed $a_start, ended $a_end"
 check "b waited: (placed - submitted) x 2 = $(( (b_start - b_sub) * 2 )) GPU-s, and did wait" \

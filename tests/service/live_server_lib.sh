@@ -54,6 +54,9 @@ start_server() {
   API="http://127.0.0.1:$SERVER_PORT/v1"
 }
 
+# store_sql QUERY: the query's rows ('|'-separated) from the server's SQLite store, read-only.
+store_sql() { sqlite3 -noheader -batch "file:$WORK/data/astraeus.db?mode=ro" "$1"; }
+
 # restart_server SIGNAL CONFIG_JSON_FILE: stops the server with SIGNAL (KILL, TERM) and waits for
 # it, then serves the same data directory again (log: $WORK/serve.N.log, N = 1, 2, ...); sets $API.
 SERVER_RESTARTS=0

@@ -25,14 +25,13 @@ TOKEN=$(new_token --workspace ml)
 H="Authorization: Bearer $TOKEN"
 post() { curl -sS -o /dev/null -w '%{http_code}' -X POST "$API/runs" -H "$H" -H 'Content-Type: application/json' -d "$1"; }
 state() { curl -sS "$API/runs/$1" -H "$H" | jq -r "$2"; }
-sql() { sqlite3 -noheader -batch "file:$WORK/data/astraeus.db?mode=ro" "$1"; }
 
 check "submit a (1 x 2 GPUs): 201" "[ \"\$(post '{\"name\":\"a\",\"workers\":1,\"gpus_per_worker\":2,\"sim_duration_s\":36000}')\" = 201 ]"
 check "submit b (1 x 2 GPUs): 201" "[ \"\$(post '{\"name\":\"b\",\"workers\":1,\"gpus_per_worker\":2,\"sim_duration_s\":36000}')\" = 201 ]"
 t_submit=$(date +%s.%N)
 for _ in $(seq 50); do [ "$(state a .state)" = running ] && break; sleep 0.1; done
 check "a running, b pending" "[ \"\$(state a .state)/\$(state b .state)\" = running/pending ]"
-read -r A lease_end <<< "$(sql "SELECT lease_start_s, lease_end_s FROM runs WHERE name = 'a'" | tr '|' ' ')"
+read -r A lease_end <<< "$(store_sql "SELECT lease_start_s, lease_end_s FROM runs WHERE name = 'a'" | tr '|' ' ')"
 check "a's lease: placed at A = $A, ends at A + 600 = $lease_end" "[ -n '$A' ] && [ '$lease_end' = \$(( A + 600 )) ]"
 
 # SIGKILL 3.5 real seconds after the submissions: a's lease is about 210 s old (120..300).
@@ -44,7 +43,7 @@ for k in 1 2 3; do
     "[ \"\$(state a '.state + \"/\" + (.attempts | tostring)')/\$(state b .state)\" = running/1/pending ]"
   sleep 0.3
 done
-check "after SIGKILL: a's lease end kept ($lease_end)" "[ \"\$(sql \"SELECT lease_end_s FROM runs WHERE name = 'a'\")\" = '$lease_end' ]"
+check "after SIGKILL: a's lease end kept ($lease_end)" "[ \"\$(store_sql \"SELECT lease_end_s FROM runs WHERE name = 'a'\")\" = '$lease_end' ]"
 restart_server TERM "$WORK/cfg.json"
 check "restart after SIGTERM: listening" "[ -s '$WORK/port' ]"
 check "after SIGTERM: a running attempt 1, b pending" \
@@ -54,8 +53,8 @@ check "after SIGTERM: a running attempt 1, b pending" \
 for _ in $(seq 150); do [ "$(state b .attempts)" = 1 ] && break; sleep 0.1; done
 check "one preemption logged in all (a's, at its lease end)" \
   "[ \"\$(cat '$WORK/server.log' '$WORK'/serve.*.log | grep -c 'run.preempted')\" = 1 ]"
-a1=$(sql "SELECT t.ended_s || '/' || t.outcome FROM attempts t JOIN runs r ON r.id = t.run_id WHERE r.name = 'a' ORDER BY t.number" | tr '\n' ' ')
-b1=$(sql "SELECT t.started_s FROM attempts t JOIN runs r ON r.id = t.run_id WHERE r.name = 'b' ORDER BY t.number" | tr '\n' ' ')
+a1=$(store_sql "SELECT t.ended_s || '/' || t.outcome FROM attempts t JOIN runs r ON r.id = t.run_id WHERE r.name = 'a' ORDER BY t.number" | tr '\n' ' ')
+b1=$(store_sql "SELECT t.started_s FROM attempts t JOIN runs r ON r.id = t.run_id WHERE r.name = 'b' ORDER BY t.number" | tr '\n' ' ')
 check "a's only attempt ends at its lease end: '$a1' = '$lease_end/preempted '" "[ '$a1' = '$lease_end/preempted ' ]"
 check "b's attempt 1 starts at a's lease end: '$b1' = '$lease_end '" "[ '$b1' = '$lease_end ' ]"
 check "b holds the pool" "[ \"\$(state b '.attempts | tostring')\" = 1 ] && [ \"\$(state b .state)\" != pending ]"
