@@ -143,7 +143,7 @@ public:
     Sink(gp::GoodputLedger& l, store::Batch& b) : ledger_(l), batch_(b) {}
     void add(const gp::Delta& d) override {
         ledger_.add(d);
-        batch_.goodput.push_back({d.run, d.machine, d.hour, static_cast<int>(d.category), d.held, d.gpu_s});
+        batch_.goodput.push_back(goodput_row(d));
     }
 
 private:

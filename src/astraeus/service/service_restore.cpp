@@ -155,8 +155,7 @@ Result<Seconds> Service::count_resume_point(const store::RunRec& rec, const stor
         return std::max(rec.submitted_s, counted_to);
     auto rows = gp::parse_pending_count(k.pending, static_cast<int>(rec.id));
     if (!rows) return std::unexpected(rows.error());
-    for (const gp::Delta& d : *rows)
-        resumed_.goodput.push_back({d.run, d.machine, d.hour, static_cast<int>(d.category), d.held, d.gpu_s});
+    for (const gp::Delta& d : *rows) resumed_.goodput.push_back(goodput_row(d));
     return std::max(rec.submitted_s, k.decided_s);
 }
 

@@ -35,6 +35,10 @@ inline bool is_digits(const std::string& s, std::size_t max_len) {
     return true;
 }
 
+/// A count's Delta as the store's hourly row (added to the row of its key).
+inline store::GoodputRowRec goodput_row(const gp::Delta& d) {
+    return {d.run, d.machine, d.hour, static_cast<int>(d.category), d.held, d.gpu_s};
+}
 /// "machine:gpus,..." (the store's form of a worker's parts) and back.
 std::string parts_text(const std::vector<gp::HeldPart>& parts);
 std::vector<gp::HeldPart> parse_parts(const std::string& s);
