@@ -4,6 +4,9 @@
 // due (so a slow server is not hidden by a client that waits for it). Requests go through the
 // `astra` client's transport (client/http_transport.hpp: one connection per request).
 // Driven by bench/load_service.sh, which starts the server on a 1,000-GPU simulated cluster.
+// `--flood N`: instead, the first workspace submits N runs as fast as `--threads` clients can
+// (closed loop) while the second workspace's calls go on at `--query-rate`; prints both sides'
+// latencies (issue 18: another workspace's p99 under a flood of pending runs).
 #include <CLI/CLI.hpp>
 #include <algorithm>
 #include <atomic>
@@ -91,6 +94,84 @@ void report(const std::vector<Sample>& samples, const std::vector<std::string>& 
 
 }  // namespace
 
+// The flood: `runs` submissions of workspace `flooder` back to back from `threads` threads,
+// while one thread sends `other`'s calls at `rate` until the flood ends. Returns the errors.
+int flood(const astraeus::client::ApiLocation& loc, const std::string& token,
+          const std::string& flooder, const std::string& other, int runs, int threads,
+          double rate) {
+    const std::string b = loc.base_path;
+    std::vector<Sample> sub(static_cast<std::size_t>(runs));
+    std::atomic<int> next{0};
+    std::atomic<bool> done{false};
+    std::vector<Sample> calls;
+    const std::vector<Request> kinds{
+        {"other: GET /whoami", "GET", b + "/whoami", "", 200},
+        {"other: GET /runs limit=100", "GET", b + "/runs?limit=100&workspace=" + other, "", 200},
+        {"other: GET /goodput by=workspace", "GET", b + "/goodput?by=workspace&days=7", "", 200},
+        {"other: POST /runs", "POST", b + "/runs", "", 201},
+    };
+    const auto send = [&](const Request& r) {
+        HttpRequest h;
+        h.method = r.method;
+        h.origin = loc.origin;
+        h.target = r.target;
+        h.bearer_token = token;
+        h.body = r.body;
+        return astraeus::client::http_send(h);
+    };
+    const auto t0 = Clock::now();
+    std::thread caller([&] {
+        for (int i = 0; !done; ++i) {
+            const auto due = t0 + std::chrono::duration_cast<Clock::duration>(
+                                      std::chrono::duration<double>(i / rate));
+            std::this_thread::sleep_until(due);
+            Request r = kinds[static_cast<std::size_t>(i) % kinds.size()];
+            if (r.method == "POST")
+                r.body = nlohmann::json{{"name", fmt::format("other-{:05}", i)},
+                                        {"workspace", other},
+                                        {"sim_duration_s", 600}}
+                             .dump();
+            const auto res = send(r);
+            calls.push_back({r.kind,
+                             std::chrono::duration<double, std::milli>(Clock::now() - due).count(),
+                             res && res->status == r.expect});
+        }
+    });
+    std::vector<std::thread> pool;
+    for (int k = 0; k < threads; ++k)
+        pool.emplace_back([&] {
+            for (int i = next++; i < runs; i = next++) {
+                Request r{"flood: POST /runs", "POST", b + "/runs",
+                          nlohmann::json{{"name", fmt::format("flood-{:06}", i)},
+                                         {"workspace", flooder},
+                                         {"workers", 1 + i % 2},
+                                         {"gpus_per_worker", 8},
+                                         {"sim_duration_s", 3600}}
+                              .dump(),
+                          201};
+                const auto at = Clock::now();
+                const auto res = send(r);
+                sub[static_cast<std::size_t>(i)] = {
+                    r.kind, std::chrono::duration<double, std::milli>(Clock::now() - at).count(),
+                    res && res->status == 201};
+            }
+        });
+    for (auto& t : pool) t.join();
+    done = true;
+    caller.join();
+    const double wall = std::chrono::duration<double>(Clock::now() - t0).count();
+    fmt::print("{:<28} {:>6} {:>6} {:>9} {:>9} {:>9}\n", "request", "ok", "errors", "p50 ms",
+               "p99 ms", "max ms");
+    report(sub, {"flood: POST /runs"}, runs / wall, wall);
+    std::vector<std::string> names;
+    for (const auto& k : kinds) names.push_back(k.kind);
+    report(calls, names, rate, wall);
+    int errors = 0;
+    for (const auto& s : sub) errors += !s.ok;
+    for (const auto& s : calls) errors += !s.ok;
+    return errors;
+}
+
 int main(int argc, char** argv) {
     CLI::App app{"Load client for a live astraeus serve (loopback): steady-rate submissions, "
                  "then steady-rate goodput queries; p50/p99 latencies per kind."};
@@ -107,6 +188,10 @@ int main(int argc, char** argv) {
     app.add_option("--query-seconds", query_seconds, "how long to query (default 20 s)");
     app.add_option("--threads", threads, "client threads (default 8)");
     app.add_option("--seed", seed, "seed of the run shapes (default 1)");
+    int flood_runs = 0;
+    app.add_option("--flood", flood_runs,
+                   "instead: the first workspace submits this many runs back to back while the "
+                   "second's calls go on at --query-rate (needs two workspaces)");
     CLI11_PARSE(app, argc, argv);
     auto loc = astraeus::client::parse_api_url(api);
     if (!loc) {
@@ -117,6 +202,15 @@ int main(int argc, char** argv) {
         loc->origin.find("://localhost:") == std::string::npos) {
         fmt::print(stderr, "load_service: loopback servers only (127.0.0.1 or localhost)\n");
         return 2;
+    }
+    if (flood_runs > 0) {
+        if (workspaces.size() < 2) {
+            fmt::print(stderr, "load_service: --flood needs two workspaces (--workspaces a,b)\n");
+            return 2;
+        }
+        return flood(*loc, token, workspaces[0], workspaces[1], flood_runs, threads, query_rate) == 0
+                   ? 0
+                   : 1;
     }
 
     // Runs: gangs of 1-4 workers x 1-8 GPUs, 10 min - 2 h of simulated work; many more GPUs are

@@ -5,6 +5,8 @@
 # cluster (125 machines x 8 GPUs, clock 10x), four workspaces and an org-admin token, then runs
 # BUILD_DIR/bench/astraeus_load_service: 1,000 submissions at 100/s, then goodput queries at
 # 50/s for 20 s; p50/p99 per request kind. Loopback only; bounded (about 35 s).
+# `--flood 10000 --workspaces ml,cv`: ml submits 10,000 runs back to back while cv's calls go
+# on (the per-workspace limits are lifted here so that the flood gets through).
 set -u
 BUILD=$1; shift
 ASTRAEUS=$BUILD/astraeus
@@ -15,7 +17,8 @@ WORK=$(mktemp -d)
 trap 'stop_all; rm -rf "$WORK"' EXIT
 
 cat > "$WORK/astraeus.json" <<JSON
-{"pools": [{"name": "default", "machines": [{"count": 125, "gpus": 8}]}], "time_scale": 10}
+{"pools": [{"name": "default", "machines": [{"count": 125, "gpus": 8}]}], "time_scale": 10,
+ "workspace_limits": {"pending_runs": 200000, "submissions_per_minute": 1000000}}
 JSON
 start_server "$WORK/astraeus.json" || exit 1
 for ws in ml cv nlp rl; do admin workspace add "$ws" > /dev/null || exit 1; done
