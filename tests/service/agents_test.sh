@@ -357,7 +357,12 @@ logs)
   # (run l is run 1); at most 512 KiB of log bytes per request.
   code=$(post "$WT" agent/logs '{"name": "a1", "chunks": []}')
   [ "$code" = 403 ] || fail "a workspace token shipped logs (HTTP $code)"
-  other=$(jq_py "$OT" machines "[m['name'] for m in d['machines'] if not m['runs']][0]")
+  # The machine that runs no worker of l, from the agents' own launch lines (the machines list
+  # shows no runs at all once l has ended, which a loaded machine reached first).
+  wait_until 30 '[ "$(cat "$WORK"/a?.log | grep -c "agent.launched run=l attempt=1")" = 2 ]' ||
+    fail "l's two workers were not launched"
+  other=$(for a in a1 a2 a3; do grep -q "agent.launched run=l attempt=1" "$WORK/$a.log" || echo "$a"; done | head -1)
+  [ -n "$other" ] || fail "no machine without a worker of l"
   code=$(post "${AGENT_TOKEN[$other]}" agent/logs "{\"name\": \"$other\", \"chunks\": [{\"run\": 1, \"attempt\": 1, \"worker\": 0,
           \"offset\": 0, \"data\": \"eHh4\"}]}")
   [ "$code" = 200 ] && grep -q '"error":"worker 0 of run .l. is not placed on' "$WORK/post.out" ||
@@ -377,10 +382,13 @@ logs)
 
 logs_service_kill)
   code=$(post "$WT" runs "{\"name\": \"lk\", \"workers\": 2, \"gpus_per_worker\": 2,
-          \"command\": [\"$HERE/agent_log_worker.sh\", \"60\", \"0.1\"]}")
+          \"command\": [\"$HERE/agent_log_worker.sh\", \"60\", \"0.3\"]}")
   [ "$code" = 201 ] || fail "submit lk: HTTP $code $(cat "$WORK/post.out")"
   wait_until 30 '[ "$(jq_py "$WT" "runs/lk/logs?worker=1" "d[\"size\"]")" -gt 30000 ] 2> /dev/null' ||
     fail "worker 1's burst did not reach the service"
+  # 18 s of printing (0.3 s a line): still printing now, so shipments fail while the service is
+  # down (at 0.1 s a line a loaded machine saw the run end before the kill).
+  [ "$(run_field lk "d[\"state\"]")" = running ] || fail "lk ended before the service was killed"
   kill -KILL "$SERVER_PID"
   sleep 2  # the workers print on, the agents' requests fail
   "$ASTRAEUS" serve --executor agents --config "$WORK/cfg.json" --data-dir "$WORK/data" \
