@@ -8,7 +8,13 @@
 namespace astraeus::service {
 
 std::vector<RunForecast> forecast_pool(const RoundAdapter& live, const ForecastInput& in) {
-    const std::vector<int>& waiting = live.pending_jobs();
+    return forecast_pool(live.fork(), in);
+}
+
+std::vector<RunForecast> forecast_pool(std::unique_ptr<RoundAdapter> sim, const ForecastInput& in) {
+    // Copies: the fork's lists change as it runs forward.
+    const std::vector<int> waiting = sim->pending_jobs();
+    const std::vector<int> running = sim->running_jobs();
     std::vector<RunForecast> out;
     if (waiting.empty()) return out;
     std::unordered_map<int, std::size_t> slot;  // pending job -> index in out (wait order)
@@ -19,10 +25,9 @@ std::vector<RunForecast> forecast_pool(const RoundAdapter& live, const ForecastI
     int rounds = in.max_rounds;
     if (rounds < 0)
         rounds = static_cast<int>(std::min<std::size_t>(
-            4096, 64 + 4 * (waiting.size() + live.running_jobs().size())));
+            4096, 64 + 4 * (waiting.size() + running.size())));
     const Seconds horizon = in.now + in.horizon_s;
 
-    std::unique_ptr<RoundAdapter> sim = live.fork();
     // Events: (time, job) of running jobs' ends and lease ends.
     std::set<std::pair<Seconds, int>> ends, leases;
     std::unordered_map<int, Seconds> end_of, lease_of;
@@ -51,8 +56,8 @@ std::vector<RunForecast> forecast_pool(const RoundAdapter& live, const ForecastI
             lease_of.erase(it);
         }
     };
-    for (int j : live.running_jobs()) track(j, in.now, in.lease_end_s ? in.lease_end_s(j) : -1);
-    for (int j : live.winding_down_jobs()) sim->remove(j, in.now);
+    for (int j : running) track(j, in.now, in.lease_end_s ? in.lease_end_s(j) : -1);
+    for (int j : sim->winding_down_jobs()) sim->remove(j, in.now);
 
     std::size_t left = out.size();
     Seconds t = in.now;

@@ -8,6 +8,7 @@
 // safety: pure over its arguments (the live adapter is read, never changed).
 #pragma once
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "astraeus/base/time.hpp"
@@ -20,10 +21,15 @@ inline constexpr Seconds kUnknownRunS = 3600;
 
 /// Default work budget of one forecast, in job-rounds: the sum over the rounds it runs of the
 /// jobs (pending + running) each round sees. A round costs about 0.1 us per job (100,000
-/// pending runs: about 10 ms), so 4,000,000 job-rounds bound a forecast to about 0.4 s under
-/// the service's lock whatever the backlog: 40 rounds at 100,000 jobs, 200 at 20,000, the
-/// 4,096-round cap below 976 jobs.
+/// pending runs: about 10 ms), so 4,000,000 job-rounds bound a forecast to about 0.4 s
+/// whatever the backlog: 40 rounds at 100,000 jobs, 200 at 20,000, the 4,096-round cap below
+/// 976 jobs. The service runs it off its lock (service_forecast.cpp: only the fork is made
+/// under it), at most half of one core.
 inline constexpr long long kForecastWorkBudget = 4'000'000;
+
+/// How long a run's own read (GET /v1/runs/{run}) waits for its pool's forecast, seconds of
+/// real time; past it the last published one is shown.
+inline constexpr int kForecastWaitS = 5;
 
 struct ForecastInput {
     Seconds now = 0;  ///< the live state's time (the adapter's last event)
@@ -52,5 +58,9 @@ struct RunForecast {
 /// summed at most in.work_budget (default 4,000,000 job-rounds: about 0.4 s at any backlog),
 /// plus O(log n) per event; it stops as soon as every pending job has started.
 std::vector<RunForecast> forecast_pool(const RoundAdapter& live, const ForecastInput& in);
+
+/// The same from `sim`, a fork of the live adapter (RoundAdapter::fork()) taken earlier, which
+/// it runs forward and consumes: the fork is made under the service's lock, this runs off it.
+std::vector<RunForecast> forecast_pool(std::unique_ptr<RoundAdapter> sim, const ForecastInput& in);
 
 }  // namespace astraeus::service

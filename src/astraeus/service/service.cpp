@@ -174,6 +174,12 @@ Service::Service(ServiceConfig config, std::unique_ptr<store::Store> store,
 }
 
 Service::~Service() {
+    {
+        std::lock_guard lk(mu_);
+        forecaster_stop_ = true;
+    }
+    forecast_cv_.notify_all();
+    if (forecaster_.joinable()) forecaster_.join();
     exec_.reset();  // first: its thread may still call the wake callback, which uses mu_ and cv_
 }
 
@@ -564,8 +570,9 @@ void Service::catch_up(Seconds now, bool pending_rounds) {
     }
     advance_count(now);
     if (!pending_rounds) return;
+    const auto real_now = std::chrono::steady_clock::now();
     for (std::size_t p = 0; p < pools_.size(); ++p)
-        if (pools_[p]->dirty) schedule(p, now);
+        if (pools_[p]->dirty && pools_[p]->round_not_before <= real_now) schedule(p, now);
 }
 
 void Service::schedule(std::size_t pi, Seconds t) {
@@ -574,8 +581,10 @@ void Service::schedule(std::size_t pi, Seconds t) {
         pool.dirty = true;
         return;
     }
+    const auto began = std::chrono::steady_clock::now();
     pool.dirty = false;
     pool.forecast_stale = true;
+    ++pool.rounds;
     const std::vector<Decision> ds = pool.sched->round(t);
     // Stops first (preemptions, lease ends not renewed), then starts: a real executor then knows
     // which GPUs are still winding down when it places the new runs on them.
@@ -601,13 +610,16 @@ void Service::schedule(std::size_t pi, Seconds t) {
                 [&](int m) { return machine_reason_name(pool, m); },
                 [&](int m) { return foreign_reason(pool, m); });
             // A run requeued at start (its machine left the configuration) keeps saying so
-            // until it is placed again.
-            if (why != r->rec.reason && !r->rec.reason.starts_with("requeued: ")) {
-                r->rec.reason = std::move(why);
-                touch(*r);
-            }
+            // until it is placed again. A reason is not a change to store on its own: the
+            // store gets it with the run's next write, and the first round after a restart
+            // says it again (writing every pending run whose reason changed made one round of
+            // a 100,000-run backlog a transaction of 100,000 rows).
+            if (why != r->rec.reason && !r->rec.reason.starts_with("requeued: ")) r->rec.reason = std::move(why);
         }
     }
+    const auto ended = std::chrono::steady_clock::now();
+    pool.round_not_before = pool.sched->pending_total() > kSyncRoundBacklog ? ended + 4 * (ended - began)
+                                                                             : std::chrono::steady_clock::time_point{};
 }
 
 void Service::apply_start(RunMem& r, const Decision& d, Seconds t) {
@@ -949,6 +961,12 @@ void Service::loop() {
         const Seconds next = std::min(next_timed_event(), gp::minute_start(std::max(now, last_event_s_)) + 60);
         auto wait = clock_.until(next);
         if (store_failing_) wait = std::min(wait, std::chrono::milliseconds(2000));  // retry the store
+        else
+            for (const auto& p : pools_)  // a round deferred by catch_up (round_not_before)
+                if (p->dirty)
+                    wait = std::min(wait, std::chrono::duration_cast<decltype(wait)>(
+                                              p->round_not_before - std::chrono::steady_clock::now()) +
+                                              decltype(wait)(1));
         cv_.wait_for(lk, wait, [&] { return stopping_ || wake_; });
         wake_ = false;
     }

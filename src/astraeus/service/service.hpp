@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "astraeus/goodput/alerts.hpp"
 #include "astraeus/goodput/counter.hpp"
@@ -327,9 +328,20 @@ private:
     nlohmann::json run_summary_json(const RunMem& r) const;
     std::string by_name(goodput::By by, int id) const;
     /// Under mu_ (service_forecast.cpp): adds a pending run's "position" (1-based, in its pool)
-    /// and "estimated_start" (RFC 3339 UTC, null when unknown) to `j`; the pool's forecast
-    /// (service/forecast.hpp) is computed again on the first read after a round or a change.
+    /// and "estimated_start" (RFC 3339 UTC, null when unknown) to `j` from the pool's last
+    /// published forecast (service/forecast.hpp); never computes it: when it is not current
+    /// (a round or a change since), it asks the forecaster thread for a new one.
     void add_forecast_json(nlohmann::json& j, const RunMem& r) const;
+    /// Under mu_ (held by `lk`, released while waiting): waits, at most kForecastWaitS, until
+    /// pool `pi`'s forecast is current or one begun after this call is published, so that a
+    /// run's own page shows its position as of now. Other readers never wait for a forecast.
+    void await_forecast(std::unique_lock<std::mutex>& lk, std::size_t pi) const;
+    /// Whether the pool's published forecast is of its state now (no round nor change since).
+    static bool forecast_current(const PoolState& pool);
+    /// The forecaster thread (started by the first read that asks): forks a pool's adapter
+    /// under mu_, runs the forecast off it, publishes it under mu_, and waits at least as long
+    /// as that took before the pool's next one (at most half of one core however many ask).
+    void forecast_loop() const;
     /// Names pool machine m for a pending run's reason: "gpu-2 (lost)", "gpu-3 (drained)".
     std::string machine_reason_name(const PoolState& pool, int m) const;
     /// Why machine m's GPUs are out of the rounds for jobs outside the service (the executor's
@@ -360,6 +372,9 @@ private:
     bool loop_running_ = false;  ///< loop() is running (readiness)
     bool wake_ = false;
     std::mutex agent_logs_mu_;  ///< serialises appends to shipped logs (not under mu_)
+    mutable std::condition_variable forecast_cv_;  ///< forecasts asked for / published (with mu_)
+    mutable bool forecaster_stop_ = false;
+    mutable std::thread forecaster_;  ///< forecast_loop(); joined by ~Service
 
     store::OrgRec org_;
     store::ClusterRec cluster_;

@@ -419,9 +419,14 @@ ApiResult<json> Service::run_history(const Caller& c, const std::string& name, c
 }
 
 ApiResult<json> Service::show_run(const Caller& c, const std::string& name, const Params& q) {
-    std::lock_guard lk(mu_);
+    std::unique_lock lk(mu_);
     auto r = find_run(c, name, q);
     if (!r) return std::unexpected(r.error());
+    if ((*r)->rec.state == "pending" && !(*r)->ended() && (*r)->pool < pools_.size()) {
+        await_forecast(lk, (*r)->pool);  // releases mu_ meanwhile: look the run up again
+        r = find_run(c, name, q);
+        if (!r) return std::unexpected(r.error());
+    }
     return run_json(**r);
 }
 

@@ -62,9 +62,19 @@ struct Service::PoolState {
     std::unique_ptr<RoundAdapter> sched;
     std::map<int, store::Id> job_run;
     bool dirty = false;
-    /// Its pending runs' forecast by job (service_forecast.cpp); stale after each round.
+    std::uint64_t rounds = 0;  ///< rounds made (schedule())
+    /// With a backlog over kSyncRoundBacklog, the next round asked for by a change (not by a
+    /// timed event) waits until then: 4 times as long as the last round took, so that a flood
+    /// of submissions is placed by one round per burst (a round is O(pending): one per
+    /// submission made a flood quadratic), rounds at most a fifth of the loop's time.
+    std::chrono::steady_clock::time_point round_not_before{};
+    /// Its pending runs' last published forecast by job (service_forecast.cpp); stale after
+    /// each round. Numbers: forecasts begun (forked) and the one published (0: none yet).
     mutable std::map<int, RunForecast> forecast;
     mutable bool forecast_stale = true;
+    mutable bool forecast_wanted = false;  ///< a read asked the forecaster for a new one
+    mutable std::uint64_t forecast_begun = 0, forecast_published = 0;
+    mutable std::chrono::steady_clock::time_point forecast_not_before{};  ///< the next one's earliest
     int gpus() const {
         int n = 0;
         for (const auto& m : machines) n += m.gpus;
