@@ -239,7 +239,7 @@ ApiResult<RunsQuery> parse_runs_query(const Params& q) {
 ApiResult<GoodputWindow> parse_goodput_window(const Params& q, Seconds now_s) {
     for (const auto& [k, v] : q)
         if (k != "by" && k != "start" && k != "end" && k != "days")
-            return std::unexpected(bad("unknown parameter '" + k + "' (by, start, end, days)"));
+            return std::unexpected(bad("unknown parameter '" + k + "' (by, start, end, days, sort, dir, limit; machine with by=run)"));
     GoodputWindow w;
     if (auto it = q.find("by"); it != q.end()) {
         auto by = gp::parse_by(it->second);
