@@ -12,7 +12,7 @@ namespace gp = goodput;
 
 // Counts with `held` GPU-seconds in all, `productive` of them productive and the rest idle,
 // plus `waiting` not held.
-gp::Counts counts(gp::GpuSeconds productive, gp::GpuSeconds idle, gp::GpuSeconds waiting = 0) {
+gp::Counts counts(GpuSeconds productive, GpuSeconds idle, GpuSeconds waiting = 0) {
     gp::Counts c;
     c.add(gp::Category::Productive, true, productive);
     c.add(gp::Category::Idle, true, idle);
