@@ -7,7 +7,7 @@
 // - more rows: a click on "Show 100 more" (Goodput view) or the Runs view's next page until the
 //   table has more rows;
 // timed in the page (performance.now() around the click). Prints each measure's median and max
-// in ms, and one JSON line. Works with the pages before server-side sorting too (bench/web_scale.sh
+// in ms, and one JSON line (-1: not done within 30 s). Works with the pages before server-side sorting too (bench/web_scale.sh
 // --before), where a missing control is reported as '-'.
 import { chromium } from 'playwright-core';
 
@@ -27,7 +27,7 @@ try {
   // A click on `sel` until done(before) holds in the page; ms, or null when `sel` is absent.
   const clickUntil = (page, sel, rowsSel) => page.evaluate(async ({ sel, rowsSel }) => {
     const el = document.querySelector(sel);
-    if (!el) return null;
+    if (!el || el.closest('[hidden]')) return null;  // absent, or nothing more to show
     const first = document.querySelector(`${rowsSel} tr`);
     const count = document.querySelectorAll(`${rowsSel} tr`).length;
     const isMore = /more/.test(sel);
