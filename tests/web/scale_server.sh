@@ -1,6 +1,7 @@
 # Sourced by web_scale_test.sh (web_pages_scale) and bench/web_scale.sh: a live `astraeus serve`
-# (simulated executor, 3600x clock: a service hour a second) on 127.0.0.1 with MACHINES machines
-# of 8 GPUs in two pools (a100: 60%, h100: the rest), five workspaces, and RUNS runs seeded
+# (simulated executor, 1800x clock: a service hour in 2 s, so that 5,000 runs end within
+# seconds and the default 7-day period still holds them all for 5.6 minutes) on 127.0.0.1 with
+# MACHINES machines of 8 GPUs in two pools (a100: 60%, h100: the rest), five workspaces, and RUNS runs seeded
 # through the public API (scale_seed.mjs), all ended before it returns (the ledger is still).
 # Per-workspace limits lifted (a workspace submits 1,000+ runs in seconds).
 # Needs: $ASTRAEUS, node, and live_server_lib.sh sourced (live_test_begin called: $WORK).
@@ -13,7 +14,7 @@ start_scale_server() {
   cat > "$WORK/scale.json" <<JSON
 {"pools": [{"name": "a100", "machines": [{"count": $a, "gpus": 8}]},
            {"name": "h100", "machines": [{"count": $b, "gpus": 8}]}],
- "time_scale": 3600,
+ "time_scale": 1800,
  "workspace_limits": {"pending_runs": 1000000, "submissions_per_minute": 1000000}}
 JSON
   start_server "$WORK/scale.json" || return 1
