@@ -87,6 +87,11 @@ for bad in "dir=asc" "sort=held&dir=up" "limit=0" "limit=100001" "limit=x"; do
 done
 code=$(code_of "$ML" "/goodput?by=run&colour=red")
 check "GET /goodput?colour=red: 400 listing sort, dir, limit among the parameters" '[ "$code" = 400 ] && grep -q "sort, dir, limit" "$WORK/body.json"'
+get "$ML" "/goodput/weekly?by=run&weeks=1" > "$WORK/wk_all.json"
+get "$ML" "/goodput/weekly?by=run&weeks=1&limit=2" > "$WORK/wk_2.json"
+check "goodput/weekly limit=2: at most 2 rows a week, rows_total and total over every row (web_pages_scale cuts 5,000)" \
+  '[ "$(jq -c "[.weeks[] | [(.rows | length), .rows_total, .total]]" "$WORK/wk_2.json")" = "$(jq -c "[.weeks[] | [([.rows | length, 2] | min), (.rows | length), .total]]" "$WORK/wk_all.json")" ]'
+check "goodput/weekly limit=0: 400" '[ "$(code_of "$ML" "/goodput/weekly?limit=0")" = 400 ] && grep -q limit "$WORK/body.json"'
 check "GET /runs: each summary's goodput is the run's own (p25)" \
   '[ "$(get "$ML" "/runs?name=p25" | jq -c ".runs[0].goodput")" = "$(get "$ML" /runs/p25/goodput | jq -c .goodput)" ]'
 check "GET /runs: matches counts every page (25 runs, pages of 10)" '[ "$(jq .matches "$WORK/p1.json")" = 25 ]'

@@ -90,8 +90,26 @@ try {
   check('the count: Showing 200 of RUNS', (await page.textContent('#goodput-table-count')) === `Showing 200 of ${n(RUNS)}`);
   check('rows=200 in the URL', /[?&]rows=200(&|$)/.test(await page.evaluate(() => location.hash)));
 
+  // --- By week (8) by run: each week's 100 most held, and how many more -----------------------
+  await page.evaluate(() => { location.hash = '#/goodput?period=weeks&by=run'; });
+  await page.waitForSelector('#weekly[data-by="run"]', { timeout: 20000 });
+  const weeks = (await api('/goodput/weekly?weeks=8&by=run')).weeks;  // every row of every week
+  const perWeek = await page.evaluate(() => [...document.querySelectorAll('#weekly-table tbody')].map((tb) => ({
+    week: tb.querySelector('tr.week-total')?.dataset.week,
+    rows: tb.querySelectorAll('tr.week-row').length,
+    more: tb.querySelector('tr.week-more')?.textContent || '' })));
+  const wantWeeks = weeks.map((w) => ({ week: w.week, rows: Math.min(100, w.rows.length),
+    more: w.rows.length > 100 ? `${w.week}: and ${n(w.rows.length - 100)} more runs` : '' }));
+  check('By week (8) by run: at most 100 rows a week, the rest counted as the API\'s', weeks.some((w) => w.rows.length > 100) &&
+    JSON.stringify(perWeek.map((w) => [w.week, w.rows, w.more.split(' (')[0]])) === JSON.stringify(wantWeeks.map((w) => [w.week, w.rows, w.more])),
+    `${JSON.stringify(perWeek)} vs ${JSON.stringify(wantWeeks)}`);
+
   // --- a run's page, from its row ---------------------------------------------------------------
   const top = gpDesc[0];
+  await page.goBack();
+  await ready('goodput');
+  await page.waitForSelector('#goodput-table');
+  check('Back: the view sorted by goodput with 200 rows again', await firstIs(label(top)) && (await names()).length === 200);
   await page.click(`#goodput-table tbody tr:first-child td.name a`);
   await ready('run');
   const runDoc = await api(`/runs/${encodeURIComponent(top.run)}?workspace=${top.workspace}`);

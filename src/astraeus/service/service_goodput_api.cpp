@@ -137,11 +137,10 @@ ApiResult<json> Service::goodput_weekly(const Caller& c, const Params& q) {
     auto res = ledger_.weekly(by, now, weeks, filter_for(c));
     if (!res) return std::unexpected(bad(res.error().message));
     json arr = json::array();
+    // With a limit: each week's most held rows (as the pages show them), the total over all.
+    const GoodputRowsOrder order{wq->limit > 0 ? "held" : "", true, wq->limit};
     for (const auto& wk : *res) {
-        std::vector<gp::NamedCounts> named;
-        for (const auto& r : wk.rows) named.push_back({by_name(by, r.id), r.counts});
-        json one = gp::rows_json(gp::to_string(by), wk.week_start_s, wk.week_start_s + gp::kWeek, named);
-        if (by == gp::By::Run) add_run_workspaces(one, wk.rows);
+        json one = ordered_rows_json(by, wk.week_start_s, wk.week_start_s + gp::kWeek, wk.rows, order);
         one.erase("by");
         json entry;
         entry["week"] = gp::iso_week_label(wk.week_start_s);

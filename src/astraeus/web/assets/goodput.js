@@ -193,8 +193,11 @@ function summary(t) {
 // then for each week (oldest first) its total row and a row and bar per run, machine, pool or
 // workspace (most GPU time held first); the current week is marked partial (it is not over).
 async function weekly(me) {
-  const doc = await api(`/goodput/weekly${q({ weeks: 8, by: state.by })}`);
-  const multi = doc.by === 'run' && new Set(doc.weeks.flatMap((w) => w.rows.map((r) => r.workspace))).size > 1;
+  // Each week's SHOW most held rows (the server cuts them: 8 weeks of 5,000 runs are not sent).
+  const doc = await api(`/goodput/weekly${q({ weeks: 8, by: state.by, limit: SHOW })}`);
+  const cut = doc.weeks.some((w) => (w.rows_total ?? w.rows.length) > w.rows.length);
+  const multi = doc.by === 'run' && (new Set(doc.weeks.flatMap((w) => w.rows.map((r) => r.workspace))).size > 1 ||
+    (me.scope !== 'workspace' && cut));
   const current = doc.weeks.at(-1)?.week;
   const out = h('div', { id: 'weekly', 'data-by': doc.by });
   out.append(h('h2', { text: 'By week (8)' }), legend(), weekChart(doc.weeks),
@@ -215,7 +218,10 @@ async function weekly(me) {
       cells(w, w.total, h('span', { text: `all (from ${w.start.slice(0, 10)})` })));
     const rows = [...w.rows].sort((x, y) => y.allocated_gpu_hours - x.allocated_gpu_hours || String(rowName(doc.by, x, multi)).localeCompare(rowName(doc.by, y, multi)))
       .map((r) => h('tr.week-row', { 'data-week': w.week }, cells(w, r, rowLink(doc.by, r, rowName(doc.by, r, multi)))));
-    return h('tbody', { class: partial ? 'partial-week' : null }, total, rows);
+    const left = (w.rows_total ?? w.rows.length) - w.rows.length;
+    const more = left > 0 ? h('tr.week-more', { 'data-week': w.week }, h('td', { colspan: 7, class: 'note',
+      text: `${w.week}: and ${left.toLocaleString('en-US')} more ${doc.by}${left === 1 ? '' : 's'} (the ${w.rows.length} most held shown; each row is in the view by ${doc.by} for a period)` })) : null;
+    return h('tbody', { class: partial ? 'partial-week' : null }, total, rows, more);
   });
   out.append(h('div.table-wrap', {}, h('table.data.stack.weeks', { id: 'weekly-table' },
     h('caption', { text: `Each week's total, then a row per ${doc.by}; ${current} is partial (this week so far)` }),
