@@ -7,6 +7,7 @@
 #   drops it) retries with the same key: one run;
 # - per-workspace limits (workspace_limits): pending runs and submissions per minute, 429 with
 #   Retry-After, other workspaces unaffected;
+# - GET /v1/goodput's sort, dir and limit (rows sorted and cut by the server, rows_total, 400s);
 # usage: control_plane_test.sh ASTRAEUS_BINARY ASTRA_BINARY
 set -u
 ASTRAEUS=$1; ASTRA=$2
@@ -66,6 +67,34 @@ check "astra runs list follows the cursor: 25 runs from pages of 10" \
 "$ASTRA" runs list --limit 7 --page-size 3 --json > "$WORK/astra_7.json"
 check "astra runs list --limit 7: the 7 newest" \
   '[ "$(jq -r "[.runs[].name] | join(\",\")" "$WORK/astra_7.json")" = "p25,p24,p23,p22,p21,p20,p19" ]'
+
+# --- GET /v1/goodput: the rows sorted and cut by the server (sort, dir, limit, rows_total) ---------
+get "$ML" "/goodput?by=run" > "$WORK/gp_all.json"
+get "$ML" "/goodput?by=run&sort=name&dir=desc&limit=3" > "$WORK/gp_3.json"
+all_n=$(jq '.rows | length' "$WORK/gp_all.json")
+check "goodput by run: rows_total is every row ($all_n, at least 3), 3 rows sent" \
+  '[ "$all_n" -ge 3 ] && [ "$(jq .rows_total "$WORK/gp_all.json")" = "$all_n" ] && [ "$(jq .rows_total "$WORK/gp_3.json")" = "$all_n" ] &&
+   [ "$(jq ".rows | length" "$WORK/gp_3.json")" = 3 ]'
+check "sort=name&dir=desc&limit=3: the 3 last names of the full list, in order; the total over every row" \
+  '[ "$(jq -c "[.rows[].run] | sort | reverse | .[0:3]" "$WORK/gp_all.json")" = "$(jq -c "[.rows[].run]" "$WORK/gp_3.json")" ] &&
+   [ "$(jq -c .total "$WORK/gp_all.json")" = "$(jq -c .total "$WORK/gp_3.json")" ]'
+code=$(code_of "$ML" "/goodput?by=run&sort=colour")
+check "sort=colour: 400 naming the keys (got $code: $(cat "$WORK/body.json"))" \
+  '[ "$code" = 400 ] && grep -q "name, held, productive, goodput, idle" "$WORK/body.json"'
+for bad in "dir=asc" "sort=held&dir=up" "limit=0" "limit=100001" "limit=x"; do
+  code=$(code_of "$ML" "/goodput?by=run&$bad")
+  check "GET /goodput?by=run&$bad: 400 (got $code: $(cat "$WORK/body.json"))" '[ "$code" = 400 ] && grep -q "dir\|limit" "$WORK/body.json"'
+done
+code=$(code_of "$ML" "/goodput?by=run&colour=red")
+check "GET /goodput?colour=red: 400 listing sort, dir, limit among the parameters" '[ "$code" = 400 ] && grep -q "sort, dir, limit" "$WORK/body.json"'
+get "$ML" "/goodput/weekly?by=run&weeks=1" > "$WORK/wk_all.json"
+get "$ML" "/goodput/weekly?by=run&weeks=1&limit=2" > "$WORK/wk_2.json"
+check "goodput/weekly limit=2: at most 2 rows a week, rows_total and total over every row (web_pages_scale cuts 5,000)" \
+  '[ "$(jq -c "[.weeks[] | [(.rows | length), .rows_total, .total]]" "$WORK/wk_2.json")" = "$(jq -c "[.weeks[] | [([.rows | length, 2] | min), (.rows | length), .total]]" "$WORK/wk_all.json")" ]'
+check "goodput/weekly limit=0: 400" '[ "$(code_of "$ML" "/goodput/weekly?limit=0")" = 400 ] && grep -q limit "$WORK/body.json"'
+check "GET /runs: each summary's goodput is the run's own (p25)" \
+  '[ "$(get "$ML" "/runs?name=p25" | jq -c ".runs[0].goodput")" = "$(get "$ML" /runs/p25/goodput | jq -c .goodput)" ]'
+check "GET /runs: matches counts every page (25 runs, pages of 10)" '[ "$(jq .matches "$WORK/p1.json")" = 25 ]'
 
 # --- Idempotency-Key ------------------------------------------------------------------------------
 code=$(submit "$ML" i1 -H 'Idempotency-Key: k-1'); cp "$WORK/submit.json" "$WORK/first.json"

@@ -239,7 +239,7 @@ ApiResult<RunsQuery> parse_runs_query(const Params& q) {
 ApiResult<GoodputWindow> parse_goodput_window(const Params& q, Seconds now_s) {
     for (const auto& [k, v] : q)
         if (k != "by" && k != "start" && k != "end" && k != "days")
-            return std::unexpected(bad("unknown parameter '" + k + "' (by, start, end, days)"));
+            return std::unexpected(bad("unknown parameter '" + k + "' (by, start, end, days, sort, dir, limit; machine with by=run)"));
     GoodputWindow w;
     if (auto it = q.find("by"); it != q.end()) {
         auto by = gp::parse_by(it->second);
@@ -279,7 +279,8 @@ ApiResult<GoodputWindow> parse_goodput_window(const Params& q, Seconds now_s) {
 
 ApiResult<WeeklyQuery> parse_weekly_query(const Params& q) {
     for (const auto& [k, v] : q)
-        if (k != "by" && k != "weeks") return std::unexpected(bad("unknown parameter '" + k + "' (by, weeks)"));
+        if (k != "by" && k != "weeks" && k != "limit")
+            return std::unexpected(bad("unknown parameter '" + k + "' (by, weeks, limit)"));
     WeeklyQuery out;
     if (auto it = q.find("by"); it != q.end()) {
         auto b = gp::parse_by(it->second);
@@ -290,6 +291,11 @@ ApiResult<WeeklyQuery> parse_weekly_query(const Params& q) {
         if (!is_digits(it->second, 3) || std::stoi(it->second) > 56)
             return std::unexpected(bad("bad 'weeks': '" + it->second + "' (0..56; 57 weeks fit in 400 days)"));
         out.weeks = std::stoi(it->second);
+    }
+    if (auto it = q.find("limit"); it != q.end()) {
+        if (!is_digits(it->second, 6) || std::stoul(it->second) < 1 || std::stoul(it->second) > 100000)
+            return std::unexpected(bad("bad 'limit': '" + it->second.substr(0, 32) + "' (1 to 100000 rows a week)"));
+        out.limit = std::stoul(it->second);
     }
     return out;
 }

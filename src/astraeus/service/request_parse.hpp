@@ -98,10 +98,13 @@ struct GoodputWindow {
 };
 ApiResult<GoodputWindow> parse_goodput_window(const Params& q, Seconds now_s);
 
-/// GET /v1/goodput/weekly: by and weeks (0..56, default 8); 400 on anything else.
+/// GET /v1/goodput/weekly: by, weeks (0..56, default 8) and limit (1..100000: each week's
+/// rows cut to the `limit` most held, ties by workspace then name; absent: every row); 400 on
+/// anything else.
 struct WeeklyQuery {
     goodput::By by = goodput::By::Workspace;
     int weeks = 8;
+    std::size_t limit = 0;  ///< 0: every row
 };
 ApiResult<WeeklyQuery> parse_weekly_query(const Params& q);
 

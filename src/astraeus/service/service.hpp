@@ -44,6 +44,8 @@ class AgentHub;
 
 namespace astraeus::service {
 
+struct GoodputRowsOrder;
+
 /// An API failure: the HTTP status and a message ({"error": message}).
 struct ApiError {
     int status = 400;
@@ -161,8 +163,10 @@ public:
     static constexpr std::size_t kSyncRoundBacklog = 256;
     /// GET /v1/runs: one page of the visible runs, newest first, summary fields only (no
     /// command, workers or history: GET /v1/runs/{name} and /history); filters and page as in
-    /// parse_runs_query (request_parse.hpp). Answers {"runs": [...], "next_cursor"?: "..."}
-    /// ("next_cursor" only when more runs follow). 400 on a bad parameter.
+    /// parse_runs_query (request_parse.hpp). Answers {"runs": [...], "matches": N,
+    /// "next_cursor"?: "..."} ("matches": the runs matching the filters on every page;
+    /// "next_cursor" only when more runs follow); each run's "goodput" (0..1, since submitted;
+    /// absent when nothing was held). 400 on a bad parameter.
     ApiResult<nlohmann::json> list_runs(const Caller& c, const Params& q);
     /// GET /v1/runs/{name}/history: {"run", "workspace", "state", "history": [{"at", "at_s",
     /// "state", "attempt", "cause"?}]} (the run's states since the service started). 404 unknown.
@@ -353,6 +357,11 @@ private:
                        const goodput::RunFilter& f) const;
     /// by=run answers: each row gets its run's "workspace".
     void add_run_workspaces(nlohmann::json& doc, const std::vector<goodput::Row>& rows) const;
+    /// The rows_json document of `rows` (by `by`, over [start_s, end_s)) with only the rows `o`
+    /// keeps, in its order (goodput_rows_order.hpp), the total over every row and "rows_total"
+    /// (how many rows there are in all); run rows name their workspace.
+    nlohmann::json ordered_rows_json(goodput::By by, Seconds start_s, Seconds end_s,
+                                     const std::vector<goodput::Row>& rows, const GoodputRowsOrder& o) const;
     ApiResult<nlohmann::json> goodput_for(const Caller& c, const Params& q,
                                           const goodput::RunFilter& f);
 

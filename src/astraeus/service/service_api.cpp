@@ -349,6 +349,9 @@ json Service::run_summary_json(const RunMem& r) const {
         if (std::find(machines.begin(), machines.end(), m) == machines.end()) machines.push_back(m);
     }
     j["machines"] = std::move(machines);
+    // Goodput since submitted (every kept hour of the run's ledger; absent when nothing was
+    // held), so that a list of runs needs no goodput request of its own.
+    if (const auto g = gp::figures(ledger_.run_total(static_cast<int>(r.rec.id))).goodput) j["goodput"] = *g;
     return j;
 }
 
@@ -385,17 +388,19 @@ ApiResult<json> Service::list_runs(const Caller& c, const Params& params) {
             if (p->rec.name == q->pool) pool_id = p->rec.id;
     }
     std::vector<const RunMem*> hits;
+    std::size_t matches = 0;  // on every page, the cursor aside
     if (ws_id != 0 && pool_id != 0) {
         for (const auto& [id, r] : runs_) {
             const store::RunRec& rec = r->rec;
-            if (q->has_cursor && !(rec.submitted_s < q->cursor_submitted_s ||
-                                   (rec.submitted_s == q->cursor_submitted_s && rec.id < q->cursor_id)))
-                continue;
             if (!visible(c, *r)) continue;
             if (!q->state.empty() && rec.state != q->state) continue;
             if (ws_id > 0 && rec.workspace_id != ws_id) continue;
             if (pool_id > 0 && rec.pool_id != pool_id) continue;
             if (!q->name.empty() && !contains_nocase(rec.name, q->name)) continue;
+            ++matches;
+            if (q->has_cursor && !(rec.submitted_s < q->cursor_submitted_s ||
+                                   (rec.submitted_s == q->cursor_submitted_s && rec.id < q->cursor_id)))
+                continue;
             hits.push_back(r.get());
         }
     }
@@ -404,7 +409,7 @@ ApiResult<json> Service::list_runs(const Caller& c, const Params& params) {
     std::partial_sort(hits.begin(), hits.begin() + static_cast<std::ptrdiff_t>(n), hits.end(), before);
     json arr = json::array();
     for (std::size_t k = 0; k < n; ++k) arr.push_back(run_summary_json(*hits[k]));
-    json out{{"runs", std::move(arr)}};
+    json out{{"runs", std::move(arr)}, {"matches", matches}};
     if (more) out["next_cursor"] = runs_cursor(hits[n - 1]->rec.submitted_s, hits[n - 1]->rec.id);
     return out;
 }

@@ -9,6 +9,7 @@
 #include "astraeus/goodput_io/ledger_json.hpp"
 #include "astraeus/goodput_io/rfc3339.hpp"
 #include "astraeus/policies/registry.hpp"
+#include "astraeus/service/goodput_rows_order.hpp"
 #include "astraeus/service/log.hpp"
 #include "astraeus/service/request_parse.hpp"
 #include "astraeus/service/service_state.hpp"
@@ -26,15 +27,42 @@ using namespace detail;
 
 ApiResult<json> Service::goodput_for(const Caller& c, const Params& q, const gp::RunFilter& f) {
     (void)c;
-    auto w = parse_goodput_window(q, clock_.now());
+    Params rest = q;
+    auto order = take_goodput_rows_order(rest);
+    if (!order) return std::unexpected(order.error());
+    auto w = parse_goodput_window(rest, clock_.now());
     if (!w) return std::unexpected(w.error());
     std::lock_guard lk(mu_);
     auto rows = ledger_.query(w->by, gp::Period{w->start, w->end}, f);
     if (w->by == gp::By::Run) add_held_runs(rows, w->start, w->end, f);
+    return ordered_rows_json(w->by, w->start, w->end, rows, *order);
+}
+
+json Service::ordered_rows_json(gp::By by, Seconds start_s, Seconds end_s, const std::vector<gp::Row>& rows,
+                                const GoodputRowsOrder& o) const {
+    std::vector<std::string> names, workspaces;
+    names.reserve(rows.size());
+    for (const gp::Row& r : rows) {
+        names.push_back(by_name(by, r.id));
+        if (by == gp::By::Run) workspaces.push_back(by_name(gp::By::Workspace, ledger_.workspace_of(r.id)));
+    }
+    std::vector<OrderedRow> keyed;
+    keyed.reserve(rows.size());
+    gp::Counts total;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        keyed.push_back({names[i], by == gp::By::Run ? std::string_view(workspaces[i]) : std::string_view(), rows[i].counts});
+        total += rows[i].counts;
+    }
     std::vector<gp::NamedCounts> named;
-    for (const auto& r : rows) named.push_back({by_name(w->by, r.id), r.counts});
-    json out = gp::rows_json(gp::to_string(w->by), w->start, w->end, named);
-    if (w->by == gp::By::Run) add_run_workspaces(out, rows);
+    std::vector<gp::Row> shown;
+    for (std::size_t i : order_goodput_rows(keyed, o)) {
+        named.push_back({names[i], rows[i].counts});
+        shown.push_back(rows[i]);
+    }
+    json out = gp::rows_json(gp::to_string(by), start_s, end_s, named);
+    out["total"] = gp::ledger_json(total);
+    out["rows_total"] = rows.size();
+    if (by == gp::By::Run) add_run_workspaces(out, shown);
     return out;
 }
 
@@ -71,6 +99,8 @@ ApiResult<json> Service::goodput(const Caller& c, const Params& q) {
     // machine), for a machine's page: one pass over the ledger (GoodputLedger::query_on_machine).
     Params rest = q;
     rest.erase("machine");
+    auto order = take_goodput_rows_order(rest);
+    if (!order) return std::unexpected(order.error());
     auto w = parse_goodput_window(rest, clock_.now());
     if (!w) return std::unexpected(w.error());
     if (w->by != gp::By::Run)
@@ -84,10 +114,7 @@ ApiResult<json> Service::goodput(const Caller& c, const Params& q) {
         if (by_name(gp::By::Machine, r.id) == m->second) machine = r.id;
     std::vector<gp::Row> rows;
     if (machine >= 0) rows = ledger_.query_on_machine(machine, period, visible);
-    std::vector<gp::NamedCounts> named;
-    for (const auto& r : rows) named.push_back({by_name(gp::By::Run, r.id), r.counts});
-    json out = gp::rows_json("run", w->start, w->end, named);
-    add_run_workspaces(out, rows);
+    json out = ordered_rows_json(gp::By::Run, w->start, w->end, rows, *order);
     out["machine"] = m->second;
     return out;
 }
@@ -110,11 +137,10 @@ ApiResult<json> Service::goodput_weekly(const Caller& c, const Params& q) {
     auto res = ledger_.weekly(by, now, weeks, filter_for(c));
     if (!res) return std::unexpected(bad(res.error().message));
     json arr = json::array();
+    // With a limit: each week's most held rows (as the pages show them), the total over all.
+    const GoodputRowsOrder order{wq->limit > 0 ? "held" : "", true, wq->limit};
     for (const auto& wk : *res) {
-        std::vector<gp::NamedCounts> named;
-        for (const auto& r : wk.rows) named.push_back({by_name(by, r.id), r.counts});
-        json one = gp::rows_json(gp::to_string(by), wk.week_start_s, wk.week_start_s + gp::kWeek, named);
-        if (by == gp::By::Run) add_run_workspaces(one, wk.rows);
+        json one = ordered_rows_json(by, wk.week_start_s, wk.week_start_s + gp::kWeek, wk.rows, order);
         one.erase("by");
         json entry;
         entry["week"] = gp::iso_week_label(wk.week_start_s);

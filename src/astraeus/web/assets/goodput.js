@@ -3,24 +3,30 @@
 // waiting) over a period (last 24 h, 7 days, a custom range up to 400 days); a sortable row per
 // run, machine, pool or workspace with a stacked bar of the eight categories; By week (8).
 // Every figure is the API's (GET /v1/goodput, /v1/goodput/weekly) for the period it shows.
-import { api, q, h, s, gpuh, pct, when, CATEGORIES, cat, asked, heldCells, stackedBar, legend, biggestLoss, sortableTable, message, unmeasuredNote } from './lib.js';
-import { hashState, push, sortFromUrl } from './url.js';
+// The rows are sorted and cut by the server (GET /v1/goodput?sort=KEY&dir=&limit=N): the page
+// receives the first 100 (rows=N in the URL after "Show 100 more"), never thousands; a sort
+// chosen asks the server again.
+import { api, q, h, s, gpuh, pct, when, CATEGORIES, cat, asked, heldCells, stackedBar, legend, biggestLoss, sortableTable, message, unmeasuredNote, SHOW } from './lib.js';
+import { hashState, push, remember, sortFromUrl } from './url.js';
 import { runHref, machineHref, poolHref, workspaceHref, nameLink } from './links.js';
 import { unreachable } from './live.js';
 
-const state = { period: '7d', by: 'run', from: '', to: '' };
+const state = { period: '7d', by: 'run', from: '', to: '', rows: SHOW };
+const MAX_ROWS = 100000;
 const MAX_DAYS = 400;
 const PERIODS = ['1d', '7d', 'custom', 'weeks'];
 const BYS = ['run', 'machine', 'pool', 'workspace'];
 const DAY = /^\d{4}-\d{2}-\d{2}$/;
 
 // The view's state from the URL (#/goodput?period=1d|7d|custom|weeks&by=run|machine|pool|workspace
-// &from=YYYY-MM-DD&to=YYYY-MM-DD&sort=KEY&dir=asc|desc); unknown values fall back to the defaults.
+// &from=YYYY-MM-DD&to=YYYY-MM-DD&sort=KEY&dir=asc|desc&rows=N); unknown values fall back to the defaults.
 function fromUrl(params) {
   state.period = PERIODS.includes(params.get('period')) ? params.get('period') : '7d';
   state.by = BYS.includes(params.get('by')) ? params.get('by') : 'run';
   state.from = DAY.test(params.get('from') || '') ? params.get('from') : '';
   state.to = DAY.test(params.get('to') || '') ? params.get('to') : '';
+  const rows = Number.parseInt(params.get('rows'), 10);
+  state.rows = rows >= 1 ? Math.min(MAX_ROWS, Math.ceil(rows / SHOW) * SHOW) : SHOW;
 }
 
 export async function goodputView(me, params = new URLSearchParams()) {
@@ -72,7 +78,7 @@ function periodControls(reload) {
         state.period = value; custom.hidden = value !== 'custom';
         // A range being chosen is not refreshed away (live.js waits while [data-hold] is there).
         if (value === 'custom') custom.dataset.hold = ''; else delete custom.dataset.hold;
-        if (value !== 'custom') { push({ period: value, from: null, to: null, sort: null, dir: null }); reload(); }
+        if (value !== 'custom') { state.rows = SHOW; push({ period: value, from: null, to: null, sort: null, dir: null, rows: null }); reload(); }
       } }), label);
   const from = h('input', { type: 'date', id: 'from', value: state.from, required: true });
   const to = h('input', { type: 'date', id: 'to', value: state.to, required: true });
@@ -85,11 +91,12 @@ function periodControls(reload) {
     err.textContent = '';
     state.from = from.value; state.to = to.value;
     delete custom.dataset.hold;
-    push({ period: 'custom', from: state.from, to: state.to, sort: null, dir: null });
+    state.rows = SHOW;
+    push({ period: 'custom', from: state.from, to: state.to, sort: null, dir: null, rows: null });
     reload();
   } }, h('label', { for: 'from', text: 'From (UTC)' }), from, h('label', { for: 'to', text: 'to' }), to,
   h('button', { type: 'submit', text: 'Show' }), err);
-  const by = h('select', { id: 'by', onchange: () => { state.by = by.value; push({ by: state.by, sort: null, dir: null }); reload(); } },
+  const by = h('select', { id: 'by', onchange: () => { state.by = by.value; state.rows = SHOW; push({ by: state.by, sort: null, dir: null, rows: null }); reload(); } },
     ['run', 'machine', 'pool', 'workspace'].map((b) => h('option', { value: b, selected: state.by === b, text: b })));
   return h('div.controls', {},
     h('fieldset', {}, h('legend', { text: 'Period' }),
@@ -109,13 +116,14 @@ function periodParams() {
 const rowName = (by, r, multi) => (by === 'run' && multi ? `${r.workspace}/${r.run}` : r[by]);
 
 // Loads overlap when the period and the rows change quickly: only the latest one is shown.
+// `quiet`: the rows on screen stay until the new ones are there (a sort, more rows).
 let latest = 0;
-async function load(me, body) {
+async function load(me, body, quiet = false) {
   const mine = ++latest;
-  body.replaceChildren(message('Loading…'));
+  if (quiet) body.setAttribute('aria-busy', 'true'); else body.replaceChildren(message('Loading…'));
   let node;
   try {
-    node = state.period === 'weeks' ? await weekly(me) : await period(me);
+    node = state.period === 'weeks' ? await weekly(me) : await period(me, body);
   } catch (e) {
     // The first load of the view fails the view (the page says why, and retries); a period or
     // rows changed later says why here, and an unreachable service is retried as a refresh.
@@ -123,12 +131,20 @@ async function load(me, body) {
     node = h('p.error', { role: 'alert', text: e.message });
     if (unreachable(e) && mine === latest) window.dispatchEvent(new Event('astraeus:refresh'));
   }
-  if (mine === latest) body.replaceChildren(node);
+  if (mine === latest) { body.replaceChildren(node); body.removeAttribute('aria-busy'); }
 }
 
-async function period(me) {
-  const doc = await api(`/goodput${q({ by: state.by, ...periodParams() })}`);
-  const multi = state.by === 'run' && new Set(doc.rows.map((r) => r.workspace)).size > 1;
+// The server's sort keys are the table's column keys (GET /v1/goodput?sort=).
+const SORT_KEYS = ['name', 'held', 'productive', 'goodput', ...CATEGORIES.slice(1).map((c) => c.key)];
+
+async function period(me, body) {
+  const params = hashState().params;
+  const sort = SORT_KEYS.includes(params.get('sort')) ? params.get('sort') : 'held';
+  const desc = SORT_KEYS.includes(params.get('sort')) ? params.get('dir') !== 'asc' : true;
+  const doc = await api(`/goodput${q({ by: state.by, ...periodParams(), sort, dir: desc ? 'desc' : 'asc', limit: state.rows })}`);
+  // Runs named with their workspace when the rows shown span several, or may (some not shown).
+  const multi = state.by === 'run' && (new Set(doc.rows.map((r) => r.workspace)).size > 1 ||
+    (me.scope !== 'workspace' && doc.rows_total > doc.rows.length));
   const out = h('div');
   out.append(h('p.period', { id: 'period', 'data-start': doc.start, 'data-end': doc.end, 'data-by': doc.by },
     `From ${when(doc.start)} to ${when(doc.end)} (whole UTC hours)`));
@@ -148,7 +164,13 @@ async function period(me) {
   ];
   out.append(h('h2', { text: `By ${state.by}` }), legend());
   if (!doc.rows.length) out.append(message('No GPU time in this period.'));
-  else out.append(sortableTable(columns, doc.rows, { ...sortFromUrl(columns, hashState().params, 1, true), id: 'goodput-table', caption: 'GPU-hours by category' }));
+  else {
+    const again = () => load(me, body, true);
+    out.append(sortableTable(columns, doc.rows, { ...sortFromUrl(columns, params, 1, true), id: 'goodput-table', caption: 'GPU-hours by category',
+      sortHere: false, total: doc.rows_total,
+      onSort: (k, down) => { state.rows = SHOW; remember({ sort: columns[k].key, dir: down ? 'desc' : 'asc', rows: null }); again(); },
+      onMore: () => { state.rows = Math.min(MAX_ROWS, state.rows + SHOW); remember({ rows: state.rows }); again(); } }));
+  }
   return out;
 }
 
@@ -171,8 +193,11 @@ function summary(t) {
 // then for each week (oldest first) its total row and a row and bar per run, machine, pool or
 // workspace (most GPU time held first); the current week is marked partial (it is not over).
 async function weekly(me) {
-  const doc = await api(`/goodput/weekly${q({ weeks: 8, by: state.by })}`);
-  const multi = doc.by === 'run' && new Set(doc.weeks.flatMap((w) => w.rows.map((r) => r.workspace))).size > 1;
+  // Each week's SHOW most held rows (the server cuts them: 8 weeks of 5,000 runs are not sent).
+  const doc = await api(`/goodput/weekly${q({ weeks: 8, by: state.by, limit: SHOW })}`);
+  const cut = doc.weeks.some((w) => (w.rows_total ?? w.rows.length) > w.rows.length);
+  const multi = doc.by === 'run' && (new Set(doc.weeks.flatMap((w) => w.rows.map((r) => r.workspace))).size > 1 ||
+    (me.scope !== 'workspace' && cut));
   const current = doc.weeks.at(-1)?.week;
   const out = h('div', { id: 'weekly', 'data-by': doc.by });
   out.append(h('h2', { text: 'By week (8)' }), legend(), weekChart(doc.weeks),
@@ -193,7 +218,10 @@ async function weekly(me) {
       cells(w, w.total, h('span', { text: `all (from ${w.start.slice(0, 10)})` })));
     const rows = [...w.rows].sort((x, y) => y.allocated_gpu_hours - x.allocated_gpu_hours || String(rowName(doc.by, x, multi)).localeCompare(rowName(doc.by, y, multi)))
       .map((r) => h('tr.week-row', { 'data-week': w.week }, cells(w, r, rowLink(doc.by, r, rowName(doc.by, r, multi)))));
-    return h('tbody', { class: partial ? 'partial-week' : null }, total, rows);
+    const left = (w.rows_total ?? w.rows.length) - w.rows.length;
+    const more = left > 0 ? h('tr.week-more', { 'data-week': w.week }, h('td', { colspan: 7, class: 'note',
+      text: `${w.week}: and ${left.toLocaleString('en-US')} more ${doc.by}${left === 1 ? '' : 's'} (the ${w.rows.length} most held shown; each row is in the view by ${doc.by} for a period)` })) : null;
+    return h('tbody', { class: partial ? 'partial-week' : null }, total, rows, more);
   });
   out.append(h('div.table-wrap', {}, h('table.data.stack.weeks', { id: 'weekly-table' },
     h('caption', { text: `Each week's total, then a row per ${doc.by}; ${current} is partial (this week so far)` }),

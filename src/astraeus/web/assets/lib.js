@@ -169,21 +169,41 @@ export function biggestLoss(ledger) {
 
 export function message(text, cls = 'note') { return h(`p.${cls}`, { text }); }
 
+// Rows a table draws at first, and how many more each "Show more" adds.
+export const SHOW = 100;
+export const count = (n) => Number(n).toLocaleString('en-US');
+
 // A table whose columns sort when their header button is pressed (click or keyboard); on a phone
-// (style.css) each row is a card, each cell with its column's label (data-label).
+// (style.css) each row is a card, each cell with its column's label (data-label). It draws the
+// first SHOW rows and a "Show 100 more" button (#<id>-more) under "Showing N of TOTAL"
+// (#<id>-count) while rows are left, so that thousands of rows never reach the DOM at once.
 // columns: [{label, value: row => sortable, cell: row => Node|string, num, cls}]
 // onSort(index, desc): told of a sort the user chose (the page keeps it in the URL).
-export function sortableTable(columns, rows, { sortBy = 0, desc = false, caption, id, onSort } = {}) {
+// Rows sorted and cut by the server (sortHere false): a header only marks the new sort and
+// calls onSort (the page asks the server again); every row given is drawn, `total` is how many
+// there are in all and `onMore` asks for more. Rows paged by the server but sorted here: `total`
+// and `onMore` with sortHere true (every row given is drawn).
+export function sortableTable(columns, rows, { sortBy = 0, desc = false, caption, id, onSort, sortHere = true, total, onMore } = {}) {
   let key = sortBy;
   let down = desc;
-  const table = h('table.data.stack', { id });
+  let shown = onMore ? rows.length : SHOW;
+  const all = onMore ? Math.max(total ?? rows.length, rows.length) : rows.length;
+  const table = h('table.data.stack', { id, 'data-total': String(all) });
   if (caption) table.append(h('caption', { text: caption }));
   const head = h('tr');
   const body = h('tbody');
+  const shownText = h('span', { id: id ? `${id}-count` : null });
+  const more = h('p.more', {}, shownText, ' ', h('button', { type: 'button', id: id ? `${id}-more` : null, text: `Show ${SHOW} more`,
+    onclick: () => { if (onMore) onMore(); else { shown += SHOW; render(); } } }));
+  const mark = () => ths.forEach((th, i) => th.setAttribute('aria-sort', i === key ? (down ? 'descending' : 'ascending') : 'none'));
   const ths = columns.map((c, i) => {
     const th = h('th', { scope: 'col', class: [c.num ? 'num' : '', c.cls || ''].join(' ').trim() || null });
     if (c.value) {
-      th.append(h('button.sort', { type: 'button', onclick: () => { if (key === i) down = !down; else { key = i; down = !!c.num; } render(); if (onSort) onSort(key, down); } }, c.label));
+      th.append(h('button.sort', { type: 'button', onclick: () => {
+        if (key === i) down = !down; else { key = i; down = !!c.num; }
+        if (sortHere) render(); else mark();
+        if (onSort) onSort(key, down);
+      } }, c.label));
     } else th.textContent = c.label;
     head.append(th);
     return th;
@@ -192,17 +212,20 @@ export function sortableTable(columns, rows, { sortBy = 0, desc = false, caption
   function render() {
     const col = columns[key];
     const sorted = [...rows];
-    if (col && col.value) {
+    if (sortHere && col && col.value) {
       sorted.sort((a, b) => {
         const x = col.value(a), y = col.value(b);
         const r = typeof x === 'string' ? x.localeCompare(y) : (x ?? -1) - (y ?? -1);
         return down ? -r : r;
       });
     }
-    ths.forEach((th, i) => th.setAttribute('aria-sort', i === key ? (down ? 'descending' : 'ascending') : 'none'));
-    body.replaceChildren(...sorted.map((r) => h('tr', {}, columns.map((c) =>
+    mark();
+    const drawn = sorted.slice(0, shown);
+    body.replaceChildren(...drawn.map((r) => h('tr', {}, columns.map((c) =>
       h('td', { class: [c.num ? 'num' : '', c.cls || ''].join(' ').trim() || null, 'data-label': c.label }, c.cell(r))))));
+    shownText.textContent = `Showing ${count(drawn.length)} of ${count(all)}`;
+    more.hidden = drawn.length >= all;
   }
   render();
-  return h('div.table-wrap', {}, table);
+  return h('div.table-wrap', {}, table, more);
 }

@@ -1,45 +1,50 @@
 // The Runs view: the runs the token sees (GET /v1/runs, newest first, PAGE at a time following
-// the server's cursor; "Show more" reads the next page), with their state, pool, GPUs, submitted
-// and started times and goodput since submitted (GET /v1/goodput?by=run over the longest period
-// kept, 400 days); filters by state, pool and name (applied by the server), and for org admins
+// the server's cursor; "Show 100 more" reads the next page), with their state, pool, GPUs,
+// submitted and started times and goodput since submitted (each summary's "goodput": no
+// request per run, no list of every run's goodput); filters by state, pool and name (applied by
+// the server; the pools and workspaces offered are the rows' and those with GPU time in the
+// last 400 days, GET /v1/goodput?by=pool|workspace), and for org admins
 // and operators the workspace column and a workspace filter. The filters, pages shown and sort
 // are the URL's (#/runs?state=&pool=&workspace=&name=&pages=N&sort=KEY&dir=asc|desc). A running
 // run with a worker stalled now (GET /v1/stalls) shows "running · stalled", not a green running.
 // Each name links on: a run to its page, its workspace and pool to this view filtered by them,
 // the machines its workers hold now to their pages.
-import { api, q, h, pct, when, sortableTable, message } from './lib.js';
+import { api, q, h, pct, when, sortableTable, message, SHOW, count } from './lib.js';
 import { navigate, sortFromUrl } from './url.js';
 import { runHref, machineHref, poolHref, workspaceHref, nameLink } from './links.js';
 
 const STATES = ['pending', 'starting', 'running', 'stopping', 'succeeded', 'failed', 'stopped', 'cancelled'];
-const PAGE = 200;
+const PAGE = SHOW;
+const READ = 1000;  // the most runs one GET /v1/runs answers
 const filters = { state: '', workspace: '', pool: '', name: '', pages: 1 };
 
-// The first `pages` pages of the filtered list: {runs, more}.
+// The first `pages` pages of the filtered list, read READ runs at a time: {runs, more, matches}.
 async function readPages(wide) {
   const runs = [];
-  let cursor = '';
-  for (let k = 0; k < filters.pages; k++) {
+  let cursor = '', matches = 0;
+  for (let left = filters.pages * PAGE; left > 0;) {
     const page = await api(`/runs${q({ state: filters.state, workspace: wide ? filters.workspace : '',
-      pool: filters.pool, name: filters.name, limit: String(PAGE), cursor })}`);
+      pool: filters.pool, name: filters.name, limit: String(Math.min(READ, left)), cursor })}`);
     runs.push(...page.runs);
+    left -= page.runs.length;
+    matches = page.matches ?? runs.length;
     cursor = page.next_cursor || '';
     if (!cursor) break;
   }
-  return { runs, more: cursor !== '' };
+  return { runs, more: cursor !== '', matches };
 }
 
 export async function runsView(me, params = new URLSearchParams()) {
   const wide = me.scope !== 'workspace';
   for (const k of ['state', 'workspace', 'pool', 'name']) filters[k] = params.get(k) || '';
-  filters.pages = Math.min(50, Math.max(1, Number.parseInt(params.get('pages'), 10) || 1));
-  const [list, gp, stalls] = await Promise.all([readPages(wide), api('/goodput?by=run&days=400'), api('/stalls')]);
-  const goodput = new Map(gp.rows.map((r) => [`${r.workspace}/${r.run}`, r.goodput]));
+  filters.pages = Math.min(100, Math.max(1, Number.parseInt(params.get('pages'), 10) || 1));
+  const [list, byPool, byWs, stalls] = await Promise.all([readPages(wide), api('/goodput?by=pool&days=400'),
+    wide ? api('/goodput?by=workspace&days=400') : { rows: [] }, api('/stalls')]);
   const stalled = new Map(stalls.stalled.map((st) => [`${st.workspace}/${st.run}`, st.workers.length]));
   const rows = list.runs.map((r) => (stalled.has(`${r.workspace}/${r.name}`) ? { ...r, stalled_workers: stalled.get(`${r.workspace}/${r.name}`) } : r));
-  const pools = [...new Set([...rows.map((r) => r.pool), ...gp.rows.map((r) => r.pool).filter(Boolean)])].sort();
+  const pools = [...new Set([...rows.map((r) => r.pool), ...byPool.rows.map((r) => r.pool).filter(Boolean)])].sort();
   if (filters.pool && !pools.includes(filters.pool)) pools.push(filters.pool);
-  const workspaces = [...new Set([...rows.map((r) => r.workspace), ...gp.rows.map((r) => r.workspace).filter(Boolean)])].sort();
+  const workspaces = [...new Set([...rows.map((r) => r.workspace), ...byWs.rows.map((r) => r.workspace).filter(Boolean)])].sort();
   if (filters.workspace && !workspaces.includes(filters.workspace)) workspaces.push(filters.workspace);
 
   const select = (id, label, key, values) => h('label', {}, `${label} `,
@@ -59,19 +64,17 @@ export async function runsView(me, params = new URLSearchParams()) {
     { key: 'state', label: 'State', value: (r) => r.state, cell: (r) => stateBadge(r) },
     { key: 'pool', label: 'Pool', value: (r) => r.pool, cls: 'ref', cell: (r) => nameLink(poolHref(r.pool), r.pool) },
     { key: 'gpus', label: 'GPUs', num: true, value: (r) => r.workers * r.gpus_per_worker, cell: (r) => `${r.workers} × ${r.gpus_per_worker}` },
-    { key: 'goodput', label: 'Goodput', num: true, value: (r) => goodput.get(`${r.workspace}/${r.name}`), cell: (r) => pct(goodput.get(`${r.workspace}/${r.name}`)) },
+    { key: 'goodput', label: 'Goodput', num: true, value: (r) => r.goodput, cell: (r) => pct(r.goodput) },
     { key: 'submitted', label: 'Submitted', cls: 'time', value: (r) => r.submitted_at, cell: (r) => when(r.submitted_at) },
     { key: 'started', label: 'Started', cls: 'time', value: (r) => r.started_at || '', cell: (r) => when(r.started_at) },
     // Last, and wrapping: a gang on many machines does not push the figures off screen.
     { label: 'Machines', cls: 'machines', cell: (r) => (r.machines || []).map((m, i) => [i ? ', ' : '', nameLink(machineHref(m), m)]) },
   ].filter(Boolean);
-  const more = list.more
-    ? h('button', { type: 'button', id: 'runs-more', text: `Show ${PAGE} more`, onclick: () => navigate({ pages: filters.pages + 1 }) })
-    : null;
   return h('section.view', { 'aria-labelledby': 'runs-h' }, h('h1', { id: 'runs-h', text: 'Runs' }), controls,
     rows.length ? sortableTable(columns, rows, { ...sortFromUrl(columns, params, wide ? 6 : 5, true), id: 'runs-table',
-      caption: `${rows.length} run${rows.length === 1 ? '' : 's'}${list.more ? ' (newest first; more follow)' : ''}` })
-      : message('No run matches.'), more);
+      caption: `${count(list.matches)} run${list.matches === 1 ? '' : 's'}${list.more ? ' (newest first; more follow)' : ''}`,
+      total: list.matches, onMore: () => navigate({ pages: filters.pages + 1 }) })
+      : message('No run matches.'));
 }
 
 // A run's state; a running run with workers stalled now (r.stalled_workers > 0) is not shown as
