@@ -86,5 +86,16 @@ check "--index-tolerance nan" \
   "[ \"\$(num_err --index-tolerance nan)\" = \"--index-tolerance: expected a number from 0 to 1, got 'nan'\" ]"
 check "no output directory after a bad number" '[ ! -e "$tmp/out10" ]'
 
+# 11. The lease-end rules (docs/policies.md, "Two gangs"): off by default and then absent from
+# the manifest (runs without them write the manifest they always wrote); recorded when set.
+check "--victim-margin x" \
+  "[ \"\$(num_err --victim-margin x)\" = \"--victim-margin: expected a number from -1 to 1000, got 'x'\" ]"
+check "manifest without the lease-end rules names neither" \
+  "! grep -q -e victim_margin -e preempt_horizon '$tmp/a/manifest.json'"
+"$bin" simulate --trace "$d/fake_job.csv" --tenants "$d/share.csv" --lease 900 \
+  --victim-margin 0.5 --preempt-horizon 3600 --out "$tmp/rules" --quiet > /dev/null
+check "manifest records --victim-margin 0.5 --preempt-horizon 3600" \
+  "python3 -c 'import json,sys; i=json.load(open(sys.argv[1]))[\"options\"][\"astraea_improvements\"]; sys.exit(not (i[\"victim_margin\"] == 0.5 and i[\"preempt_horizon_s\"] == 3600))' '$tmp/rules/manifest.json'"
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -7,7 +7,8 @@
 //   option mode=compat lease=900 ... (mode lease starvation delay block backfill order quota
 //                                     checkpoint restore window bucket; baselines: thresholds
 //                                     (comma-separated) promote themis_f themis_lease quantum
-//                                     max_share, docs/policies.md)
+//                                     max_share, docs/policies.md; lease ends: victim_margin
+//                                     preempt_horizon)
 //   tenant NAME WEIGHT               (tenant order = file order)
 //   job NAME TENANT gpus=G submit=S duration=D
 //   expect JOB key=value ...         (start end jct preemptions lease_expiries checkpoints
@@ -103,6 +104,8 @@ Scenario parse(const std::filesystem::path& path) {
                 else if (k == "themis_lease") o.params.themis_lease_s = std::stoll(v);
                 else if (k == "quantum") o.params.gandiva_quantum_s = std::stoll(v);
                 else if (k == "max_share") o.params.yarn_max_share = std::stod(v);
+                else if (k == "victim_margin") o.improve.victim_margin = std::stod(v);
+                else if (k == "preempt_horizon") o.improve.preempt_horizon_s = std::stoll(v);
                 else throw std::runtime_error(where() + ": unknown option " + k);
             }
             if (o.mode == Mode::Compat) o.checkpoint_s = o.restore_s = 0;

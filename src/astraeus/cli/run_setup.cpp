@@ -136,6 +136,19 @@ void add_run_options(CLI::App* sub, RunArgs& a, SweepLists* sweeps) {
                   "astraea: a new job over its budget whose gang fits the free GPUs starts there "
                   "without preempting (off by default; docs/policies.md)")
         ->group(better);
+    sub->add_option("--victim-margin", a.victim_margin,
+                    "astraea: a run whose lease ends keeps its GPUs unless a waiting tenant's "
+                    "long-term index is behind its tenant's by more than this (or a waiting job "
+                    "nears T_starve); < 0: off (docs/policies.md, \"Two gangs\")")
+        ->capture_default_str()
+        ->check(real_number(-1.0, 1000.0, ""))
+        ->group(better);
+    sub->add_option("--preempt-horizon", a.preempt_horizon_s,
+                    "astraea: a run whose lease ends and that is expected to finish within this "
+                    "many seconds keeps its GPUs (unless a waiting job nears T_starve); 0: off")
+        ->capture_default_str()
+        ->check(whole_number(0, kMaxTraceTime, "SECONDS"))
+        ->group(better);
     sub->add_flag("--move-renewals", a.move_renewals,
                   "astraea: runs renewed at their lease end may be moved to other GPUs when a "
                   "start took theirs first (as published)")
@@ -266,6 +279,8 @@ Result<PreparedRun> prepare_run(const RunArgs& a) {
     o.improve.keep_renewals = !a.move_renewals;
     o.improve.free_before_victims = a.free_before_victims;
     o.improve.gang_weight = a.gang_weight;
+    o.improve.victim_margin = a.victim_margin;
+    o.improve.preempt_horizon_s = a.preempt_horizon_s;
     o.quota_mode = *quota;
     o.lease_s = a.lease_s;
     o.starvation_s = a.starvation_s;

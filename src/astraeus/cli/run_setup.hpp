@@ -32,6 +32,8 @@ struct RunArgs {
     bool keep_reservation = false;  ///< --keep-reservation
     bool placed_victims_only = false, move_renewals = false, free_before_victims = false;
     double gang_weight = 1;
+    double victim_margin = -1;       ///< --victim-margin (< 0: off)
+    Seconds preempt_horizon_s = 0;   ///< --preempt-horizon (0: off)
     // Baseline policies' parameters (docs/policies.md).
     std::string tiresias_thresholds = "3250";
     double tiresias_promote = 0, themis_f = 0.2, yarn_max_share = 1.0;

@@ -93,6 +93,8 @@ void as_published(AstraeaOptions& o) {
     o.improve.placed_victims_only = false;
     o.improve.keep_renewals = false;
     o.improve.free_before_victims = false;
+    o.improve.victim_margin = -1;
+    o.improve.preempt_horizon_s = 0;
 }
 
 /// The default astraea: its changes in default mode (compat reproduces the reference).

@@ -40,7 +40,8 @@ struct Fill {
 /// The changes of the default astraea in effect (none in compat mode).
 AstraeaImprovements improvements(const AstraeaOptions& opt) {
     if (opt.mode == Mode::Compat)
-        return {false, false, 0, false, 0, false, false, 0, false, false, false, false, false};
+        return {false, false, 0, false, 0, false, false, 0, false, false, false, false, false,
+                -1, 0};
     return opt.improve;
 }
 
@@ -343,6 +344,7 @@ void reserve(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
     bool blocked = false;
     for (std::size_t k = 0; k < wanted.size(); ++k) {
         const int j = wanted[k].second;
+        if (!early.empty() && started_early(early, j)) continue;  // kept at its lease end
         const int g = in.jobs[j].gpus;
         if (need + g > total) break;
         if (!blocked) {
@@ -468,6 +470,59 @@ void hold_for_blocked_head(RoundInput& in, const ClusterState& cluster,
         in.reserved = j;
 }
 
+/// Lease ends (victim_margin, preempt_horizon_s; docs/policies.md "Two gangs"): the runs whose
+/// lease ended at this instant that keep their GPUs whatever the round would decide, renewed on
+/// their own GPUs before the reservations and phase 1 (as `early` starts). A run is kept when no
+/// waiting job would reach T_starve within the next lease and either it is expected to finish
+/// within the horizon or no waiting tenant's long-term index is behind its tenant's by more than
+/// the margin. One pass over the pending list, then one over the tenants per renewal.
+void keep_lease_ends(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
+                     const AstraeaImprovements& imp, std::vector<int>& early,
+                     std::vector<Action>& actions) {
+    const bool margin = imp.victim_margin >= 0, horizon = imp.preempt_horizon_s > 0;
+    if (!margin && !horizon) return;
+    thread_local std::vector<int> renewals;
+    thread_local std::vector<char> waiting;
+    renewals.clear();
+    const std::size_t n = in.tenants.size();
+    waiting.assign(n, 0);
+    for (int j : in.pending_all) {
+        if (j < 0 || static_cast<std::size_t>(j) >= in.runs.size()) continue;
+        const RunState& r = in.runs[j];
+        if (r.status != RunStatus::Pending) continue;
+        if (r.last_checkpoint_s == in.now && !r.last_placement.parts.empty()) {
+            renewals.push_back(j);
+            continue;
+        }
+        // A waiting job that would reach T_starve by the next lease end: no run is kept (the
+        // reservations must be free to serve it).
+        if (in.now - in.wait_begin_s[j] + opt.lease_s >= opt.starvation_s) return;
+        const std::size_t u = static_cast<std::size_t>(in.jobs[j].tenant);
+        if (u < n) waiting[u] = 1;
+    }
+    for (int j : renewals) {
+        const Job& job = in.jobs[j];
+        const std::size_t v = static_cast<std::size_t>(job.tenant);
+        bool keep = false;
+        if (horizon && job.duration_s > 0)
+            keep = job.duration_s - in.runs[j].executed_s <= imp.preempt_horizon_s;
+        if (!keep && margin) {
+            keep = true;
+            for (std::size_t u = 0; u < n && keep; ++u)
+                if (waiting[u] && u != v &&
+                    in.tenants[v].index - in.tenants[u].index > imp.victim_margin)
+                    keep = false;
+        }
+        if (!keep) continue;
+        std::optional<Placement> placed = take_if_free(cluster, in.runs[j].last_placement);
+        if (!placed) continue;
+        in.tenants[v].used += job.gpus;
+        --in.pending_jobs;
+        early.push_back(j);
+        actions.push_back({Action::Kind::Start, j, std::move(*placed)});
+    }
+}
+
 }  // namespace
 
 void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
@@ -483,6 +538,7 @@ void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& 
     thread_local std::vector<int> early;
     early.clear();
     Hold hold;
+    keep_lease_ends(in, cluster, opt, imp, early, actions);
     if (imp.reserve && opt.quota_mode == QuotaMode::Fair)
         reserve(in, cluster, opt, placer, rng, early, hold, actions);
     thread_local std::vector<Fill> fill;

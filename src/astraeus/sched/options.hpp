@@ -103,6 +103,17 @@ struct AstraeaImprovements {
     /// victim's GPUs preempts (the published rule preempted for the budget alone). Off by
     /// default: measured in docs/policies.md ("Lease ends move only what must move").
     bool free_before_victims = false;
+    /// Lease ends (docs/policies.md, "Two gangs"): a run whose lease ends keeps its GPUs (it is
+    /// renewed before the round gives out any) unless a waiting tenant's long-term index R_u is
+    /// behind the run's tenant's by more than this margin (R_run - R_waiting > margin), or a
+    /// waiting job would reach T_starve within the next lease. Runs of the same tenant are not
+    /// swapped (their tenant's index is the same). < 0: off (the swap is the round's, as
+    /// published); 0: a swap needs any gap.
+    double victim_margin = -1;
+    /// Lease ends: a run expected to finish within this many seconds (its remaining run time:
+    /// the trace's in the simulator) keeps its GPUs, unless a waiting job would reach T_starve
+    /// within the next lease. 0: off.
+    Seconds preempt_horizon_s = 0;
 };
 
 struct AstraeaOptions {

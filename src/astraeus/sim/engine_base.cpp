@@ -152,6 +152,10 @@ void EngineBase::prepare_astraea_round(const std::vector<TenantServiceSums>& sum
     in.themis_rho = themis_rho_;
     in.share_order = w_.share_order;
     in.pending_jobs = static_cast<int>(pending_.size(0));
+    // The lease-end rules read every pending job (astraea_round.cpp, keep_lease_ends).
+    if (opt_.mode == Mode::Default &&
+        (opt_.improve.victim_margin >= 0 || opt_.improve.preempt_horizon_s > 0))
+        in.pending_all = pending_.live(0);
     in.tenants.resize(tenants());
     for (std::size_t u = 0; u < tenants(); ++u) {
         TenantQueue& q = in.tenants[u];

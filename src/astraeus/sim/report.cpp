@@ -169,7 +169,7 @@ Result<nlohmann::json> manifest_json(const SimConfig& c, const std::vector<Input
         if (!h) return std::unexpected(h.error());
         files.push_back({{"role", in.role}, {"path", in.path}, {"fnv1a64", *h}});
     }
-    return nlohmann::json{
+    nlohmann::json manifest{
         {"astraeus_version", astraeus_version()},
         {"policy", policy},
         {"seed", o.seed},
@@ -208,6 +208,13 @@ Result<nlohmann::json> manifest_json(const SimConfig& c, const std::vector<Input
                        {"yarn_max_share", o.params.yarn_max_share}}}}},
         {"inputs", files},
     };
+    // The lease-end rules (off by default) are recorded only when set, so that a run without
+    // them writes the manifest it always wrote.
+    auto& improvements = manifest["options"]["astraea_improvements"];
+    if (o.improve.victim_margin >= 0) improvements["victim_margin"] = o.improve.victim_margin;
+    if (o.improve.preempt_horizon_s > 0)
+        improvements["preempt_horizon_s"] = o.improve.preempt_horizon_s;
+    return manifest;
 }
 
 std::string summary_table(const Workload& w, const SimResult& r, const Summary& s) {
