@@ -130,3 +130,41 @@ TEST(LeaderLease, BadArgumentsAndAnUnreachableDatabaseAreClearErrors) {
     EXPECT_NE(id.find(":/"), std::string::npos) << id;
     EXPECT_EQ(id.substr(id.size() - 8), "/rel/dir") << id;
 }
+
+// Fencing (store/pg_store.hpp set_fencing_generation): a leader's store writes while its lease
+// generation holds and is refused ("fenced: ...") once another replica took over; a store without
+// a fence (admin) and the new leader's store write on.
+TEST(LeaderLease, ADeposedLeadersWritesAreFenced) {
+    LEASE_SITE(site);
+    auto a = store::LeaderLease::open(site.conninfo, "a", "", 30);
+    auto b = store::LeaderLease::open(site.conninfo, "b", "", 30);
+    ASSERT_TRUE(a && b);
+    ASSERT_TRUE((*a)->acquire_or_renew()->held);
+    auto sa = store::open_postgresql(site.conninfo);
+    auto sb = store::open_postgresql(site.conninfo);
+    auto admin = store::open_postgresql(site.conninfo);
+    ASSERT_TRUE(sa && sb && admin);
+    (*sa)->set_fencing_generation((*a)->generation());
+    store::Batch w;
+    w.meta.push_back({"counted_to_s", 60});
+    ASSERT_TRUE((*sa)->apply(w)) << "the leader writes";
+
+    age_lease(site, 31);
+    ASSERT_TRUE((*b)->acquire_or_renew()->held);
+    (*sb)->set_fencing_generation((*b)->generation());
+
+    w.meta[0].second = 120;
+    auto refused = (*sa)->apply(w);
+    ASSERT_FALSE(refused);
+    EXPECT_TRUE(store::is_fenced(refused.error()));
+    EXPECT_EQ(refused.error().message,
+              "fenced: this replica led with lease generation 1 but the lease is at generation 2 (held by b): "
+              "another replica took over, this one's writes are refused");
+    EXPECT_EQ((*sa)->meta("counted_to_s").value(), std::optional<std::int64_t>(60)) << "nothing of it written";
+
+    w.meta[0].second = 180;
+    ASSERT_TRUE((*sb)->apply(w)) << "the new leader writes";
+    w.meta[0].second = 240;
+    ASSERT_TRUE((*admin)->apply(w)) << "an unfenced store writes";
+    EXPECT_EQ((*sa)->meta("counted_to_s").value(), std::optional<std::int64_t>(240)) << "the deposed one still reads";
+}
