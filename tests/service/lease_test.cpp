@@ -3,6 +3,7 @@
 // database (no sleeps): the database clock is the only one the lease reads.
 #include <gtest/gtest.h>
 
+#include "astraeus/service/config.hpp"
 #include "astraeus/store/lease.hpp"
 #include "store_site.hpp"
 
@@ -114,6 +115,16 @@ TEST(LeaderLease, TheSameReplicaIdRestartedWaitsForItsOldLeaseToExpire) {
     ASSERT_TRUE(v);
     EXPECT_TRUE(v->held);
     EXPECT_EQ(v->generation, 2);
+    // With an exclusive id (serve: the data directory's lock is held), a restart takes it back at once.
+    auto a3 = store::LeaderLease::open(site.conninfo, "host-a:/data/a", "", 30, /*id_is_exclusive=*/true);
+    ASSERT_TRUE(a3);
+    v = (*a3)->acquire_or_renew();
+    ASSERT_TRUE(v);
+    EXPECT_TRUE(v->held);
+    EXPECT_EQ(v->generation, 3);
+    auto other = store::LeaderLease::open(site.conninfo, "host-b:/data/b", "", 30, true);
+    ASSERT_TRUE(other);
+    EXPECT_FALSE((*other)->acquire_or_renew()->held) << "exclusivity is about its own id only";
 }
 
 TEST(LeaderLease, BadArgumentsAndAnUnreachableDatabaseAreClearErrors) {
@@ -167,4 +178,33 @@ TEST(LeaderLease, ADeposedLeadersWritesAreFenced) {
     w.meta[0].second = 240;
     ASSERT_TRUE((*admin)->apply(w)) << "an unfenced store writes";
     EXPECT_EQ((*sa)->meta("counted_to_s").value(), std::optional<std::int64_t>(240)) << "the deposed one still reads";
+}
+
+TEST(ReplicaConfig, LeaseKeysHaveDefaultsAndBadValuesAreClearErrors) {
+    auto d = service::parse_config("{}", "c.json");
+    ASSERT_TRUE(d);
+    EXPECT_EQ(d->lease_duration_s, 6);
+    EXPECT_EQ(d->lease_renew_s, 2);
+    EXPECT_EQ(d->replica, "");
+    EXPECT_EQ(d->address, "");
+    auto c = service::parse_config(
+        R"({"lease_duration_s": 3, "lease_renew_s": 1, "replica": "r1", "address": "http://10.0.0.1:8080"})", "c.json");
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_EQ(c->lease_duration_s, 3);
+    EXPECT_EQ(c->lease_renew_s, 1);
+    EXPECT_EQ(c->replica, "r1");
+    EXPECT_EQ(c->address, "http://10.0.0.1:8080");
+    auto e = service::parse_config(R"({"lease_duration_s": 0.5})", "c.json");
+    ASSERT_FALSE(e);
+    EXPECT_EQ(e.error().message,
+              "c.json: lease_duration_s must be in 1..3600 (seconds a leader's lease holds without renewal)");
+    e = service::parse_config(R"({"lease_duration_s": 4, "lease_renew_s": 3})", "c.json");
+    ASSERT_FALSE(e);
+    EXPECT_EQ(e.error().message.rfind("c.json: lease_renew_s must be > 0 and at most half of lease_duration_s (4", 0), 0u)
+        << e.error().message;
+    e = service::parse_config(R"({"lease_renew_s": 0})", "c.json");
+    ASSERT_FALSE(e);
+    e = service::parse_config(R"({"replica": 5})", "c.json");
+    ASSERT_FALSE(e);
+    EXPECT_EQ(e.error().message, "c.json: key 'replica' has the wrong type: expected a string, got number");
 }

@@ -41,9 +41,10 @@ struct ConnFree {
 
 class PgLease final : public LeaderLease {
 public:
-    PgLease(PGconn* c, std::string conninfo, std::string replica, std::string address, double duration_s)
+    PgLease(PGconn* c, std::string conninfo, std::string replica, std::string address, double duration_s,
+            bool id_is_exclusive)
         : conn_(c), conninfo_(std::move(conninfo)), replica_(std::move(replica)), address_(std::move(address)),
-          duration_s_(duration_s) {}
+          duration_s_(duration_s), exclusive_(id_is_exclusive) {}
 
     Result<LeaseView> acquire_or_renew() override { return step(true); }
     Result<LeaseView> renew() override { return step(false); }
@@ -90,7 +91,7 @@ private:
                                       "FROM astraeus_leader_lease WHERE id = 1 FOR UPDATE",
                                       {}));
             const bool ours = generation_ > 0 && v.holder == replica_ && v.generation == generation_;
-            const bool expired = v.holder.empty() || v.age_s > holder_duration_;
+            const bool expired = v.holder.empty() || v.age_s > holder_duration_ || (exclusive_ && v.holder == replica_);
             if (ours) {
                 run("UPDATE astraeus_leader_lease SET renewed_at = clock_timestamp(), duration_s = $1, address = $2 "
                     "WHERE id = 1",
@@ -146,6 +147,7 @@ private:
     std::unique_ptr<PGconn, ConnFree> conn_;
     std::string conninfo_, replica_, address_;
     double duration_s_;
+    bool exclusive_;
     double holder_duration_ = 0;  ///< the current holder's promised duration (from its row)
     std::int64_t generation_ = 0;
 };
@@ -161,7 +163,8 @@ std::string default_replica_id(const std::string& data_dir) {
 }
 
 Result<std::unique_ptr<LeaderLease>> LeaderLease::open(const std::string& conninfo, std::string replica,
-                                                        std::string address, double duration_s) {
+                                                        std::string address, double duration_s,
+                                                        bool id_is_exclusive) {
     if (replica.empty()) return fail("leader lease: the replica id is empty");
     if (!(duration_s > 0)) return fail("leader lease: lease_duration_s must be > 0");
     const char* const keys[] = {"connect_timeout", "fallback_application_name", "dbname", nullptr};
@@ -174,7 +177,8 @@ Result<std::unique_ptr<LeaderLease>> LeaderLease::open(const std::string& connin
         return fail("cannot connect to PostgreSQL: " + m);
     }
     PQclear(PQexec(c, "SET client_min_messages = warning"));
-    auto l = std::make_unique<PgLease>(c, conninfo, std::move(replica), std::move(address), duration_s);
+    auto l = std::make_unique<PgLease>(c, conninfo, std::move(replica), std::move(address), duration_s,
+                                       id_is_exclusive);
     try {
         l->create();
     } catch (const std::exception& e) {

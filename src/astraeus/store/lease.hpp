@@ -31,9 +31,14 @@ class LeaderLease {
 public:
     /// Connects to `conninfo` (its own connection, beside the store's) and creates the lease
     /// table and its one row when missing. `duration_s` > 0: how long a renewal holds.
-    /// Errors: the database cannot be reached ("cannot connect to PostgreSQL: ..."), bad arguments.
+    /// `id_is_exclusive`: no other live process can have this replica id (serve holds its data
+    /// directory's lock, and the default id names that directory), so a lease still held under
+    /// this id is a dead process's and is taken back at once (generation + 1) instead of after
+    /// its expiry. Errors: the database cannot be reached ("cannot connect to PostgreSQL: ..."),
+    /// bad arguments.
     static Result<std::unique_ptr<LeaderLease>> open(const std::string& conninfo, std::string replica,
-                                                     std::string address, double duration_s);
+                                                     std::string address, double duration_s,
+                                                     bool id_is_exclusive = false);
     virtual ~LeaderLease() = default;
 
     /// One step, in one transaction (the row locked FOR UPDATE): renews the lease if this
