@@ -3,7 +3,7 @@
 # ASTRAEUS_TEST_PG (scripts/postgres-test-server.sh; skipped, 77, when unset):
 #  - a config whose store.postgresql cannot be reached: serve exits 1 naming the file and the key;
 #  - `astraeus admin --config` sets the tenancy up in the database (no SQLite file is made);
-#  - a second `serve` on the same database is refused (one server per database);
+#  - a second `serve` on the same database follows (503 naming the leader; issue 23 replicas);
 #  - runs are submitted 5 at a time while the server is killed (kill -9) in the middle of each
 #    group, three times, and restarted: every acknowledged (201) run is in the database exactly
 #    once, and once all have ended every run's ledger = workers x GPUs x (end - submit) in
@@ -76,15 +76,22 @@ start_server() {
 # 3. Submissions in groups of 5, the server killed (-9) in the middle of groups 2, 4 and 6.
 : > "$T/codes"
 start_server || { echo "FAIL serve does not start: $(tail -n 5 "$T/server.log")"; exit 1; }
-# One server per database: a second serve (another data directory) is refused, naming why.
-"$BIN" serve --executor sim --config "$T/config.json" --data-dir "$T/data2" --listen 127.0.0.1:0 >"$T/second.out" 2>&1 &
+# A second serve on the same database (another data directory) follows: /readyz 503 naming the
+# leader (the first server's replica id: HOSTNAME:DATA_DIR), a write 503 with Retry-After; SIGTERM ends it (0).
+"$BIN" serve --executor sim --config "$T/config.json" --data-dir "$T/data2" --listen 127.0.0.1:0 \
+    --port-file "$T/port2" >"$T/second.out" 2>&1 &
 second=$!
-for _ in $(seq 100); do kill -0 "$second" 2>/dev/null || break; sleep 0.1; done
-if kill -0 "$second" 2>/dev/null; then kill -9 "$second"; fi
-wait "$second"; rc=$?
-check "a second serve on the same database: exit 1 (got $rc)" test "$rc" = 1
-check "a second serve: 'another \`astraeus serve\` is using this database' ($(head -c 200 "$T/second.out"))" \
-    grep -q 'another `astraeus serve` is using this database' "$T/second.out"
+for _ in $(seq 100); do [ -s "$T/port2" ] && break; kill -0 "$second" 2>/dev/null || break; sleep 0.1; done
+P2=$(cat "$T/port2" 2>/dev/null)
+ready2=$(curl -sS -w ' %{http_code}' "http://127.0.0.1:$P2/readyz" 2>/dev/null)
+check "a second serve follows: /readyz 503 follower, leader $(hostname):$T/data ($ready2)" \
+    test "$(echo "${ready2% *}" | jq -r '.status + " " + .leader') ${ready2##* }" = "follower $(hostname):$T/data 503"
+hdr=$(curl -sS -D - -o /dev/null -X POST -H "Authorization: Bearer $ML" --data '{}' "http://127.0.0.1:$P2/v1/runs" 2>/dev/null | tr -d '\r')
+check "a second serve: a write answered 503 with Retry-After: 2 ($(echo "$hdr" | head -1))" \
+    bash -c "echo \"\$1\" | grep -q '^HTTP/1.1 503' && echo \"\$1\" | grep -qi '^Retry-After: 2\$'" _ "$hdr"
+kill -TERM "$second"; wait "$second"; rc=$?
+check "a follower stopped by SIGTERM: exit 0 (got $rc)" test "$rc" = 0
+check "a follower wrote nothing (the lease still at generation 1)" test "$(sql 'SELECT generation FROM astraeus_leader_lease')" = 1
 
 kills=0
 for g in 1 2 3 4 5 6 7; do

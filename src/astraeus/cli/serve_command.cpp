@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -15,10 +16,12 @@
 #include <vector>
 
 #include "astraeus/api/http_server.hpp"
+#include "astraeus/api/standby_server.hpp"
 #include "astraeus/exec/agent_hub.hpp"
 #include "astraeus/cli/commands.hpp"
 #include "astraeus/service/config.hpp"
 #include "astraeus/service/store_open.hpp"
+#include "astraeus/service/leadership.hpp"
 #include "astraeus/service/log.hpp"
 #include "astraeus/service/service.hpp"
 #include "astraeus/exec/local_executor.hpp"
@@ -215,10 +218,59 @@ int run_serve(const ServeOptions& o) {
                   << " (" << lock_path << " is locked)\n";
         return 1;
     }
-    auto st = service::open_configured_store(*cfg, o.config, /*serve=*/true);
+    // On PostgreSQL several replicas may serve one database: the leader lease decides which one
+    // leads (service/leadership.hpp); on SQLite this one always leads (the data directory's lock).
+    auto st = service::open_configured_store(*cfg, o.config);
     if (!st) {
         std::cerr << "astraeus serve: " << st.error().message << "\n";
         return 1;
+    }
+    std::unique_ptr<service::Leadership> leadership;
+    int listen_port = hp->second;
+    if (service::uses_postgresql(*cfg)) {
+        auto l = service::Leadership::open(*cfg);
+        if (!l) {
+            std::cerr << "astraeus serve: " << (o.config.empty() ? std::string("config") : o.config)
+                      << ": store.postgresql: " << l.error().message << "\n";
+            return 1;
+        }
+        leadership = std::move(*l);
+        if (!leadership->try_lead()) {
+            // Follow: a standby server answers (503 naming the leader) while the lease is tried
+            // again every lease_renew_s; SIGTERM/SIGINT end the wait.
+            service::Leadership& ld = *leadership;
+            api::StandbyServer standby([&ld] { return ld.view(); }, [&ld] { return ld.metrics_text(); },
+                                       static_cast<int>(std::ceil(cfg->lease_renew_s)));
+            auto sp = standby.start(hp->first, hp->second);
+            if (!sp) {
+                std::cerr << "astraeus serve: " << sp.error().message << "\n";
+                return 1;
+            }
+            listen_port = *sp;
+            if (!o.port_file.empty()) write_port_file(o.port_file, *sp);
+            const store::LeaseView v = ld.view();
+            log(LogLevel::Info, "leader.following",
+                {{"replica", ld.replica()}, {"leader", v.holder}, {"leader_address", v.holder_address},
+                 {"generation", std::to_string(v.generation)}, {"port", std::to_string(*sp)}});
+            for (;;) {
+                const double w = cfg->lease_renew_s;
+                timespec ts{static_cast<time_t>(w), static_cast<long>((w - std::floor(w)) * 1e9)};
+                siginfo_t info;
+                const int sg = sigtimedwait(&set, &info, &ts);
+                if (sg == SIGTERM || sg == SIGINT) {
+                    log(LogLevel::Info, "shutdown", {{"signal", sg == SIGTERM ? "SIGTERM" : "SIGINT"}, {"role", "follower"}});
+                    standby.stop();
+                    log(LogLevel::Info, "stopped");
+                    return 0;
+                }
+                if (ld.try_lead()) break;
+            }
+            standby.stop();  // the leader's server binds the same port next
+            log(LogLevel::Info, "leader.taking_over",
+                {{"replica", ld.replica()}, {"generation", std::to_string(ld.generation())},
+                 {"previous_leader", v.holder}});
+        }
+        (*st)->set_fencing_generation(leadership->generation());
     }
     auto exec = make_executor(o, *cfg);
     if (!exec) {
@@ -234,7 +286,7 @@ int run_serve(const ServeOptions& o) {
     limits.header_timeout = std::chrono::seconds(o.header_timeout_s);
     limits.body_timeout = std::chrono::seconds(o.body_timeout_s);
     api::HttpServer http(**svc, cfg->threads, o.tls, limits);
-    auto port = http.bind(hp->first, hp->second);
+    auto port = http.bind(hp->first, listen_port);
     if (!port) {
         std::cerr << "astraeus serve: " << port.error().message << "\n";
         return 1;
@@ -258,6 +310,12 @@ int run_serve(const ServeOptions& o) {
          {"scheme", o.tls.enabled() ? "https" : "http"},
          {"connection_budget", std::to_string(http.connection_budget())},
          {"time_scale", std::to_string(cfg->time_scale)}});
+    if (leadership) {
+        service::Leadership& ld = *leadership;
+        (*svc)->set_leadership([&ld] { return ld.metrics_text(); },
+                               nlohmann::json{{"role", "leader"}, {"replica", ld.replica()}, {"generation", ld.generation()}});
+        ld.keep_leading();
+    }
     std::thread sched([&] { (*svc)->loop(); });
     std::thread web([&] { http.serve(); });
     int sig = 0;
@@ -268,6 +326,7 @@ int run_serve(const ServeOptions& o) {
     (*svc)->stop();
     sched.join();
     (*svc)->shutdown();  // local workers: checkpoint signal, grace, attempts recorded as preempted
+    if (leadership) leadership->release();  // a follower takes over at its next try
     log(LogLevel::Info, "stopped");
     return 0;
 }

@@ -94,7 +94,8 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
     }
     ServiceConfig c;
     TRY(only_keys(j,
-                  {"organization", "cluster", "pools", "policy", "placer", "lease_s",
+                  {"organization", "cluster", "pools", "policy", "placer", "lease_s", "lease_duration_s", "lease_renew_s",
+                   "replica", "address",
                    "starvation_s", "stall_timeout_s", "busy_pct", "goodput_drop",
                    "threshold_alerts", "executor", "time_scale", "listen", "data_dir", "threads",
                    "max_failures", "local", "agents", "workspace_limits", "web_sessions", "store"},
@@ -172,6 +173,15 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
     TRY(get(j, "listen", c.listen, where));
     TRY(get(j, "data_dir", c.data_dir, where));
     TRY(get(j, "threads", c.threads, where));
+    TRY(get(j, "lease_duration_s", c.lease_duration_s, where));
+    TRY(get(j, "lease_renew_s", c.lease_renew_s, where));
+    TRY(get(j, "replica", c.replica, where));
+    TRY(get(j, "address", c.address, where));
+    if (!(c.lease_duration_s >= 1 && c.lease_duration_s <= 3600))
+        return fail(where + ": lease_duration_s must be in 1..3600 (seconds a leader's lease holds without renewal)");
+    if (!(c.lease_renew_s > 0 && c.lease_renew_s * 2 <= c.lease_duration_s))
+        return fail(where + ": lease_renew_s must be > 0 and at most half of lease_duration_s (" +
+                    std::to_string(c.lease_duration_s) + ")");
     if (j.contains("store")) {  // SQLite (absent, {}) or PostgreSQL (docs/operations.md)
         const std::string w = where + ": store";
         TRY(only_keys(j["store"], {"postgresql"}, w));

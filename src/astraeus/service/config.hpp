@@ -112,6 +112,13 @@ struct ServiceConfig {
     int threads = 8;
     /// "store": {"postgresql": CONNINFO}: the PostgreSQL store; empty = SQLite in data_dir.
     std::string store_postgresql;
+    /// Replicas on PostgreSQL (service/leadership.hpp, docs/operations.md "Replicas"): the leader
+    /// lease's duration and renewal period in wall-clock seconds (0 < renew < duration), this
+    /// replica's id (empty: HOSTNAME:ABSOLUTE_DATA_DIR) and its advertised URL (told by followers).
+    double lease_duration_s = 6;
+    double lease_renew_s = 2;
+    std::string replica;
+    std::string address;
 };
 
 /// The configuration in JSON file `path`, over the defaults; an error naming the file and the

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 
 #include "astraeus/goodput_io/prometheus_text.hpp"
@@ -452,6 +453,17 @@ void Service::begin(Seconds now) {
     (void)now;
 }
 
+namespace {
+/// A deposed leader (its lease generation taken over: store::is_fenced) stops at once, writing
+/// nothing more: exit code 3 (docs/operations.md "Replicas").
+[[noreturn]] void exit_deposed(const std::string& why) {
+    log(LogLevel::Error, "leader.deposed",
+        {{"error", why}, {"action", "exiting with code 3: another replica leads this database"}});
+    std::fflush(nullptr);
+    std::_Exit(3);
+}
+}  // namespace
+
 bool Service::commit() {
     const Seconds now = std::max(last_event_s_, clock_.now());
     for (store::Id id : dirty_) {
@@ -479,10 +491,12 @@ bool Service::commit() {
             for (auto& p : pools_) p->dirty = true;  // the rounds held meanwhile
             wake_ = true;
         } else {
+            if (store::is_fenced(ok.error())) exit_deposed(ok.error().message);
             store_error_ = ok.error().message;
             durable = false;
         }
     } else if (auto ok = store_->apply(batch_); !ok) {
+        if (store::is_fenced(ok.error())) exit_deposed(ok.error().message);
         store_failing_ = true;
         store_error_ = ok.error().message;
         log(LogLevel::Error, "store.write_failed",

@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <expected>
 #include <map>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -216,6 +217,10 @@ public:
     /// Readiness: {"status": "ready", "store": "ok", "scheduler": "running"} when the store
     /// answers a read and the scheduler loop runs; 503 with what is not ready otherwise.
     ApiResult<nlohmann::json> readiness();
+    /// The leader's part of a replicated service (service/leadership.hpp; before loop() starts):
+    /// `metrics` is appended to metrics() (the lease's series), `ready` merged into readiness()'s
+    /// answer (role, replica, generation).
+    void set_leadership(std::function<std::string()> metrics, nlohmann::json ready);
 
     /// The scheduler loop: wakes at executor events, lease ends and minute boundaries (the
     /// goodput count, alerts, pruning) until stop() is called.
@@ -379,6 +384,8 @@ private:
     std::condition_variable agent_cv_;  ///< heartbeat long-polls wait for commands
     bool stopping_ = false;
     bool loop_running_ = false;  ///< loop() is running (readiness)
+    std::function<std::string()> leader_metrics_;  ///< set_leadership (empty: SQLite, one server)
+    nlohmann::json leader_ready_ = nlohmann::json::object();
     bool wake_ = false;
     std::mutex agent_logs_mu_;  ///< serialises appends to shipped logs (not under mu_)
     mutable std::condition_variable forecast_cv_;  ///< forecasts asked for / published (with mu_)

@@ -209,6 +209,7 @@ ApiResult<std::string> Service::metrics(const Caller& c) {
     }
     if (s.is_operator)
         for (const auto& [metric, n] : alerts_->firing_by_metric()) s.threshold_alerts_firing.push_back({metric, n});
+    if (leader_metrics_) return gp::prometheus_text(s) + leader_metrics_();
     return gp::prometheus_text(s);
 }
 

@@ -11,7 +11,15 @@ ApiResult<nlohmann::json> Service::readiness() {
     if (store_failing_)
         return std::unexpected(ApiError{503, "not ready: the store refuses writes (" + store_error_ +
                                                  "); reads are served, writes answer 507"});
-    return nlohmann::json{{"status", "ready"}, {"store", "ok"}, {"scheduler", "running"}};
+    nlohmann::json out{{"status", "ready"}, {"store", "ok"}, {"scheduler", "running"}};
+    out.update(leader_ready_);
+    return out;
+}
+
+void Service::set_leadership(std::function<std::string()> metrics, nlohmann::json ready) {
+    std::lock_guard lk(mu_);
+    leader_metrics_ = std::move(metrics);
+    leader_ready_ = std::move(ready);
 }
 
 }  // namespace astraeus::service

@@ -16,8 +16,9 @@ bool uses_postgresql(const ServiceConfig& c);
 /// Opens (creating and migrating) the store `c` names: PostgreSQL at `c.store_postgresql`, else
 /// SQLite in `c.data_dir`. `config_path` names the configuration file in errors: a PostgreSQL
 /// that cannot be reached fails with "<config_path>: store.postgresql: cannot connect to
-/// PostgreSQL: <libpq's reason>". `serve`: the caller is `astraeus serve`, which holds the
-/// database's one-server lock (store/pg_store.hpp; an error while another server holds it).
+/// PostgreSQL: <libpq's reason>". `serve`: take the database's one-server lock (store/pg_store.hpp;
+/// an error while another server holds it). `astraeus serve` no longer does: replicas share a
+/// database under the leader lease (service/leadership.hpp).
 Result<std::unique_ptr<store::Store>> open_configured_store(const ServiceConfig& c, const std::string& config_path,
                                                             bool serve = false);
 

@@ -13,6 +13,7 @@
 #include <thread>
 #include <cstdlib>
 #include <map>
+#include <string_view>
 #include <stdexcept>
 #include <type_traits>
 #include <vector>
@@ -80,6 +81,7 @@ auto guarded(const char* what, F&& f) -> decltype(f()) {
     try {
         return f();
     } catch (const std::exception& e) {
+        if (std::string_view(e.what()).starts_with("fenced:")) return fail(e.what());  // as it is: the service exits on it
         return fail(std::string("store: ") + what + ": " + e.what());
     }
 }
@@ -146,6 +148,8 @@ public:
             return {};
         });
     }
+
+    void set_fencing_generation(std::int64_t g) override { fence_ = g; }
 
     int schema_version() override {
         try {
@@ -449,6 +453,7 @@ private:
         explicit Tx(PgStore& s, const char* begin = "BEGIN") : s_(s) {
             s_.once_more_if_lost([&] { s_.exec_script(begin); return 0; });
             s_.in_tx_ = true;
+            if (s_.fence_ > 0 && std::string_view(begin) == "BEGIN") s_.check_fence();
         }
         void commit() {
             s_.exec_script("COMMIT");
@@ -544,6 +549,18 @@ private:
                        conn_.get());
     }
 
+    /// In a write transaction: locks the lease row FOR SHARE (a take-over, which locks it FOR
+    /// UPDATE, waits for this transaction) and throws "fenced: ..." when its generation is not ours.
+    void check_fence() {
+        PgResult q = exec_now("SELECT generation, holder FROM astraeus_leader_lease WHERE id = 1 FOR SHARE");
+        const std::int64_t g = PQntuples(q.get()) == 1 ? PgRow{q.get(), 0}.i64(0) : -1;
+        if (g != fence_)
+            throw std::runtime_error("fenced: this replica led with lease generation " + std::to_string(fence_) +
+                                     " but the lease is at generation " + std::to_string(g) +
+                                     (PQntuples(q.get()) == 1 ? " (held by " + PgRow{q.get(), 0}.str(1) + ")" : "") +
+                                     ": another replica took over, this one's writes are refused");
+    }
+
     int current_version() {
         PgResult q = exec("SELECT version FROM schema_version");
         return PQntuples(q.get()) > 0 ? PgRow{q.get(), 0}.i32(0) : 0;
@@ -563,6 +580,7 @@ private:
     std::map<std::string, std::string> prepared_;  ///< statement text -> prepared name
     bool in_tx_ = false;
     bool serve_lock_ = false;  ///< holds (and must hold) the one-server lock
+    std::int64_t fence_ = 0;   ///< the lease generation writes are fenced with (0: none)
 };
 
 }  // namespace

@@ -255,7 +255,16 @@ public:
     virtual Result<void> apply(const Batch& b) = 0;
     /// The schema version in the store.
     virtual int schema_version() = 0;
+    /// Fences this store's writes with the leader lease's generation `g` (store/lease.hpp; > 0):
+    /// every later write transaction first locks the lease row (FOR SHARE, so no take-over
+    /// commits across it) and is refused, with an error whose message starts "fenced:", when the
+    /// lease's generation is no longer `g` (another replica took over). 0: unfenced (the default).
+    /// SQLite (one server, no lease) ignores it.
+    virtual void set_fencing_generation(std::int64_t g) { (void)g; }
 };
+
+/// True when `e` is a store error refusing a deposed leader's write (set_fencing_generation).
+inline bool is_fenced(const Error& e) { return e.message.starts_with("fenced:"); }
 
 /// Creates directory `data_dir` (its parents as usual) with mode 0700 when it does not exist;
 /// an existing one with any group or other permission bit is made 0700 (an error when it cannot).
