@@ -1,5 +1,5 @@
 // The Runs view: the runs the token sees (GET /v1/runs, newest first, PAGE at a time following
-// the server's cursor; "Show 100 more" reads the next page), with their state, pool, GPUs,
+// the server's cursor; "Show 100 more" reads the next page only), with their state, pool, GPUs,
 // submitted and started times and goodput since submitted (each summary's "goodput": no
 // request per run, no list of every run's goodput); filters by state, pool and name (applied by
 // the server; the pools and workspaces offered are the rows' and those with GPU time in the
@@ -18,11 +18,23 @@ const PAGE = SHOW;
 const READ = 1000;  // the most runs one GET /v1/runs answers
 const filters = { state: '', workspace: '', pool: '', name: '', pages: 1 };
 
-// The first `pages` pages of the filtered list, read READ runs at a time: {runs, more, matches}.
+// What the last render read, so that "Show 100 more" (the same filters, one page more, within
+// MORE_MS) reads only the next page from the saved cursor, and not the pools' and workspaces'
+// totals again: {key, at, runs, cursor, matches, pages, byPool, byWs}. A refresh (the same
+// pages) or other filters read everything again.
+const MORE_MS = 15000;
+let last = null;
+const viewKey = (wide) => JSON.stringify([wide, filters.state, filters.workspace, filters.pool, filters.name]);
+const extending = (wide) => last && last.key === viewKey(wide) && filters.pages === last.pages + 1 &&
+  Date.now() - last.at < MORE_MS;
+
+// The first `pages` pages of the filtered list, read READ runs at a time: {runs, more, matches,
+// cursor}; when extending the last render's list, only the pages after it.
 async function readPages(wide) {
-  const runs = [];
-  let cursor = '', matches = 0;
-  for (let left = filters.pages * PAGE; left > 0;) {
+  const runs = extending(wide) ? [...last.runs] : [];
+  let cursor = runs.length ? last.cursor : '', matches = runs.length ? last.matches : 0;
+  if (runs.length && !cursor) return { runs, more: false, matches, cursor };
+  for (let left = filters.pages * PAGE - runs.length; left > 0;) {
     const page = await api(`/runs${q({ state: filters.state, workspace: wide ? filters.workspace : '',
       pool: filters.pool, name: filters.name, limit: String(Math.min(READ, left)), cursor })}`);
     runs.push(...page.runs);
@@ -31,15 +43,19 @@ async function readPages(wide) {
     cursor = page.next_cursor || '';
     if (!cursor) break;
   }
-  return { runs, more: cursor !== '', matches };
+  return { runs, more: cursor !== '', matches, cursor };
 }
 
 export async function runsView(me, params = new URLSearchParams()) {
   const wide = me.scope !== 'workspace';
   for (const k of ['state', 'workspace', 'pool', 'name']) filters[k] = params.get(k) || '';
   filters.pages = Math.min(100, Math.max(1, Number.parseInt(params.get('pages'), 10) || 1));
-  const [list, byPool, byWs, stalls] = await Promise.all([readPages(wide), api('/goodput?by=pool&days=400'),
-    wide ? api('/goodput?by=workspace&days=400') : { rows: [] }, api('/stalls')]);
+  const more = extending(wide);
+  const [list, byPool, byWs, stalls] = await Promise.all([readPages(wide),
+    more ? last.byPool : api('/goodput?by=pool&days=400'),
+    more ? last.byWs : wide ? api('/goodput?by=workspace&days=400') : { rows: [] }, api('/stalls')]);
+  last = { key: viewKey(wide), at: more ? last.at : Date.now(), runs: list.runs, cursor: list.cursor,
+    matches: list.matches, pages: filters.pages, byPool, byWs };
   const stalled = new Map(stalls.stalled.map((st) => [`${st.workspace}/${st.run}`, st.workers.length]));
   const rows = list.runs.map((r) => (stalled.has(`${r.workspace}/${r.name}`) ? { ...r, stalled_workers: stalled.get(`${r.workspace}/${r.name}`) } : r));
   const pools = [...new Set([...rows.map((r) => r.pool), ...byPool.rows.map((r) => r.pool).filter(Boolean)])].sort();
