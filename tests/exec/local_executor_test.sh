@@ -153,13 +153,14 @@ python3 "$HERE/ledger_check.py" "$WORK/owned.json" "$WORK/owned_goodput.json" 1 
 rc=$?; [ $rc = 0 ] || cat "$WORK/ledger_owned.txt"
 check "owned's ledger matches its history (winding down = productive)" "[ $rc = 0 ]"
 
-# 5c. `logs --follow` on a run that waits for GPUs (both held by another run for ~5 s) waits for
-#     its first attempt and prints its log (it was a 404 "has not started yet" at once).
-"$ASTRA" runs submit blocker --gpus-per-worker 2 -- sleep 5 > /dev/null
+# 5c. `logs --follow` on a run that waits for GPUs (both held by another run for ~20 s: three
+#     CLI calls under a sanitizer on a loaded machine took more than 5) waits for its first
+#     attempt and prints its log (it was a 404 "has not started yet" at once).
+"$ASTRA" runs submit blocker --gpus-per-worker 2 -- sleep 20 > /dev/null
 "$ASTRA" runs submit waiter -- sh -c 'echo waited for the GPUs' > /dev/null
 check "the waiter is pending while the blocker runs" \
   '[ "$("$ASTRA" runs show waiter --json | jq -r .state)" = pending ]'
-timeout 20 "$ASTRA" runs logs waiter --follow > "$WORK/waiter.txt" 2>&1
+timeout 40 "$ASTRA" runs logs waiter --follow > "$WORK/waiter.txt" 2>&1
 check "logs --follow waits for a pending run's first attempt and prints its log" \
   "[ \$? = 0 ] && [ \"\$(cat '$WORK/waiter.txt')\" = 'waited for the GPUs' ]"
 

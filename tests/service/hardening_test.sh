@@ -244,13 +244,19 @@ stop_all; SERVER_PID=""
 # --- a data directory run faster is refused at time_scale 1 ------------------------------------------
 echo '{"time_scale": 3600}' > "$WORK/fast.json"
 echo '{"time_scale": 1}' > "$WORK/real.json"
-"$ASTRAEUS" serve --executor sim --config "$WORK/fast.json" --data-dir "$WORK/fast" --listen 127.0.0.1:0 > /dev/null 2>&1 &
+# Times from the servers' port files, not from sleeps alone (a sanitizer build on a loaded
+# machine took seconds to start: the fast one had run no time, the real one was still starting).
+"$ASTRAEUS" serve --executor sim --config "$WORK/fast.json" --data-dir "$WORK/fast" --listen 127.0.0.1:0 \
+  --port-file "$WORK/fast.port" > /dev/null 2>&1 &
 fast=$!
+for _ in $(seq 300); do [ -s "$WORK/fast.port" ] && break; sleep 0.1; done
 sleep 2    # two hours of service time
 kill -TERM "$fast"; wait "$fast"
-"$ASTRAEUS" serve --executor sim --config "$WORK/real.json" --data-dir "$WORK/fast" --listen 127.0.0.1:0 > /dev/null 2> "$WORK/real.err" &
+"$ASTRAEUS" serve --executor sim --config "$WORK/real.json" --data-dir "$WORK/fast" --listen 127.0.0.1:0 \
+  --port-file "$WORK/real.port" > /dev/null 2> "$WORK/real.err" &
 real=$!
-sleep 1
+# Refused: it exits before it listens; serving: it writes its port file.
+for _ in $(seq 300); do { kill -0 "$real" 2>/dev/null && [ ! -s "$WORK/real.port" ]; } || break; sleep 0.1; done
 if kill -0 "$real" 2>/dev/null; then kill -TERM "$real"; wait "$real"; rc=running; else wait "$real"; rc=$?; fi
 check "time_scale 1 on a data directory ahead of the real clock: refused (exit 1, got $rc)" '[ "$rc" = 1 ]'
 check "the message says why" "grep -q 'ahead of the real clock' '$WORK/real.err' && grep -q 'time_scale > 1' '$WORK/real.err'"
