@@ -2,6 +2,7 @@
 // UPDATE for each step, so two replicas' steps are serialised by PostgreSQL and the pg_store's
 // fenced writes (which lock it FOR SHARE) never commit across a take-over.
 #include "astraeus/store/lease.hpp"
+#include "astraeus/store/pg_connect.hpp"
 
 #include <libpq-fe.h>
 #include <unistd.h>
@@ -25,11 +26,6 @@ constexpr const char* kCreate =
     " duration_s DOUBLE PRECISION NOT NULL DEFAULT 0);"
     "INSERT INTO astraeus_leader_lease (id) VALUES (1) ON CONFLICT (id) DO NOTHING; COMMIT";
 
-std::string trimmed(const char* m) {
-    std::string s = m == nullptr ? "" : m;
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-    return s;
-}
 
 struct ResFree {
     void operator()(PGresult* r) const { PQclear(r); }
@@ -133,7 +129,7 @@ private:
                                             nullptr, 0));
         const ExecStatusType st = r ? PQresultStatus(r.get()) : PGRES_FATAL_ERROR;
         if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
-            throw std::runtime_error(trimmed(r ? PQresultErrorMessage(r.get()) : PQerrorMessage(conn_.get())));
+            throw std::runtime_error(pq_message(r ? PQresultErrorMessage(r.get()) : PQerrorMessage(conn_.get())));
         return r;
     }
 
@@ -141,7 +137,7 @@ private:
         if (PQstatus(conn_.get()) == CONNECTION_OK) return;
         PQreset(conn_.get());
         if (PQstatus(conn_.get()) != CONNECTION_OK)
-            throw std::runtime_error("cannot connect to PostgreSQL: " + trimmed(PQerrorMessage(conn_.get())));
+            throw std::runtime_error("cannot connect to PostgreSQL: " + pq_message(PQerrorMessage(conn_.get())));
     }
 
     std::unique_ptr<PGconn, ConnFree> conn_;
@@ -167,15 +163,9 @@ Result<std::unique_ptr<LeaderLease>> LeaderLease::open(const std::string& connin
                                                         bool id_is_exclusive) {
     if (replica.empty()) return fail("leader lease: the replica id is empty");
     if (!(duration_s > 0)) return fail("leader lease: lease_duration_s must be > 0");
-    const char* const keys[] = {"connect_timeout", "fallback_application_name", "dbname", nullptr};
-    const char* const values[] = {"10", "astraeus-lease", conninfo.c_str(), nullptr};
-    PGconn* c = PQconnectdbParams(keys, values, 1);
-    if (c == nullptr) return fail("cannot connect to PostgreSQL: out of memory");
-    if (PQstatus(c) != CONNECTION_OK) {
-        std::string m = trimmed(PQerrorMessage(c));
-        PQfinish(c);
-        return fail("cannot connect to PostgreSQL: " + m);
-    }
+    auto connected = connect_postgresql(conninfo, "astraeus-lease");
+    if (!connected) return std::unexpected(connected.error());
+    PGconn* c = *connected;
     PQclear(PQexec(c, "SET client_min_messages = warning"));
     auto l = std::make_unique<PgLease>(c, conninfo, std::move(replica), std::move(address), duration_s,
                                        id_is_exclusive);

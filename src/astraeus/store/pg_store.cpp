@@ -5,6 +5,7 @@
 // store's: `schema_version` holds the version, each migration runs once in its own transaction,
 // under a session advisory lock so that two servers starting at once do not both migrate.
 #include "astraeus/store/pg_store.hpp"
+#include "astraeus/store/pg_connect.hpp"
 
 #include <libpq-fe.h>
 
@@ -40,12 +41,6 @@ struct ConnFree {
     void operator()(PGconn* c) const { PQfinish(c); }
 };
 
-/// libpq's message without its trailing newline.
-std::string trimmed(const char* m) {
-    std::string s = m == nullptr ? "" : m;
-    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
-    return s;
-}
 
 /// One parameter as PostgreSQL's text input.
 template <class T>
@@ -485,7 +480,7 @@ private:
         prepared_.clear();
         if (PQstatus(conn_.get()) != CONNECTION_OK)
             throw std::runtime_error("the connection to PostgreSQL is lost and cannot be made again: " +
-                                     trimmed(PQerrorMessage(conn_.get())));
+                                     pq_message(PQerrorMessage(conn_.get())));
         quiet();
         if (serve_lock_ && !take_serve_lock()) {
             conn_.reset();  // never write beside another server: every later call fails
@@ -497,7 +492,7 @@ private:
         PgResult out(r);
         const ExecStatusType st = r == nullptr ? PGRES_FATAL_ERROR : PQresultStatus(r);
         if (st != PGRES_COMMAND_OK && st != PGRES_TUPLES_OK)
-            throw std::runtime_error(trimmed(r != nullptr ? PQresultErrorMessage(r) : PQerrorMessage(c)));
+            throw std::runtime_error(pq_message(r != nullptr ? PQresultErrorMessage(r) : PQerrorMessage(c)));
         return out;
     }
 
@@ -588,15 +583,9 @@ private:
 Result<std::unique_ptr<Store>> open_postgresql(const std::string& conninfo, bool serve_lock) {
     // The conninfo is expanded from "dbname"; a connection that cannot be made in 10 s fails
     // (unless the conninfo sets its own connect_timeout).
-    const char* const keys[] = {"connect_timeout", "fallback_application_name", "dbname", nullptr};
-    const char* const values[] = {"10", "astraeus", conninfo.c_str(), nullptr};
-    PGconn* c = PQconnectdbParams(keys, values, 1);
-    if (c == nullptr) return fail("cannot connect to PostgreSQL: out of memory");
-    if (PQstatus(c) != CONNECTION_OK) {
-        std::string m = trimmed(PQerrorMessage(c));
-        PQfinish(c);
-        return fail("cannot connect to PostgreSQL: " + m);
-    }
+    auto connected = connect_postgresql(conninfo, "astraeus");
+    if (!connected) return std::unexpected(connected.error());
+    PGconn* c = *connected;
     auto s = std::make_unique<PgStore>(c);
     try {
         // A server killed a moment ago still holds the lock until PostgreSQL sees its
