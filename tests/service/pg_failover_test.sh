@@ -30,6 +30,7 @@ psql "$ASTRAEUS_TEST_PG" -qc "CREATE DATABASE $DB" || { echo "cannot create the 
 PG="$ASTRAEUS_TEST_PG dbname=$DB"
 sql() { psql "$PG" -Atqc "$1"; }
 fails=0; passes=0
+. "$(dirname "$0")/pg_ledger_lib.sh"
 check() { local what=$1; shift; if "$@"; then passes=$((passes + 1)); echo "ok   $what"; else fails=$((fails + 1)); echo "FAIL $what"; fi; }
 
 for r in a b; do
@@ -104,20 +105,8 @@ sort -o "$T/acked" "$T/acked"
 sql "SELECT name FROM runs" | sort > "$T/stored"
 check "every acknowledged run in the database exactly once ($(tr '\n' ' ' < "$T/stored"))" cmp -s "$T/acked" "$T/stored"
 
-for _ in $(seq 120); do
-    left=$(curl -sS -H "Authorization: Bearer $AD" "$(url b)/v1/runs" | jq '[.runs[] | select(.ended_at == null)] | length')
-    [ "$left" = 0 ] && break
-    sleep 0.5
-done
+runs_end_and_ledgers_exact "$(url b)/v1" "$T/stored"
 check "every run ends (left: $left)" test "$left" = 0
-exact=1
-while read -r name; do
-    want=$(curl -sS -H "Authorization: Bearer $AD" "$(url b)/v1/runs/$name" |
-        jq '.workers * .gpus_per_worker * ((.ended_at | fromdateiso8601) - (.submitted_at | fromdateiso8601))')
-    got=$(curl -sS -H "Authorization: Bearer $AD" "$(url b)/v1/runs/$name/goodput" | jq '[.gpu_hours[] * 3600] | add | round')
-    echo "     $name: ledger $got GPU-s, W x G x (end - submit) = $want"
-    [ "$want" = "$got" ] || exact=0
-done < "$T/stored"
 check "every run's ledger = W x G x (end - submit) across the take-over: no second lost or doubled" test "$exact" = 1
 
 # 3. A deposed leader that wakes up: b stopped until a (restarted, following) takes over.

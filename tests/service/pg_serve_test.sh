@@ -28,6 +28,7 @@ psql "$ASTRAEUS_TEST_PG" -qc "CREATE DATABASE $DB" || { echo "cannot create the 
 PG="$ASTRAEUS_TEST_PG dbname=$DB"
 sql() { psql "$PG" -Atqc "$1"; }
 fails=0; passes=0
+. "$(dirname "$0")/pg_ledger_lib.sh"
 check() { local what=$1; shift; if "$@"; then passes=$((passes + 1)); echo "ok   $what"; else fails=$((fails + 1)); echo "FAIL $what"; fi; }
 
 cat > "$T/config.json" <<EOF
@@ -125,19 +126,8 @@ check "each run once ($(sql 'SELECT COUNT(*) FROM runs') rows, as many names; so
     test "$(sql 'SELECT COUNT(*) FROM runs')" = "$(sql 'SELECT COUNT(DISTINCT name) FROM runs')"
 
 # 4. Every run ends; its ledger is exact.
-for _ in $(seq 120); do
-    left=$(curl -sS -H "Authorization: Bearer $AD" "$API/runs" | jq '[.runs[] | select(.ended_at == null)] | length')
-    [ "$left" = 0 ] && break
-    sleep 0.5
-done
+runs_end_and_ledgers_exact "$API" "$T/stored"
 check "every run ends (left: $left)" test "$left" = 0
-exact=1
-while read -r name; do
-    want=$(curl -sS -H "Authorization: Bearer $AD" "$API/runs/$name" |
-        jq '.workers * .gpus_per_worker * ((.ended_at | fromdateiso8601) - (.submitted_at | fromdateiso8601))')
-    got=$(curl -sS -H "Authorization: Bearer $AD" "$API/runs/$name/goodput" | jq '[.gpu_hours[] * 3600] | add | round')
-    if [ "$want" != "$got" ]; then echo "     run $name: counted $got GPU-s, want $want"; exact=0; fi
-done < "$T/stored"
 check "every run's ledger = W x G x (end - submit): nothing lost or counted twice" test "$exact" = 1
 check "no SQLite store made in the data directory" test ! -e "$T/data/astraeus.db"
 
