@@ -4,8 +4,8 @@
 //   start to the view drawn with its data (the page's 'astraeus:first-view' mark);
 // - sort: a click on the Goodput view's Held header until the new rows are drawn (the first
 //   row's element replaced and nothing loading);
-// - more rows: a click on "Show 100 more" (Goodput view) or the Runs view's next page until the
-//   table has more rows;
+// - more rows: a click on "Show 100 more" (Goodput view) or the Runs view's next page (twice:
+//   the second and third pages) until the table has more rows;
 // timed in the page (performance.now() around the click). Prints each measure's median and max
 // in ms, and one JSON line (-1: not done within 30 s). Works with the pages before server-side sorting too (bench/web_scale.sh
 // --before), where a missing control is reported as '-'.
@@ -56,6 +56,7 @@ try {
         note('runs sort (name)', await clickUntil(page, '#runs-table thead th:nth-child(1) button', '#runs-table tbody'));
         const more = (await page.$('#runs-table-more')) ? '#runs-table-more' : '#runs-more';
         note('runs next page', await clickUntil(page, more, '#runs-table tbody'));
+        note('runs third page', await clickUntil(page, more, '#runs-table tbody'));
       }
       await page.close();
     }

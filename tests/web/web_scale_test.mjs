@@ -139,12 +139,26 @@ try {
   const byNameShown = await page.$$eval('#runs-table tbody td.name', (t) => t.map((x) => x.textContent));
   check('runs: sorted by name in the page', JSON.stringify(byNameShown) === JSON.stringify([...byNameShown].sort((a, b) => a.localeCompare(b))) &&
     byNameShown.length === 100);
+  await page.evaluate(() => { window.firstRows = [...document.querySelectorAll('#runs-table tbody tr')]; });
   await page.click('#runs-table-more');
   await page.waitForFunction(() => document.querySelectorAll('#runs-table tbody tr').length === 200, null, { timeout: 20000 }).catch(() => {});
+  check('runs: the next page is added to the table on screen (the 100 rows drawn are kept, not made again)',
+    await page.evaluate(() => { const now = new Set(document.querySelectorAll('#runs-table tbody tr')); return window.firstRows.every((tr) => now.has(tr)); }));
+  check('runs: the URL says 2 pages', /[?&]pages=2\b/.test(await page.evaluate(() => location.hash)), await page.evaluate(() => location.hash));
   const next = await page.$$eval('#runs-table tbody td.name', (t) => t.map((x) => x.textContent));
   check('runs: Show 100 more adds exactly the next 100 of the API\'s list', next.length === 200 &&
     JSON.stringify([...next].sort()) === JSON.stringify(list.runs.slice(0, 200).map((r) => r.name).sort()), String(next.length));
   check('runs: the count says 200 of RUNS', (await page.textContent('#runs-table-count')) === `Showing 200 of ${n(RUNS)}`);
+  await page.click('#runs-table-more');
+  await page.waitForFunction(() => document.querySelectorAll('#runs-table tbody tr').length === 300, null, { timeout: 20000 }).catch(() => {});
+  const third = await page.$$eval('#runs-table tbody td.name', (t) => t.map((x) => x.textContent));
+  check('runs: a second Show 100 more adds the 100 after those, still sorted by name in the page',
+    JSON.stringify([...third].sort()) === JSON.stringify(list.runs.slice(0, 300).map((r) => r.name).sort()) &&
+    JSON.stringify(third) === JSON.stringify([...third].sort((a, b) => a.localeCompare(b))), String(third.length));
+  await page.goBack();
+  await page.waitForFunction(() => document.querySelectorAll('#runs-table tbody tr').length === 200, null, { timeout: 20000 }).catch(() => {});
+  check('runs: Back shows the 2 pages again', (await page.$$('#runs-table tbody tr')).length === 200 &&
+    (await page.textContent('#runs-table-count')) === `Showing 200 of ${n(RUNS)}`);
 
   // --- the Machines view and a machine's page ----------------------------------------------------
   await page.evaluate(() => { location.hash = '#/machines'; });

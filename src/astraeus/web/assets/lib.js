@@ -183,11 +183,25 @@ export const count = (n) => Number(n).toLocaleString('en-US');
 // calls onSort (the page asks the server again); every row given is drawn, `total` is how many
 // there are in all and `onMore` asks for more. Rows paged by the server but sorted here: `total`
 // and `onMore` with sortHere true (every row given is drawn).
-export function sortableTable(columns, rows, { sortBy = 0, desc = false, caption, id, onSort, sortHere = true, total, onMore } = {}) {
+// Each row's <tr> is made once and kept: a sort, "Show 100 more" or the returned element's
+// addRows(more, total) (the next page read by the caller, drawn in the same table) moves the rows
+// already drawn and makes only the new ones, so that a page more costs its own 100 rows.
+export function sortableTable(columns, given, { sortBy = 0, desc = false, caption, id, onSort, sortHere = true, total, onMore } = {}) {
   let key = sortBy;
   let down = desc;
+  const rows = [...given];
   let shown = onMore ? rows.length : SHOW;
-  const all = onMore ? Math.max(total ?? rows.length, rows.length) : rows.length;
+  let all = onMore ? Math.max(total ?? rows.length, rows.length) : rows.length;
+  const trOf = new Map();
+  const tr = (r) => {
+    let el = trOf.get(r);
+    if (!el) {
+      el = h('tr', {}, columns.map((c) =>
+        h('td', { class: [c.num ? 'num' : '', c.cls || ''].join(' ').trim() || null, 'data-label': c.label }, c.cell(r))));
+      trOf.set(r, el);
+    }
+    return el;
+  };
   const table = h('table.data.stack', { id, 'data-total': String(all) });
   if (caption) table.append(h('caption', { text: caption }));
   const head = h('tr');
@@ -221,11 +235,18 @@ export function sortableTable(columns, rows, { sortBy = 0, desc = false, caption
     }
     mark();
     const drawn = sorted.slice(0, shown);
-    body.replaceChildren(...drawn.map((r) => h('tr', {}, columns.map((c) =>
-      h('td', { class: [c.num ? 'num' : '', c.cls || ''].join(' ').trim() || null, 'data-label': c.label }, c.cell(r))))));
+    body.replaceChildren(...drawn.map(tr));
     shownText.textContent = `Showing ${count(drawn.length)} of ${count(all)}`;
     more.hidden = drawn.length >= all;
   }
   render();
-  return h('div.table-wrap', {}, table, more);
+  const wrap = h('div.table-wrap', {}, table, more);
+  wrap.addRows = (extra, newTotal) => {
+    rows.push(...extra);
+    if (onMore) shown = rows.length; else shown += extra.length;
+    all = Math.max(newTotal ?? all, rows.length);
+    table.dataset.total = String(all);
+    render();
+  };
+  return wrap;
 }

@@ -10,7 +10,7 @@
 // Each name links on: a run to its page, its workspace and pool to this view filtered by them,
 // the machines its workers hold now to their pages.
 import { api, q, h, pct, when, sortableTable, message, SHOW, count } from './lib.js';
-import { navigate, sortFromUrl } from './url.js';
+import { navigate, push, sortFromUrl } from './url.js';
 import { runHref, machineHref, poolHref, workspaceHref, nameLink } from './links.js';
 
 const STATES = ['pending', 'starting', 'running', 'stopping', 'succeeded', 'failed', 'stopped', 'cancelled'];
@@ -57,7 +57,8 @@ export async function runsView(me, params = new URLSearchParams()) {
   last = { key: viewKey(wide), at: more ? last.at : Date.now(), runs: list.runs, cursor: list.cursor,
     matches: list.matches, pages: filters.pages, byPool, byWs };
   const stalled = new Map(stalls.stalled.map((st) => [`${st.workspace}/${st.run}`, st.workers.length]));
-  const rows = list.runs.map((r) => (stalled.has(`${r.workspace}/${r.name}`) ? { ...r, stalled_workers: stalled.get(`${r.workspace}/${r.name}`) } : r));
+  const marked = (runs) => runs.map((r) => (stalled.has(`${r.workspace}/${r.name}`) ? { ...r, stalled_workers: stalled.get(`${r.workspace}/${r.name}`) } : r));
+  const rows = marked(list.runs);
   const pools = [...new Set([...rows.map((r) => r.pool), ...byPool.rows.map((r) => r.pool).filter(Boolean)])].sort();
   if (filters.pool && !pools.includes(filters.pool)) pools.push(filters.pool);
   const workspaces = [...new Set([...rows.map((r) => r.workspace), ...byWs.rows.map((r) => r.workspace).filter(Boolean)])].sort();
@@ -86,11 +87,42 @@ export async function runsView(me, params = new URLSearchParams()) {
     // Last, and wrapping: a gang on many machines does not push the figures off screen.
     { label: 'Machines', cls: 'machines', cell: (r) => (r.machines || []).map((m, i) => [i ? ', ' : '', nameLink(machineHref(m), m)]) },
   ].filter(Boolean);
+  const caption = (l) => `${count(l.matches)} run${l.matches === 1 ? '' : 's'}${l.more ? ' (newest first; more follow)' : ''}`;
+  const table = rows.length ? sortableTable(columns, rows, { ...sortFromUrl(columns, params, wide ? 6 : 5, true), id: 'runs-table',
+    caption: caption(list), total: list.matches, onMore: () => showMore(wide, table, marked, caption) }) : null;
   return h('section.view', { 'aria-labelledby': 'runs-h' }, h('h1', { id: 'runs-h', text: 'Runs' }), controls,
-    rows.length ? sortableTable(columns, rows, { ...sortFromUrl(columns, params, wide ? 6 : 5, true), id: 'runs-table',
-      caption: `${count(list.matches)} run${list.matches === 1 ? '' : 's'}${list.more ? ' (newest first; more follow)' : ''}`,
-      total: list.matches, onMore: () => navigate({ pages: filters.pages + 1 }) })
-      : message('No run matches.'));
+    table || message('No run matches.'));
+}
+
+// "Show 100 more": the next page, read from the saved cursor, is added to the table on screen
+// (the rows drawn stay; sortableTable makes only the new ones) and the URL's pages grows by one
+// (a new history entry: Back shows one page fewer). Past MORE_MS since the view's full read, the
+// view is read again with one page more. `marked`: the stalled marks of the view's read.
+let adding = false;
+async function showMore(wide, table, marked, caption) {
+  if (adding) return;
+  filters.pages += 1;
+  if (!extending(wide)) {
+    filters.pages -= 1;
+    navigate({ pages: filters.pages + 1 });
+    return;
+  }
+  adding = true;
+  push({ pages: filters.pages });
+  table.setAttribute('aria-busy', 'true');
+  try {
+    const had = last.runs.length;
+    const list = await readPages(wide);
+    last = { ...last, runs: list.runs, cursor: list.cursor, matches: list.matches, pages: filters.pages };
+    table.addRows(marked(list.runs.slice(had)), list.matches);
+    const cap = table.querySelector('caption');
+    if (cap) cap.textContent = caption(list);
+  } catch {
+    window.dispatchEvent(new Event('astraeus:navigate'));  // the view read again: its error shown
+  } finally {
+    adding = false;
+    table.removeAttribute('aria-busy');
+  }
 }
 
 // A run's state; a running run with workers stalled now (r.stalled_workers > 0) is not shown as
