@@ -6,9 +6,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <memory>
+#include <mutex>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -290,6 +293,77 @@ TEST_F(Runner, SandboxedWorkerIsConfinedAndNothingOutlivesIt) {
     EXPECT_LE(std::atoi(log.c_str() + at + 6), 6) << log;
     EXPECT_NE(std::system("pgrep -f '^sleep 3017$' > /dev/null"), 0) << "the setsid child outlived its worker";
     EXPECT_FALSE(fs::exists(probe->v2_parent + "/" + s.sandbox.cgroup)) << "its cgroup was not removed";
+}
+
+// A sandboxed worker drops its identity in a process cloned from the multi-threaded service;
+// glibc's setgroups/setgid/setuid there broadcast the change to the threads glibc believes it
+// has (the service's, copied at the clone) and waited forever for one that was being created
+// at that instant (seen: bench_launch hung in setxid_mark_thread, the init and its worker both
+// in futex_wait). The identity is now changed by the system calls themselves. Here another
+// thread starts and ends threads without pause while 40 sandboxed workers are launched one
+// after the other: every launch returns and every worker exits 0 (before the fix, a launch
+// hung within a few; a hang fails the test at 120 s instead of blocking ctest).
+TEST_F(Runner, SandboxedLaunchesNeverHangWhileTheServiceStartsThreads) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+    namespace sb = astraeus::exec::sandbox;
+    sb::SandboxConfig cfg;
+    auto probe = std::make_shared<sb::Probe>(sb::probe(cfg, "unit-churn-" + std::to_string(::getpid())));
+    if (!probe->full()) GTEST_SKIP() << "sandbox incomplete here: " << probe->missing();
+    auto id = sb::identity_for(cfg, false, "", "ws", 8);
+    ASSERT_TRUE(id.has_value());
+    std::atomic<bool> stop{false};
+    std::thread churn([&] {
+        while (!stop) std::thread([] {}).join();
+    });
+    std::mutex mu;
+    std::condition_variable cv;
+    int done = 0, exited_zero = 0;
+    bool finished = false;
+    std::thread launches([&] {
+        RunnerConfig c;
+        c.sandbox = probe;
+        c.hide = {dir_.string()};
+        WorkerRunner r(c);
+        for (int k = 0; k < 40; ++k) {
+            auto s = spec({"true"});
+            std::string log = "w";
+            log += std::to_string(k);
+            log += ".log";
+            s.log_path = (dir_ / log).string();
+            s.sandbox.on = true;
+            s.sandbox.id = *id;
+            s.sandbox.cgroup = "unit-churn-";
+            s.sandbox.cgroup += std::to_string(::getpid());
+            s.sandbox.cgroup += '-';
+            s.sandbox.cgroup += std::to_string(k);
+            s.sandbox.keep = {dir_.string()};
+            auto h = r.launch(s);
+            if (h) {
+                const auto reps = until_gone(r, *h);
+                const auto* ex = find(reps, Kind::Exited);
+                std::lock_guard<std::mutex> l(mu);
+                exited_zero += ex && ex->exit_code == 0;
+            }
+            std::lock_guard<std::mutex> l(mu);
+            ++done;
+            cv.notify_all();
+        }
+        std::lock_guard<std::mutex> l(mu);
+        finished = true;
+        cv.notify_all();
+    });
+    std::unique_lock<std::mutex> l(mu);
+    if (!cv.wait_for(l, std::chrono::seconds(120), [&] { return finished; })) {
+        ADD_FAILURE() << "a sandboxed launch hung: " << done << " of 40 returned in 120 s";
+        std::fflush(nullptr);
+        std::_Exit(1);  // the hung launch cannot be joined
+    }
+    l.unlock();
+    stop = true;
+    churn.join();
+    launches.join();
+    EXPECT_EQ(done, 40);
+    EXPECT_EQ(exited_zero, 40);
 }
 
 TEST(RunnerParts, ParseProgressAndSignals) {

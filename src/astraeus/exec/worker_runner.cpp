@@ -146,8 +146,8 @@ int child_main(void* arg) {
         // A change of credentials clears the parent-death signal: set it again.
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     } else if (a.drop) {
-        if (::setgroups(a.groups->size(), a.groups->data()) != 0 || ::setgid(a.gid) != 0 || ::setuid(a.uid) != 0)
-            die(a, ChildStep::Setup, errno);
+        if (const int e = sandbox::set_identity(a.uid, a.gid, a.groups->data(), a.groups->size()); e != 0)
+            die(a, ChildStep::Setup, e);
     }
     if (!a.ns) exec_worker(a);
     struct sigaction sa {};

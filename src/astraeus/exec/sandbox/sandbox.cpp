@@ -8,6 +8,7 @@
 #include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -485,11 +486,21 @@ int enter_setup(const ChildPlan& plan) {
     return 0;
 }
 
+int set_identity(uid_t uid, gid_t gid, const gid_t* groups, std::size_t n) {
+    // Not glibc's setgroups/setgid/setuid: in a process cloned from a multi-threaded one they
+    // signal the threads glibc still lists (the parent's) and wait for each (nptl_setxid.c);
+    // one that was being created at the clone is waited for forever. The system calls change
+    // the calling thread's credentials, here the whole (single-threaded) process's.
+    if (::syscall(SYS_setgroups, n, groups) != 0) return errno;
+    if (::syscall(SYS_setgid, gid) != 0) return errno;
+    if (::syscall(SYS_setuid, uid) != 0) return errno;
+    return 0;
+}
+
 int drop_identity(const ChildPlan& plan) {
     if (plan.id.drop) {
-        if (::setgroups(plan.id.groups.size(), plan.id.groups.data()) != 0) return errno;
-        if (::setgid(plan.id.gid) != 0) return errno;
-        if (::setuid(plan.id.uid) != 0) return errno;
+        if (const int e = set_identity(plan.id.uid, plan.id.gid, plan.id.groups.data(), plan.id.groups.size()); e != 0)
+            return e;
         if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return errno;
     }
     return 0;

@@ -167,6 +167,10 @@ void close_plan(ChildPlan& plan);
 int enter(const ChildPlan& plan);
 /// The cgroups and the mounts of enter(). Returns 0 or an errno.
 int enter_setup(const ChildPlan& plan);
+/// Sets the supplementary groups (`n` of `groups`), the gid and the uid of a process that has
+/// one thread, by the system calls (never glibc's wrappers, which wait for threads a cloned
+/// child does not have). Async-signal-safe. Returns 0 or the errno of the step that failed.
+int set_identity(uid_t uid, gid_t gid, const gid_t* groups, std::size_t n);
 /// The identity of enter() (setgroups, setgid, setuid, no_new_privs) when `plan.id.drop`.
 /// Returns 0 or an errno.
 int drop_identity(const ChildPlan& plan);
