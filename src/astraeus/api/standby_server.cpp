@@ -2,6 +2,7 @@
 #include "astraeus/api/standby_server.hpp"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <nlohmann/json.hpp>
 #include <thread>
@@ -20,6 +21,14 @@ StandbyServer::StandbyServer(std::function<store::LeaseView()> view, std::functi
                              int retry_after_s)
     : impl_(new Impl{std::move(view), std::move(metrics), std::max(1, retry_after_s), {}, {}}) {
     Impl& s = *impl_;
+    // SO_REUSEADDR, as the leader's server (api/http_server.cpp), not httplib's default
+    // SO_REUSEPORT alone: the connections this follower served and closed stay in TIME_WAIT
+    // on its port, and without SO_REUSEADDR on them the leader's server, taking over that port,
+    // cannot bind it for a minute (seen with node agents polling a follower).
+    s.srv.set_socket_options([](socket_t sock) {
+        int yes = 1;
+        ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    });
     auto follower = [&s](int status, const std::string& what) {
         const store::LeaseView v = s.view();
         nlohmann::json b{{"error", what + ": this replica is a follower; the leader is " +

@@ -27,7 +27,7 @@ namespace astraeus::cli {
 namespace {
 
 struct AgentOptions {
-    std::string api;
+    std::vector<std::string> api;  ///< the service's addresses: one, or every replica's
     std::string token;
     std::string token_file;
     std::string name;
@@ -70,11 +70,13 @@ int run_agent(AgentOptions o) {
         std::cerr << "astraeus agent: --api URL is required (e.g. http://scheduler:8080)\n";
         return 2;
     }
-    if (auto origin = client::parse_agent_api_url(o.api); origin) {
-        o.api = *origin;  // "/v1" dropped: the agent's requests name /v1/agent/...
-    } else {
-        std::cerr << "astraeus agent: " << origin.error().message << "\n";
-        return 2;
+    for (std::string& a : o.api) {
+        if (auto origin = client::parse_agent_api_url(a); origin) {
+            a = *origin;  // "/v1" dropped: the agent's requests name /v1/agent/...
+        } else {
+            std::cerr << "astraeus agent: " << origin.error().message << "\n";
+            return 2;
+        }
     }
     if (o.token.empty() && !o.token_file.empty()) {
         // A token anyone on the machine can read is anyone's: refused, like ssh refuses such keys.
@@ -194,12 +196,12 @@ int run_agent(AgentOptions o) {
         service::log(service::LogLevel::Warn, "agent.root",
                      {{"note", "running as root without the sandbox nor --unix-user: launches are refused unless --allow-root"}});
 
-    const std::string api = o.api, token = o.token;
-    exec::AgentPost post = [api, token](const std::string& path, const nlohmann::json& body)
+    const std::string token = o.token;
+    exec::AgentPostTo post = [token](const std::string& origin, const std::string& path, const nlohmann::json& body)
         -> Result<std::pair<int, nlohmann::json>> {
         client::HttpRequest rq;
         rq.method = "POST";
-        rq.origin = api;
+        rq.origin = origin;
         rq.target = path;
         rq.bearer_token = token;
         rq.body = body.dump();
@@ -217,7 +219,7 @@ int run_agent(AgentOptions o) {
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
-    exec::NodeAgent agent(c, post);
+    exec::NodeAgent agent(c, o.api, post);
     if (auto ok = agent.start(); !ok) {
         std::cerr << "astraeus agent: " << ok.error().message << "\n";
         return 1;
@@ -260,8 +262,10 @@ std::function<int()> add_agent(CLI::App& app) {
               "are retried every second.\n");
     s->add_option("--api", o->api,
                   "the service's URL, http[s]://HOST[:PORT] or the same with /v1 (as ASTRALYX_API); "
-                  "another form exits 2")
-        ->required();
+                  "another form exits 2. Replicas: every one's URL, comma-separated or --api repeated "
+                  "(the agent follows the leader among them)")
+        ->required()
+        ->delimiter(',');
     s->add_option("--token", o->token, "an agent token (astraeus admin token create --agent)");
     s->add_option("--token-file", o->token_file, "a file holding the agent token (first line)");
     s->add_option("--name", o->name, "this machine's name in the cluster (default: the host name)");

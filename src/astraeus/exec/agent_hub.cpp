@@ -473,6 +473,7 @@ json AgentHub::on_register(Seconds t, std::int64_t id, const json& body) {
     reply["adopted"] = std::move(adopted);
     reply["killed"] = std::move(killed);
     reply["events_acked"] = m.events_acked;
+    reply["generation"] = generation_;
     return reply;
 }
 
@@ -480,7 +481,7 @@ json AgentHub::on_heartbeat(Seconds t, std::int64_t id, const json& body) {
     auto it = machines_.find(id);
     const std::string session = body.value("session", "");
     if (it == machines_.end() || !it->second.connected || it->second.lost || it->second.session != session)
-        return json{{"register", true}};
+        return json{{"register", true}, {"generation", generation_}};
     Machine& m = it->second;
     m.last_s = t;
     const std::int64_t acked = int_of(body, "commands_acked", 0);
@@ -499,6 +500,7 @@ json AgentHub::on_heartbeat(Seconds t, std::int64_t id, const json& body) {
     for (const json& c : m.cmds) cmds.push_back(c);
     reply["commands"] = std::move(cmds);
     reply["heartbeat_s"] = c_.heartbeat_s;
+    reply["generation"] = generation_;
     return reply;
 }
 

@@ -74,7 +74,7 @@ public:
     void add_machine(std::int64_t id, const std::string& name, int gpus, const std::string& addr,
                      Seconds t);
     /// POST /v1/agent/register of machine `id` at t (body: docs/agents.md). The reply: the
-    /// machine id, heartbeat period, lost timeout, workers adopted and killed. A machine that
+    /// machine id, heartbeat period, lost timeout, workers adopted and killed, generation. A machine that
     /// was lost comes back (MachineBack); a new session of a connected machine (the agent was
     /// restarted) is a loss and a return (its workers of the last session are gone).
     nlohmann::json on_register(Seconds t, std::int64_t id, const nlohmann::json& body);
@@ -88,6 +88,11 @@ public:
     void set_notify(std::function<void()> f) { notify_ = std::move(f); }
     AgentMachineView view(std::int64_t id) const;
     const AgentHubConfig& config() const { return c_; }
+    /// The leader lease's generation (the fencing token, store/lease.hpp) that every reply to an
+    /// agent carries as "generation"; agents refuse a reply below the highest they have seen
+    /// (exec/agent_node.hpp). 0 (the default): one server on SQLite, no lease.
+    void set_generation(std::int64_t g) { generation_ = g; }
+    std::int64_t generation() const { return generation_; }
 
 private:
     enum class W : std::uint8_t { Launching, Up, Gone };
@@ -147,6 +152,7 @@ private:
     std::map<std::int64_t, Run> runs_;
     std::deque<ExecEvent> events_;
     std::function<void()> notify_;
+    std::int64_t generation_ = 0;
 };
 
 }  // namespace astraeus::exec

@@ -58,6 +58,21 @@ bool group_is_ours(pid_t pgid) {
     return false;
 }
 
+/// A JSON string field, "" when absent or not a string.
+std::string str_field(const json& j, const char* key) {
+    if (!j.is_object()) return "";
+    auto it = j.find(key);
+    return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+/// An origin as compared: without a trailing "/" or "/v1".
+std::string origin_of(std::string u) {
+    while (!u.empty() && u.back() == '/') u.pop_back();
+    if (u.ends_with("/v1")) u.resize(u.size() - 3);
+    while (!u.empty() && u.back() == '/') u.pop_back();
+    return u;
+}
+
 std::string safe(const std::string& s) {
     std::string out;
     for (char ch : s) out += (ch == '/' || ch == '\0') ? '_' : ch;
@@ -66,8 +81,23 @@ std::string safe(const std::string& s) {
 
 }  // namespace
 
+std::int64_t reply_generation(const json& reply) {
+    if (!reply.is_object()) return 0;
+    auto it = reply.find("generation");
+    return it != reply.end() && it->is_number_integer() ? it->get<std::int64_t>() : 0;
+}
+
 NodeAgent::NodeAgent(NodeAgentConfig c, AgentPost post)
-    : c_(std::move(c)), post_(std::move(post)), session_(random_session()),
+    : NodeAgent(std::move(c), {""},
+                [post = std::move(post)](const std::string&, const std::string& path, const json& body) {
+                    return post(path, body);
+                }) {}
+
+NodeAgent::NodeAgent(NodeAgentConfig c, std::vector<std::string> services, AgentPostTo post)
+    : c_(std::move(c)), services_(services.empty() ? std::vector<std::string>{""} : std::move(services)),
+      post_to_(std::move(post)),
+      post_([this](const std::string& path, const json& body) { return post_to_(services_[current_], path, body); }),
+      session_(random_session()),
       sampler_(c_.gpu_source, c_.utilization_period_s),
       shipper_(LogShipperConfig{c_.name, c_.log_chunk_bytes, 0.25, c_.retry_s,
                                 c_.work_dir + "/agent-" + safe(c_.name) + ".logs"},
@@ -92,6 +122,13 @@ Result<void> NodeAgent::start() {
     std::string line;
     int killed = 0;
     while (std::getline(in, line)) {
+        if (line.starts_with("generation ")) {  // the highest lease generation seen
+            try {
+                generation_ = std::max<std::int64_t>(generation_, std::stoll(line.substr(11)));
+            } catch (const std::exception&) {
+            }
+            continue;
+        }
         std::istringstream f(line);
         long pgid = 0;
         std::string what;
@@ -107,7 +144,8 @@ Result<void> NodeAgent::start() {
     shipper_.load();  // the rest of the logs of that life
     log(LogLevel::Info, "agent.started",
         {{"name", c_.name}, {"pool", c_.pool}, {"gpus", std::to_string(c_.gpus)}, {"work_dir", c_.work_dir},
-         {"orphans_killed", std::to_string(killed)}});
+         {"orphans_killed", std::to_string(killed)}, {"generation", std::to_string(generation_)},
+         {"services", std::to_string(services_.size())}});
     return {};
 }
 
@@ -115,6 +153,7 @@ void NodeAgent::save_state() const {
     const std::string tmp = state_path() + ".tmp";
     {
         std::ofstream out(tmp, std::ios::trunc);
+        if (generation_ > 0) out << "generation " << generation_ << "\n";
         for (const auto& [k, l] : live_)
             if (l.pid > 0)
                 out << l.pid << " run " << std::get<0>(k) << " attempt " << std::get<1>(k) << " worker "
@@ -145,6 +184,56 @@ void NodeAgent::event(json e) {
 
 // --- the protocol ------------------------------------------------------------------------------
 
+void NodeAgent::move_to(std::size_t index, const std::string& why) {
+    log(LogLevel::Warn, "agent.service_moved", {{"from", services_[current_]}, {"to", services_[index]}, {"why", why}});
+    current_ = index;
+    registered_ = false;  // register there, as after a restart of the service
+}
+
+bool NodeAgent::follow(const Result<std::pair<int, json>>& r) {
+    if (services_.size() < 2) return false;
+    const std::size_t next = (current_ + 1) % services_.size();
+    if (!r) {
+        move_to(next, "no answer: " + r.error().message);
+        return true;
+    }
+    if (r->first != 503 || str_field(r->second, "status") != "follower") return false;
+    const std::string leader = str_field(r->second, "leader_address");
+    if (!leader.empty())
+        for (std::size_t i = 0; i < services_.size(); ++i)
+            if (i != current_ && origin_of(services_[i]) == origin_of(leader)) {
+                move_to(i, "a follower; it names the leader " + leader);
+                return true;
+            }
+    move_to(next, leader.empty() ? std::string("a follower; the leader is not known yet")
+                                 : "a follower; its leader " + leader + " is not one of this agent's addresses");
+    return true;
+}
+
+bool NodeAgent::fenced_ok(const json& reply, const char* what) {
+    const std::int64_t g = reply_generation(reply);
+    if (!generation_obeyed(g, generation_)) {
+        std::size_t n = 0;
+        if (auto cs = reply.find("commands"); cs != reply.end() && cs->is_array()) n = cs->size();
+        log(LogLevel::Warn, "agent.stale_generation",
+            {{"reply", what}, {"generation", std::to_string(g)}, {"highest_seen", std::to_string(generation_)},
+             {"service", services_[current_]}, {"commands_refused", std::to_string(n)},
+             {"note", "a reply with lease generation " + std::to_string(g) + " below the highest seen, " +
+                          std::to_string(generation_) +
+                          ": a deposed leader's; nothing applied (if the service's database was recreated, "
+                          "stop the agent and delete the generation line of " + state_path() + ")"}});
+        if (services_.size() > 1) move_to((current_ + 1) % services_.size(), "a stale lease generation");
+        return false;
+    }
+    if (g > generation_) {
+        log(LogLevel::Info, "agent.generation",
+            {{"generation", std::to_string(g)}, {"previous", std::to_string(generation_)}, {"service", services_[current_]}});
+        generation_ = g;
+        save_state();
+    }
+    return true;
+}
+
 bool NodeAgent::do_register() {
     for (json& e : shipper_.release_all()) event(std::move(e));  // every exit, logs shipped or not
     json body;
@@ -162,12 +251,14 @@ bool NodeAgent::do_register() {
     body["events"] = events_json();
     auto r = post_("/v1/agent/register", body);
     if (!r) {
-        log(LogLevel::Warn, "agent.register_failed", {{"error", r.error().message}});
+        log(LogLevel::Warn, "agent.register_failed", {{"error", r.error().message}, {"service", services_[current_]}});
+        follow(r);
         return false;
     }
     if (r->first != 200) {
         const std::string why = r->second.value("error", r->second.dump());
         log(LogLevel::Error, "agent.register_refused", {{"status", std::to_string(r->first)}, {"error", why}});
+        if (follow(r)) return false;
         // The token (401, 403) or this machine's registration itself (400: a bad name or pool,
         // 409: another GPU count or pool than the name's, or not an agents service, 422):
         // retrying cannot help. Anything else (no answer, 5xx, 507, 429) is retried, and so is a
@@ -182,13 +273,15 @@ bool NodeAgent::do_register() {
         return false;
     }
     const json& a = r->second;
+    if (!fenced_ok(a, "registration")) return false;
     heartbeat_s_ = std::max(0.05, a.value("heartbeat_s", 2.0));
     const std::int64_t acked = a.value("events_acked", std::int64_t{0});
     while (!events_.empty() && events_.front().value("seq", std::int64_t{0}) <= acked) events_.pop_front();
     last_cmd_ = 0;
     registered_ = true;
     log(LogLevel::Info, "agent.registered",
-        {{"machine", std::to_string(a.value("machine", 0))}, {"adopted", std::to_string(a.value("adopted", json::array()).size())},
+        {{"machine", std::to_string(a.value("machine", 0))}, {"service", services_[current_]},
+         {"generation", std::to_string(generation_)}, {"adopted", std::to_string(a.value("adopted", json::array()).size())},
          {"killed", std::to_string(a.value("killed", json::array()).size())}});
     return true;
 }
@@ -203,17 +296,23 @@ bool NodeAgent::do_heartbeat(const char* path) {
     if (!gpu_samples_.empty()) body["gpu_util"] = gpu_samples_json(gpu_samples_);
     auto r = post_(path, body);
     if (!r) {
-        log(LogLevel::Warn, "agent.heartbeat_failed", {{"error", r.error().message}});
+        log(LogLevel::Warn, "agent.heartbeat_failed", {{"error", r.error().message}, {"service", services_[current_]}});
+        follow(r);
         return false;
     }
     if (r->first != 200) {
         log(LogLevel::Warn, "agent.heartbeat_refused",
             {{"status", std::to_string(r->first)}, {"error", r->second.value("error", r->second.dump())}});
+        if (follow(r)) return false;
         // 401/403: the token was revoked or is bound elsewhere; registering again says which.
         if (r->first == 404 || r->first == 409 || r->first == 401 || r->first == 403) registered_ = false;
         return false;
     }
     const json& a = r->second;
+    if (!fenced_ok(a, "heartbeat")) {  // a deposed leader's: its commands and acks are not taken
+        registered_ = false;
+        return false;
+    }
     if (a.value("register", false)) {
         registered_ = false;
         return true;

@@ -8,7 +8,17 @@
 // checkpoints/<workspace>/<run>/ (kept across attempts: put the work directory on storage that
 // every machine shares for a gang to resume elsewhere), progress/..., and
 // agent-<name>.state (the process groups it runs, so that a restarted agent kills the workers
-// of its previous life: their attempts were failed when it was lost or restarted).
+// of its previous life: their attempts were failed when it was lost or restarted; and the
+// highest lease generation it has seen, line "generation N").
+// Fencing (issue 23, docs/agents.md "Fencing"): every reply of the service carries the lease
+// generation of the replica that answers ("generation"; 0 on SQLite and from a service that
+// does not send it). The agent remembers the highest one it has seen and refuses a reply with a
+// lower one: a deposed leader's late commands are not applied, its acknowledgements not taken
+// (log line agent.stale_generation), and the agent moves on to the next service address.
+// Several service addresses (replicas): the agent talks to one at a time; on no answer it tries
+// the next one, on a follower's 503 (status "follower") the leader it names when that address
+// is one of the agent's, else the next; after a move it registers again, as after a restart
+// of the service (its running workers are reported and adopted).
 // Thread safety: one thread runs it; request_stop() may be called from another.
 #pragma once
 #include <sys/types.h>
@@ -51,10 +61,27 @@ struct NodeAgentConfig {
 /// an error when no answer came back. The only way the agent talks to the network.
 using AgentPost = std::function<Result<std::pair<int, nlohmann::json>>(const std::string& path,
                                                                       const nlohmann::json& body)>;
+/// The same to the service at `origin` (one of the agent's service addresses).
+using AgentPostTo = std::function<Result<std::pair<int, nlohmann::json>>(
+    const std::string& origin, const std::string& path, const nlohmann::json& body)>;
+
+/// The fencing rule: whether a reply carrying lease generation `reply_generation` may be
+/// obeyed by an agent that has seen `highest_seen` (equal or higher: yes; lower: a deposed
+/// leader's reply, refused).
+constexpr bool generation_obeyed(std::int64_t reply_generation, std::int64_t highest_seen) {
+    return reply_generation >= highest_seen;
+}
+
+/// The lease generation a reply carries ("generation"; 0 when absent or not an integer).
+std::int64_t reply_generation(const nlohmann::json& reply);
 
 class NodeAgent {
 public:
+    /// One service, reached by `post`.
     NodeAgent(NodeAgentConfig c, AgentPost post);
+    /// Several service addresses (replicas; origins, at least one), reached by `post` with the
+    /// address in use; the agent starts with the first one.
+    NodeAgent(NodeAgentConfig c, std::vector<std::string> services, AgentPostTo post);
     ~NodeAgent();
     /// Kills the process groups of a previous life of this agent (its state file) and prepares
     /// the work directory; an error when it cannot be written.
@@ -73,6 +100,10 @@ public:
     int refusal_status() const { return refused_status_; }
     /// Workers not yet gone (tests, logs).
     std::size_t live() const { return live_.size(); }
+    /// The highest lease generation seen (replies, or the state file of a previous life).
+    std::int64_t generation() const { return generation_; }
+    /// The service address in use (its index in the addresses given).
+    std::size_t service_index() const { return current_; }
 
 private:
     using Key = std::tuple<std::int64_t, int, int>;  ///< (run, attempt, worker)
@@ -88,6 +119,14 @@ private:
     };
 
     bool do_register();  ///< sets refused_ on a 401, 403 (the token) or 400, 409, 422 (for good)
+    /// The fencing check of a 200 reply: false (logged, the agent moves to another address)
+    /// when its generation is below the highest seen; a higher one is remembered (state file).
+    bool fenced_ok(const nlohmann::json& reply, const char* what);
+    /// After a failed request: a follower's 503 naming a leader among our addresses moves there;
+    /// no answer, or a follower's 503 naming none of them, moves to the next address. True when
+    /// the address changed (the agent then registers again).
+    bool follow(const Result<std::pair<int, nlohmann::json>>& r);
+    void move_to(std::size_t index, const std::string& why);
     bool do_heartbeat(const char* path);
     void apply(const nlohmann::json& cmd);
     void launch(const nlohmann::json& cmd);
@@ -99,7 +138,11 @@ private:
     std::string state_path() const;
 
     NodeAgentConfig c_;
-    AgentPost post_;
+    std::vector<std::string> services_;  ///< the service addresses ({""}: one, behind post_)
+    std::size_t current_ = 0;            ///< the one in use
+    AgentPostTo post_to_;
+    AgentPost post_;                     ///< post_to_ at services_[current_]
+    std::int64_t generation_ = 0;        ///< the highest lease generation seen
     std::atomic<bool> stop_{false};
     std::string session_;
     bool registered_ = false;

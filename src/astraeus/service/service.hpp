@@ -219,7 +219,8 @@ public:
     ApiResult<nlohmann::json> readiness();
     /// The leader's part of a replicated service (service/leadership.hpp; before loop() starts):
     /// `metrics` is appended to metrics() (the lease's series), `ready` merged into readiness()'s
-    /// answer (role, replica, generation).
+    /// answer (role, replica, generation); its generation becomes the fencing token of every
+    /// reply to node agents (exec/agent_hub.hpp set_generation).
     void set_leadership(std::function<std::string()> metrics, nlohmann::json ready);
 
     /// The scheduler loop: wakes at executor events, lease ends and minute boundaries (the

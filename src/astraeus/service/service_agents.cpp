@@ -135,10 +135,10 @@ ApiResult<json> Service::agent_heartbeat(const Caller& c, std::string_view body)
     store::Id id = 0;
     for (const auto& [mid, n] : machine_names_)
         if (n == name) id = mid;
-    if (id == 0) return json{{"register", true}};
+    if (id == 0) return json{{"register", true}, {"generation", agents_->generation()}};
     auto registered = agent_token_registered(c, name);
     if (!registered) return std::unexpected(registered.error());
-    if (!*registered) return json{{"register", true}};  // its registration binds the token
+    if (!*registered) return json{{"register", true}, {"generation", agents_->generation()}};  // its registration binds the token
     // A plain heartbeat changes nothing durable: no transaction. With events, the usual path:
     // catch up, take them, apply what follows, one transaction.
     const bool has_events = b->contains("events") && (*b)["events"].is_array() && !(*b)["events"].empty();

@@ -20,6 +20,9 @@ void Service::set_leadership(std::function<std::string()> metrics, nlohmann::jso
     std::lock_guard lk(mu_);
     leader_metrics_ = std::move(metrics);
     leader_ready_ = std::move(ready);
+    // The fencing token of every reply to agents (exec/agent_hub.hpp set_generation).
+    if (agents_ && leader_ready_.contains("generation") && leader_ready_["generation"].is_number_integer())
+        agents_->set_generation(leader_ready_["generation"].get<std::int64_t>());
 }
 
 }  // namespace astraeus::service
