@@ -99,6 +99,7 @@ public:
         script_->holds_from_start = holds_from_start;
         open(std::move(*store));
         caller_.token = st::TokenRec{1, "ml-token", st::Scope::Workspace, ids->first, *ws, 0, "", T0, false};
+        admin_.token = st::TokenRec{2, "admin-token", st::Scope::OrgAdmin, ids->first, 0, 0, "", T0, false};
     }
     /// The service ends without a word (a crash, or a kill -9: every change was committed
     /// when it was answered) and starts again over the same store at time t, its executor's
@@ -118,6 +119,7 @@ public:
 
     svc::Service& service() { return *svc_; }
     const svc::Caller& caller() const { return caller_; }
+    const svc::Caller& admin() const { return admin_; }
     const Script& script() const { return *script_; }
 
     /// Moves the service's clock to t and runs what is due (events, rounds, the counts).
@@ -136,6 +138,11 @@ public:
             if (l.run.run == run) e.attempt = l.run.attempt;
         auto& q = script_->queue;
         q.insert(std::upper_bound(q.begin(), q.end(), t, [](Seconds v, const ExecEvent& x) { return v < x.t; }), e);
+    }
+    /// Queues any event as is (machine events).
+    void push(const ExecEvent& e) {
+        auto& q = script_->queue;
+        q.insert(std::upper_bound(q.begin(), q.end(), e.t, [](Seconds v, const ExecEvent& x) { return v < x.t; }), e);
     }
     void sample(Seconds t, std::int64_t run, double pct, int worker = 0) {
         emit(K::Utilization, t, run, pct, worker);
@@ -177,6 +184,7 @@ private:
     std::shared_ptr<Script> script_;
     std::unique_ptr<svc::Service> svc_;
     svc::Caller caller_;
+    svc::Caller admin_;
     std::int64_t runs_ = 0;
 };
 
@@ -542,4 +550,56 @@ TEST(ServiceGoodputExact, ACrashInsideAMinuteLosesNoSecondAndCountsNoneTwice) {
     EXPECT_DOUBLE_EQ(held(u, "idle"), h(220));
     EXPECT_DOUBLE_EQ(unmeasured(u), h(220));
     EXPECT_DOUBLE_EQ(u.at("allocated_gpu_hours").get<double>(), h(240));
+}
+
+TEST(ServiceGoodputExact, DrainAndLostMachineInsideMinutes) {
+    // One machine of 8 GPUs, a run of 2 GPUs placed 10:00:00, busy (level 90 %) from 10:00:10.
+    // An org admin drains the machine at 10:00:30: the run winds down (preemption, held) until
+    // its StopDone at 10:00:35, then waits (preemption, not held) until the undrain at 10:00:50
+    // places it again; it restarts until 10:01:00, runs busy, and its machine is lost at
+    // 10:01:20 (failure, held) until the executor releases it at 10:01:35; the machine is back
+    // at 10:01:30, so the run is placed again at the release, restarts until 10:01:40 and runs
+    // busy until it finishes at 10:02:00. x 2 GPUs:
+    // starting 10 s -> 20; productive 20 + 20 + 20 = 60 s -> 120; preemption held 5 s -> 10,
+    // not held 15 s -> 30; restart 10 + 5 = 15 s -> 30; failure held 15 s -> 30. 240 in all.
+    Harness x;
+    const auto run = x.submit("moved", 2);
+    const std::string machine = x.script().launched.at(0).run.placement.at(0).machine_name;
+    const std::int64_t machine_id = x.script().launched.at(0).run.placement.at(0).machine;
+    ASSERT_FALSE(machine.empty());
+    x.emit(K::Started, T0 + 10, run, 90);
+    x.at(T0 + 30);
+    auto d = x.service().drain_machine(x.admin(), machine, true);
+    ASSERT_TRUE(d) << d.error().message;
+    EXPECT_EQ(d->at("runs_stopped").get<int>(), 1);
+    x.emit(K::StopDone, T0 + 35, run);
+    x.at(T0 + 50);
+    EXPECT_EQ(x.launched_at(run, 2), -1);  // drained: not placed again
+    d = x.service().drain_machine(x.admin(), machine, false);
+    ASSERT_TRUE(d) << d.error().message;
+    ASSERT_EQ(x.launched_at(run, 2), T0 + 50);
+    x.emit(K::Started, T0 + 60, run, 90);
+    ExecEvent lost{K::MachineLost, T0 + 80};
+    lost.machine = machine_id;
+    ExecEvent back{K::MachineBack, T0 + 90};
+    back.machine = machine_id;
+    x.at(T0 + 60);
+    x.push(lost);
+    x.push(back);
+    x.emit(K::Released, T0 + 95, run);
+    x.at(T0 + 95);
+    ASSERT_EQ(x.launched_at(run, 3), T0 + 95);
+    x.emit(K::Started, T0 + 100, run, 90);
+    x.emit(K::Finished, T0 + 120, run);
+    x.at(T0 + 120);
+    const json j = x.ledger("moved");
+    EXPECT_DOUBLE_EQ(held(j, "starting"), h(20));
+    EXPECT_DOUBLE_EQ(held(j, "productive"), h(120));
+    EXPECT_DOUBLE_EQ(held(j, "preemption"), h(10));
+    EXPECT_DOUBLE_EQ(all(j, "preemption"), h(40));
+    EXPECT_DOUBLE_EQ(held(j, "restart"), h(30));
+    EXPECT_DOUBLE_EQ(held(j, "failure"), h(30));
+    EXPECT_DOUBLE_EQ(all(j, "failure"), h(30));
+    EXPECT_DOUBLE_EQ(j.at("allocated_gpu_hours").get<double>(), h(210));
+    EXPECT_DOUBLE_EQ(j.at("waiting_gpu_hours").get<double>(), h(30));
 }
