@@ -15,8 +15,8 @@
 // counted twice.
 // Thread safety: every public function is thread-safe (one mutex).
 #pragma once
-#include <chrono>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <expected>
 #include <map>
@@ -121,8 +121,8 @@ public:
                                                  std::unique_ptr<store::Store> store,
                                                  std::unique_ptr<Executor> executor);
     /// open() on a clock its caller owns (tests): the service's time is `time`'s, moved only by
-    /// ManualTime::set (then tick() runs what became due). Nothing else differs from open(): the
-    /// store's clock check against the real clock is skipped (the test chooses the times), and
+    /// ManualTime::set (then tick() runs what became due). Otherwise as open(), except that the
+    /// store's clock is not checked against the real clock (the test chooses the times);
     /// `config.time_scale` must be 1. `serve` always uses open().
     static Result<std::unique_ptr<Service>> open_manual(ServiceConfig config,
                                                         std::unique_ptr<store::Store> store,
