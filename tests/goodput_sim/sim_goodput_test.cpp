@@ -143,6 +143,29 @@ TEST(SimGoodput, PlacementFortySecondsIntoAMinuteAndNineSecondStartUps) {
     EXPECT_EQ(r->goodput->unmeasured_gpu_s, 0);  // the simulator gives every run a level
 }
 
+TEST(SimGoodput, UtilizationEdgeFivePointZeroIsBusyFourPointNineIdle) {
+    // The busy threshold's edge (>= 5 %): one 4-GPU job, 90 s of work from 0 on 1 x 4 GPUs, no
+    // start-up, every running second at a fixed level. At 5.0 %: productive 90 x 4 = 360, idle
+    // 0; at 4.9 %: productive 0, idle 360. A level decides: nothing unmeasured either way.
+    for (const double pct : {5.0, 4.9}) {
+        LifecycleConfig lc = LifecycleConfig::none();
+        lc.full_utilization = false;
+        lc.fixed_utilization_pct = pct;
+        const Workload w = workload({"t"}, {job(0, 4, 0, 90)});
+        auto r = simulate(w, config(1, 4, 7200, lc));
+        ASSERT_TRUE(r) << r.error().message;
+        const goodput::Counts a = r->goodput->ledger.run_total(0);
+        EXPECT_EQ(held(a, Category::Productive), pct >= 5.0 ? 360 : 0) << pct;
+        EXPECT_EQ(held(a, Category::Idle), pct >= 5.0 ? 0 : 360) << pct;
+        EXPECT_EQ(sum(a), 360) << pct;
+        EXPECT_EQ(r->goodput->unmeasured_gpu_s, 0) << pct;
+    }
+    LifecycleConfig bad = LifecycleConfig::none();
+    bad.fixed_utilization_pct = 101;
+    ASSERT_FALSE(check_lifecycle(bad));
+    EXPECT_NE(check_lifecycle(bad).error().message.find("fixed_utilization_pct"), std::string::npos);
+}
+
 TEST(SimGoodput, FailureHoldsThenRestarts) {
     // 1 x 4 GPUs, one job of 1000 s, start-up 60 s, an early failure certain at running age 1 s
     // (window 2 s: age = 1 + floor(u x 1) = 1), held 180 s, lease 3600.

@@ -97,12 +97,18 @@ Clock::Clock(Seconds base_s, double scale)
         real_base_ -= std::chrono::duration_cast<std::chrono::steady_clock::duration>(into);
 }
 
+Clock::Clock(std::shared_ptr<const ManualTime> manual)
+    : base_s_(manual->now()), real_base_(std::chrono::steady_clock::now()), scale_(1.0),
+      manual_(std::move(manual)) {}
+
 Seconds Clock::now() const {
+    if (manual_) return manual_->now();
     const double real = std::chrono::duration<double>(std::chrono::steady_clock::now() - real_base_).count();
     return base_s_ + static_cast<Seconds>(real * scale_);
 }
 
 std::chrono::milliseconds Clock::until(Seconds t) const {
+    if (manual_) return manual_->now() >= t ? std::chrono::milliseconds(0) : std::chrono::milliseconds(1000);
     const double real = std::chrono::duration<double>(std::chrono::steady_clock::now() - real_base_).count();
     const double target = static_cast<double>(t - base_s_) / scale_;
     const double ms = (target - real) * 1000.0;
@@ -153,9 +159,9 @@ private:
 };
 
 Service::Service(ServiceConfig config, std::unique_ptr<store::Store> store,
-                 std::unique_ptr<Executor> executor, Seconds clock_base)
+                 std::unique_ptr<Executor> executor, Clock clock)
     : cfg_(std::move(config)), store_(std::move(store)), exec_(std::move(executor)),
-      clock_(clock_base, cfg_.time_scale) {
+      clock_(std::move(clock)) {
     sink_ = std::make_unique<Sink>(ledger_, batch_);
     agents_ = dynamic_cast<exec::AgentHub*>(exec_.get());
     if (agents_) agents_->set_notify([this] { agent_cv_.notify_all(); });
@@ -203,7 +209,21 @@ Result<std::unique_ptr<Service>> Service::open(ServiceConfig config,
                     "): it was run with time_scale > 1, and its times cannot go back; use a new data "
                     "directory for time_scale 1 (or keep time_scale > 1)");
     const Seconds base = config.time_scale == 1.0 ? real : std::max(real, stored);
-    std::unique_ptr<Service> s(new Service(std::move(config), std::move(store), std::move(executor), base));
+    const double scale = config.time_scale;
+    std::unique_ptr<Service> s(
+        new Service(std::move(config), std::move(store), std::move(executor), Clock(base, scale)));
+    if (auto ok = s->load(); !ok) return std::unexpected(ok.error());
+    return s;
+}
+
+Result<std::unique_ptr<Service>> Service::open_manual(ServiceConfig config,
+                                                      std::unique_ptr<store::Store> store,
+                                                      std::unique_ptr<Executor> executor,
+                                                      std::shared_ptr<const ManualTime> time) {
+    if (!time) return fail("open_manual: no ManualTime given");
+    if (config.time_scale != 1.0) return fail("open_manual: time_scale must be 1 (the manual clock's seconds are the service's)");
+    std::unique_ptr<Service> s(
+        new Service(std::move(config), std::move(store), std::move(executor), Clock(std::move(time))));
     if (auto ok = s->load(); !ok) return std::unexpected(ok.error());
     return s;
 }

@@ -15,6 +15,7 @@
 // counted twice.
 // Thread safety: every public function is thread-safe (one mutex).
 #pragma once
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <expected>
@@ -66,13 +67,33 @@ bool valid_pool_name(const std::string& s);
 /// Query parameters of a request.
 using Params = std::map<std::string, std::string>;
 
+/// A time that only moves when its owner sets it: the service's clock in tests that compute
+/// their expected values by hand (Service::open_manual). Unix seconds; thread-safe.
+class ManualTime {
+public:
+    explicit ManualTime(Seconds t) : t_(t) {}
+    Seconds now() const { return t_.load(); }
+    /// Moves the time to t; never back (an earlier t is ignored, as the count's clock never
+    /// goes back). Call Service::tick() after it to run what became due.
+    void set(Seconds t) {
+        Seconds cur = t_.load();
+        while (t > cur && !t_.compare_exchange_weak(cur, t)) {}
+    }
+
+private:
+    std::atomic<Seconds> t_;
+};
+
 /// The service's clock: Unix seconds, running `scale` times faster than the real clock from
-/// `base_s` at construction (scale 1: the real clock when base_s is the real time).
+/// `base_s` at construction (scale 1: the real clock when base_s is the real time); or, for
+/// tests, a ManualTime's (scale 1, standing still between its owner's set() calls).
 class Clock {
 public:
     Clock(Seconds base_s, double scale);
+    explicit Clock(std::shared_ptr<const ManualTime> manual);
     Seconds now() const;
-    /// Real time until the service's clock reaches t (zero when it has).
+    /// Real time until the service's clock reaches t (zero when it has; a manual clock that has
+    /// not: 1 s, the loop then looks again).
     std::chrono::milliseconds until(Seconds t) const;
     double scale() const { return scale_; }
     /// The real clock's Unix seconds.
@@ -82,6 +103,7 @@ private:
     Seconds base_s_;
     std::chrono::steady_clock::time_point real_base_;
     double scale_;
+    std::shared_ptr<const ManualTime> manual_;  ///< set: the time is manual_->now()
 };
 
 /// The caller of a request, from its bearer token.
@@ -98,6 +120,14 @@ public:
     static Result<std::unique_ptr<Service>> open(ServiceConfig config,
                                                  std::unique_ptr<store::Store> store,
                                                  std::unique_ptr<Executor> executor);
+    /// open() on a clock its caller owns (tests): the service's time is `time`'s, moved only by
+    /// ManualTime::set (then tick() runs what became due). Otherwise as open(), except that the
+    /// store's clock is not checked against the real clock (the test chooses the times);
+    /// `config.time_scale` must be 1. `serve` always uses open().
+    static Result<std::unique_ptr<Service>> open_manual(ServiceConfig config,
+                                                        std::unique_ptr<store::Store> store,
+                                                        std::unique_ptr<Executor> executor,
+                                                        std::shared_ptr<const ManualTime> time);
     ~Service();
 
     /// The caller of an `Authorization` header value ("Bearer astx_..."); 401 otherwise; 403
@@ -245,7 +275,7 @@ private:
     class Sink;
 
     Service(ServiceConfig config, std::unique_ptr<store::Store> store,
-            std::unique_ptr<Executor> executor, Seconds clock_base);
+            std::unique_ptr<Executor> executor, Clock clock);
     Result<void> load();
     ApiResult<Caller> authenticate_any(std::string_view authorization);
     /// The caller of API token `token` (any scope, agents included); 401 unknown or revoked.

@@ -66,7 +66,8 @@ void GoodputRecorder::do_start(int j) {
     s.base = model_.utilization_pct(u.uniform());
     s.slowed = false;
     level(j, ts);
-    s.next_change = c.full_utilization ? kNever : ts + u.exponential_s(double(c.util_segment_s));
+    const bool constant = c.full_utilization || c.fixed_utilization_pct >= 0;
+    s.next_change = constant ? kNever : ts + u.exponential_s(double(c.util_segment_s));
     s.straggler_at = kNever;
     if (c.straggler_p > 0 && u.uniform() < c.straggler_p)
         s.straggler_at = ts + u.exponential_s(double(c.util_segment_s));
@@ -268,7 +269,9 @@ nlohmann::json goodput_json(const GoodputResult& r, goodput::By by, int weeks) {
         {"straggler_factor", c.straggler_factor},
         {"util_segment_s", c.util_segment_s},
         {"max_attempts", c.max_attempts},
-        {"utilization", c.full_utilization ? "100%" : "philly-gpu-util-cdf"},
+        {"utilization", c.full_utilization              ? std::string("100%")
+                        : c.fixed_utilization_pct >= 0 ? fmt::format("{}%", c.fixed_utilization_pct)
+                                                       : std::string("philly-gpu-util-cdf")},
     };
     const GoodputEvents& e = r.events;
     j["events"] = {{"placements", e.placements},       {"failures", e.failures},

@@ -61,6 +61,9 @@ Result<void> check_lifecycle(const LifecycleConfig& c) {
                    prob("--straggler-p", c.straggler_p),
                    prob("straggler_factor", c.straggler_factor)})
         if (!r) return r;
+    if (!(c.fixed_utilization_pct == -1 || (c.fixed_utilization_pct >= 0 && c.fixed_utilization_pct <= 100)))
+        return fail(fmt::format("fixed_utilization_pct: expected -1 or a percent from 0 to 100, got {}",
+                                c.fixed_utilization_pct));
     if (c.max_attempts < 1 || c.max_attempts > kMaxAttemptsLimit)
         return fail(fmt::format("--max-attempts: expected a whole number from 1 to {}, got {}",
                                 kMaxAttemptsLimit, c.max_attempts));
@@ -112,6 +115,7 @@ Seconds LifecycleModel::startup_s(int machines) const {
 
 double LifecycleModel::utilization_pct(double u) const {
     if (c_.full_utilization) return 100.0;
+    if (c_.fixed_utilization_pct >= 0) return c_.fixed_utilization_pct;
     const auto& q = philly_gpu_util_quantiles();
     const double x = u * 100.0;
     const auto i = static_cast<std::size_t>(std::min(99.0, std::floor(x)));

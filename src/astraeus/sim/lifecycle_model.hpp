@@ -59,6 +59,9 @@ struct LifecycleConfig {
     // Utilization: a level drawn from the CDF, redrawn after exponential segments of this mean.
     Seconds util_segment_s = 3600;
     bool full_utilization = false;             ///< none: every running minute is 100 %
+    /// >= 0: every running minute is this level, percent (no flag: tests of the busy threshold's
+    /// edge, 5.0 / 4.9 %); -1: the CDF (or 100 % with full_utilization, which wins).
+    double fixed_utilization_pct = -1;
 
     /// --lifecycle none: start-up 0, no failures, losses, stalls or stragglers, 100 %.
     static LifecycleConfig none();
