@@ -1,5 +1,6 @@
 #include "astraeus/service/leadership.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -23,6 +24,23 @@ Leadership::~Leadership() {
     }
     cv_.notify_all();
     if (renewer_.joinable()) renewer_.join();
+    if (watchdog_.joinable()) watchdog_.join();
+}
+
+namespace {
+std::int64_t steady_ns() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+}  // namespace
+
+Result<store::LeaseView> Leadership::renew_timed(bool acquire) {
+    const std::int64_t sent = steady_ns();
+    auto v = acquire ? lease_->acquire_or_renew() : lease_->renew();
+    // A margin (a tenth of the lease, at most 0.5 s) for the time this process takes to stop.
+    const double margin_s = std::min(0.5, duration_s_ / 10);
+    if (v && v->held) valid_until_ns_ = sent + static_cast<std::int64_t>((duration_s_ - margin_s) * 1e9);
+    return v;
 }
 
 void Leadership::note(const store::LeaseView& v) {
@@ -33,7 +51,7 @@ void Leadership::note(const store::LeaseView& v) {
 }
 
 bool Leadership::try_lead() {
-    auto v = lease_->acquire_or_renew();
+    auto v = renew_timed(/*acquire=*/true);
     if (!v) {
         log(LogLevel::Warn, "leader.lease_unreachable", {{"error", v.error().message}});
         return false;
@@ -54,34 +72,50 @@ store::LeaseView Leadership::view() const {
 
 void Leadership::keep_leading() {
     renewer_ = std::thread([this] {
-        auto last_ok = std::chrono::steady_clock::now();
         std::unique_lock lk(mu_);
         while (!stopping_) {
             cv_.wait_for(lk, std::chrono::duration<double>(renew_s_), [&] { return stopping_; });
             if (stopping_) break;
             lk.unlock();
-            auto v = lease_->renew();
-            const auto now = std::chrono::steady_clock::now();
-            std::string why;
-            if (v && v->held) {
-                last_ok = now;
+            auto v = renew_timed(/*acquire=*/false);
+            if (v) {
                 note(*v);
-            } else if (v) {
-                note(*v);
-                why = "the lease is at generation " + std::to_string(v->generation) + ", held by " + v->holder +
-                      " (this replica led with generation " + std::to_string(lease_->generation()) + ")";
-            } else if (std::chrono::duration<double>(now - last_ok).count() > duration_s_) {
-                why = "no lease renewal for more than lease_duration_s (" + v.error().message + ")";
+                if (!v->held) {
+                    log(LogLevel::Error, "leader.deposed",
+                        {{"error", "the lease is at generation " + std::to_string(v->generation) + ", held by " +
+                                       v->holder + " (this replica led with generation " +
+                                       std::to_string(lease_->generation()) + ")"},
+                         {"action", "exiting with code 3: another replica leads this database"}});
+                    std::fflush(nullptr);
+                    std::_Exit(3);
+                }
             } else {
                 log(LogLevel::Warn, "leader.renew_failed", {{"error", v.error().message}});
             }
-            if (!why.empty()) {
-                log(LogLevel::Error, "leader.deposed",
-                    {{"error", why}, {"action", "exiting with code 3: another replica leads this database"}});
-                std::fflush(nullptr);
-                std::_Exit(3);
-            }
             lk.lock();
+            if (!v) last_error_ = v.error().message;
+        }
+    });
+    // Apart from the renewals: a renewal may hang (a database cut off without a word), and the
+    // lease runs out in the database all the same.
+    watchdog_ = std::thread([this] {
+        const auto period = std::chrono::nanoseconds(static_cast<std::int64_t>(std::min(renew_s_, duration_s_) / 4 * 1e9));
+        std::unique_lock lk(mu_);
+        while (!stopping_) {
+            // Wakes at the deadline itself (or a quarter renewal later to look again).
+            const std::int64_t left = valid_until_ns_.load() - steady_ns();
+            if (left > 0) {
+                cv_.wait_for(lk, std::min(period, std::chrono::nanoseconds(left)), [&] { return stopping_; });
+                continue;
+            }
+            std::ostringstream why;
+            why << "no lease renewal succeeded within lease_duration_s (" << duration_s_ << " s, less "
+                << std::min(0.5, duration_s_ / 10) << " s to stop in): "
+                << (last_error_.empty() ? std::string("a renewal has not answered") : last_error_);
+            log(LogLevel::Error, "leader.deposed",
+                {{"error", why.str()}, {"action", "exiting with code 3: another replica may lead this database"}});
+            std::fflush(nullptr);
+            std::_Exit(3);
         }
     });
 }

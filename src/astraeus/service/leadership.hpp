@@ -2,8 +2,11 @@
 // docs/operations.md "Replicas"): the leader lease (store/lease.hpp) taken, renewed every
 // lease_renew_s and watched. A replica that does not lead follows (api/standby_server.hpp) and
 // tries again every lease_renew_s; once it leads, a thread renews the lease and stops the
-// process (exit 3, log line leader.deposed) when another replica took it over or when no renewal
-// succeeded for lease_duration_s (it can no longer know that it leads). Thread safety: view() and
+// process (exit 3, log line leader.deposed) when another replica took it over; a second thread
+// stops it when its lease may have expired: lease_duration_s (less a tenth, at most 0.5 s) after
+// the last renewal that succeeded was *sent* (not answered), even while a renewal hangs on a
+// database that stopped answering, so that it stops before a follower can take the lease over
+// (the database's lease ends lease_duration_s after it wrote the renewal). Thread safety: view() and
 // metrics_text() are thread-safe; the rest is called from serve's main thread.
 #pragma once
 #include <atomic>
@@ -61,6 +64,13 @@ private:
     std::condition_variable cv_;
     bool stopping_ = false;
     std::thread renewer_;
+    std::thread watchdog_;
+    /// Steady-clock nanoseconds until which this replica surely leads: the sending of the last
+    /// renewal that succeeded + lease_duration_s - the margin (the database's lease ends later).
+    std::atomic<std::int64_t> valid_until_ns_{0};
+    std::string last_error_;  ///< under mu_: why the last renewal failed
+    /// Runs one acquire-or-renew; on success while held, moves valid_until_ns_.
+    Result<store::LeaseView> renew_timed(bool acquire);
 };
 
 }  // namespace astraeus::service
