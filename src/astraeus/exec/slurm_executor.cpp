@@ -12,7 +12,10 @@
 #include <set>
 
 #include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "astraeus/exec/sandbox/safe_fs.hpp"
 #include "astraeus/exec/worker_runner.hpp"
 
 namespace astraeus::exec {
@@ -94,6 +97,9 @@ SlurmExecutor::SlurmExecutor(SlurmExecutorConfig c, slurm::SlurmClient client,
     // Absolute: it is the jobs' working directory, by which a restarted service finds them.
     std::error_code ec;
     if (auto abs = std::filesystem::absolute(c_.runs_dir, ec); !ec) c_.runs_dir = abs.lexically_normal().string();
+    // The folder of every run: the service's; the jobs' users pass through it to their own.
+    std::filesystem::create_directories(c_.runs_dir, ec);
+    ::chmod(c_.runs_dir.c_str(), 0711);
     for (const auto& p : pools_)
         for (const auto& n : p.nodes) {
             node_addr_[n.name] = n.addr.empty() ? n.name : n.addr;
@@ -210,6 +216,47 @@ std::string SlurmExecutor::script(const RunState& s) const {
            "exit $rc\n";
 }
 
+std::string SlurmExecutor::account_of(const std::string& workspace) const {
+    const std::string ws = workspace.empty() ? std::string("default") : workspace;
+    if (auto it = c_.accounts.find(ws); it != c_.accounts.end()) return it->second;
+    return ws;
+}
+
+Result<slurm::JobSpec> SlurmExecutor::submitter(const ExecRun& r) const {
+    slurm::JobSpec spec;
+    spec.account = account_of(r.workspace);
+    auto id = sandbox::identity_for(c_.identity, c_.allow_root, c_.run_as_user, r.workspace, r.workspace_id);
+    if (!id) return std::unexpected(id.error());
+    if (id->drop) {
+        // Slurm runs a job as a user the controller, slurmdbd and the nodes know by name: an id
+        // of the sandbox's range without a passwd entry cannot be one.
+        std::vector<char> buf(16384);
+        struct passwd pw{};
+        struct passwd* found = nullptr;
+        if (::getpwuid_r(id->uid, &pw, buf.data(), buf.size(), &found) != 0 || !found)
+            return fail("workspace '" + r.workspace + "' runs as uid " + std::to_string(id->uid) +
+                        ", which is no Unix user of this machine: Slurm runs jobs as users it knows; create it "
+                        "(here and on every node) or map the workspace to one (local.sandbox.users; "
+                        "docs/slurm.md \"Tenants\")");
+        spec.uid = id->uid;
+        spec.gid = id->gid;
+        spec.name_user = found->pw_name;
+    } else {
+        spec.uid = ::getuid();
+        spec.gid = ::getgid();
+        spec.name_user = user_text(::getuid());
+    }
+    // The run's folders, the job's user's own (0700: no other workspace's job can enter them),
+    // made without following links; the folder of all runs stays the service's (0711).
+    const std::string dir = run_dir(r);
+    for (const std::string& p : {dir.substr(0, dir.rfind('/')), dir, dir + "/checkpoint"}) {
+        auto fd = sandbox::ensure_dir(p, *spec.uid, *spec.gid, 0700);
+        if (!fd) return std::unexpected(fd.error());
+        ::close(*fd);
+    }
+    return spec;
+}
+
 void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
     std::vector<ExecEvent> evs;
     {
@@ -230,11 +277,13 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
         std::string nodes;
         for (const auto& p : r.placement) nodes += (nodes.empty() ? "" : ",") + node_of(p);
         auto failed = [&](const std::string& why) {
-            // The service sees the attempt fail; the reason goes to its stderr.
+            // The service sees the attempt fail, with the reason (the run's reason); it goes to
+            // the service's stderr too.
             std::fprintf(stderr, "astraeus: slurm executor: run %s attempt %d: %s\n",
                          r.run_name.c_str(), r.attempt, why.c_str());
             evs.push_back({ExecEvent::Kind::Failed, t, r.run});
             evs.back().attempt = r.attempt;
+            evs.back().detail = "cannot submit the Slurm job: " + why;
             evs.push_back({ExecEvent::Kind::Released, t, r.run});
             evs.back().attempt = r.attempt;
             s.phase = Phase::Parked;
@@ -251,15 +300,18 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
                 s.restarts_at_launch = 0;
             }
         }
+        std::optional<slurm::JobSpec> who;  // the job's user and account (submit only)
         if (s.job == 0) {
+            auto id = submitter(r);
+            if (!id) failed(id.error().message);
+            else who = std::move(*id);
+        }
+        if (s.job == 0 && who) {
             const std::string dir = run_dir(r);
-            std::error_code ec;
-            std::filesystem::create_directories(dir + "/checkpoint", ec);
-            slurm::JobSpec spec;
+            slurm::JobSpec spec = std::move(*who);
             spec.name = job_name(r);
             spec.command = spec.name;
             for (const auto& a : r.argv) spec.comment += (spec.comment.empty() ? "" : " ") + quote(a);
-            spec.account = c_.account;
             const std::string first = r.placement.empty() ? "" : node_of(r.placement.front());
             for (const auto& pool : pools_)
                 for (const auto& n : pool.nodes)
@@ -283,7 +335,11 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
             for (const auto& [k, v] : r.env) spec.env.push_back(k + "=" + v);
             auto id = client_.submit_held(spec);
             if (!id) {
-                failed(id.error().message);
+                failed(id.error().message + " (user " + spec.name_user + ", uid " +
+                       std::to_string(spec.uid.value_or(::getuid())) + ", account " +
+                       (spec.account.empty() ? std::string("the user's default") : "'" + spec.account + "'") +
+                       ": the account must exist in Slurm and the user be one of its users: sacctmgr add "
+                       "account / add user, docs/slurm.md \"Tenants\")");
             } else {
                 s.job = *id;
                 s.restarts_at_launch = 0;

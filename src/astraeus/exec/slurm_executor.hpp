@@ -50,6 +50,7 @@
 #include <thread>
 
 #include "astraeus/exec/executor.hpp"
+#include "astraeus/exec/sandbox/sandbox.hpp"
 #include "astraeus/exec/slurm_client.hpp"
 
 namespace astraeus::exec {
@@ -58,7 +59,16 @@ struct SlurmExecutorConfig {
     std::string runs_dir = "astraeus-data/runs";
     int poll_ms = 100;
     Seconds grace_s = 10;        ///< after the checkpoint signal, before requeue-held
-    std::string account;         ///< Slurm account of the jobs (empty: the default)
+    /// Who a workspace's jobs run as (`sbatch --uid/--gid`): the worker sandbox's identity of
+    /// the workspace (sandbox::identity_for over `identity`, `allow_root`, `run_as_user`; the
+    /// local executor's), which must be a Unix user (a passwd entry) here and on the nodes.
+    /// A service not running as root submits as itself.
+    sandbox::SandboxConfig identity;
+    bool allow_root = false;
+    std::string run_as_user;
+    /// Slurm account per workspace (`--account`); unmapped: the workspace's name; mapped to "":
+    /// the user's default account in Slurm.
+    std::map<std::string, std::string> accounts;
     /// The program each step runs as `PROGRAM gpu-sample` beside its worker (NVML on the node;
     /// empty: this process's own executable, which the nodes must see at the same path).
     std::string sampler;
@@ -89,6 +99,10 @@ public:
     void attach(std::function<Seconds()> now, std::function<void()> wake) override;
     bool runs_commands() const override { return true; }
     bool holds_from_start() const override { return true; }
+    /// The job (its workspace's user) writes the logs itself.
+    bool logs_written_by_workers() const override { return true; }
+    /// The Slurm account of `workspace`'s jobs ("" : the user's default).
+    std::string account_of(const std::string& workspace) const;
     std::string log_path(const std::string& workspace, const std::string& run, int attempt,
                          int worker) const override;
 
@@ -140,6 +154,9 @@ private:
     /// Utilization event for each newer sample.
     void poll_worker_files(RunState& s, std::uint32_t restarts, Seconds now,
                            std::vector<ExecEvent>& out) const;
+    /// The job of run `r` as far as who submits it: its user (the workspace's identity) and
+    /// account, its folders made and given to that user. Errors: no such user, a folder.
+    Result<slurm::JobSpec> submitter(const ExecRun& r) const;
     std::string script(const RunState& s) const;
     std::string run_dir(const ExecRun& r) const;
     /// "astraeus-<workspace>-<run>" (what `squeue -o %j` shows an administrator).
