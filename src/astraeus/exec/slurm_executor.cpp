@@ -352,8 +352,16 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
             const std::int64_t rank = 1000000 - (++seq % 1000000);  // earlier admitted: higher
             if (auto ok = client_.release_on(s.job, nodes, rank, wall_now()); !ok) failed(ok.error().message);
         }
+        // Not push(): the service calls launch() holding its own lock, which its wake callback
+        // takes: the poll thread wakes it instead.
+        if (!evs.empty()) {
+            for (auto& e : evs) events_.push_back(e);
+            std::stable_sort(events_.begin(), events_.end(),
+                             [](const ExecEvent& a, const ExecEvent& b) { return a.t < b.t; });
+            wake_pending_ = true;
+            cv_.notify_all();
+        }
     }
-    push(evs);
 }
 
 void SlurmExecutor::stop(Seconds t, std::int64_t run) {
@@ -457,9 +465,10 @@ void SlurmExecutor::push(std::vector<ExecEvent>& evs) {
         for (auto& e : evs) events_.push_back(e);
         std::stable_sort(events_.begin(), events_.end(),
                          [](const ExecEvent& a, const ExecEvent& b) { return a.t < b.t; });
+        wake_pending_ = true;  // the poll thread wakes the service (its caller may hold its lock)
     }
     evs.clear();
-    if (wake_) wake_();
+    cv_.notify_all();
 }
 
 Seconds SlurmExecutor::next_event_s() const {
@@ -785,15 +794,16 @@ void SlurmExecutor::loop() {
             last_nodes_poll_ = wall_now();
             poll_nodes(t, evs);
         }
-        if (!evs.empty()) {
+        if (!evs.empty() || wake_pending_) {
             for (auto& e : evs) events_.push_back(e);
             std::stable_sort(events_.begin(), events_.end(),
                              [](const ExecEvent& a, const ExecEvent& b) { return a.t < b.t; });
+            wake_pending_ = false;
             lock.unlock();
             if (wake_) wake_();
             lock.lock();
         }
-        cv_.wait_for(lock, std::chrono::milliseconds(c_.poll_ms), [this] { return quit_; });
+        cv_.wait_for(lock, std::chrono::milliseconds(c_.poll_ms), [this] { return quit_ || wake_pending_; });
     }
 }
 

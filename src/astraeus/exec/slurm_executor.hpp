@@ -174,6 +174,7 @@ private:
     mutable std::mutex mu_;
     std::condition_variable cv_;
     bool quit_ = false;
+    bool wake_pending_ = false;  ///< events queued by launch(): the poll thread wakes the service
     std::map<std::int64_t, RunState> runs_;
     std::map<std::int64_t, std::string> machine_node_;   ///< service machine id -> node name
     std::map<std::string, std::int64_t> node_machine_;
