@@ -10,6 +10,7 @@
 #include <fstream>
 #include <iterator>
 #include <set>
+#include <sstream>
 
 #include <pwd.h>
 #include <sys/stat.h>
@@ -59,6 +60,19 @@ std::string user_text(std::uint32_t uid) {
     char buf[1024];
     if (getpwuid_r(uid, &pw, buf, sizeof buf, &found) == 0 && found) out += std::string(" (") + found->pw_name + ")";
     return out;
+}
+
+// A worker's small file (progress, GPU samples; at most 4 KiB read): written by the job's user
+// in its own folder, so opened without following links and only as a regular file.
+std::optional<std::string> read_small(const std::string& path) {
+    auto fd = sandbox::open_regular(path);
+    if (!fd) return std::nullopt;
+    std::string text(4096, '\0');
+    const ssize_t n = ::read(*fd, text.data(), text.size());
+    ::close(*fd);
+    if (n < 0) return std::nullopt;
+    text.resize(static_cast<std::size_t>(n));
+    return text;
 }
 
 bool final_state(slurm::JobState s) {
@@ -730,8 +744,8 @@ void SlurmExecutor::poll_worker_files(RunState& s, std::uint32_t restarts, Secon
     };
     for (int w = 0; w < s.r.workers; ++w) {
         const std::string base = dir + "/worker-" + std::to_string(w);
-        if (std::ifstream in(base + ".progress"); in) {
-            const std::string text((std::istreambuf_iterator<char>(in)), {});
+        if (const auto text_ = read_small(base + ".progress")) {
+            const std::string& text = *text_;
             const auto step = parse_progress(text);
             auto& last = s.steps[static_cast<std::size_t>(w)];
             if (step && *step > last) {
@@ -739,7 +753,8 @@ void SlurmExecutor::poll_worker_files(RunState& s, std::uint32_t restarts, Secon
                 event(ExecEvent::Kind::Progress, w)->step = *step;
             }
         }
-        if (std::ifstream in(base + ".util"); in) {  // "UNIX_SECONDS MEAN_PERCENT"
+        if (const auto util = read_small(base + ".util")) {  // "UNIX_SECONDS MEAN_PERCENT"
+            std::istringstream in(*util);
             std::int64_t at = -1;
             double pct = -1;
             auto& last = s.sampled[static_cast<std::size_t>(w)];
