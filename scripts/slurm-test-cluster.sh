@@ -194,7 +194,8 @@ make_tenants() {
     fi
   done
   if [ "$ACCT" = slurmdbd ]; then
-    sacctmgr -i add account $(echo $TENANTS | tr ' ' ',') cluster=astraeus >/dev/null 2>&1 || true
+    local accts; accts=$(echo "$TENANTS" | tr -s ' ' ',')
+    sacctmgr -i add account "$accts" cluster=astraeus >/dev/null 2>&1 || true
     for w in $TENANTS; do
       sacctmgr -i add user "astraeus-$w" account="$w" cluster=astraeus >/dev/null 2>&1 || true
       sacctmgr -n -P list assoc user="astraeus-$w" account="$w" format=user | grep -qx "astraeus-$w" ||
