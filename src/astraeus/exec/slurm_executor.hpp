@@ -25,7 +25,10 @@
 // Finished at its end_time, StopDone/Released at the requeue that ended the segment), so that the
 // service's ledger, which holds a run's GPUs from Started to the end event (holds_from_start()),
 // equals Slurm's accounting of each segment (docs/slurm.md, "Accounting").
-// Jobs: named astraeus-<workspace>-<run>, the run's command in the job's comment (`squeue -o %k`).
+// Jobs: named astraeus-<workspace>-<run>, the run's command in the job's comment (`squeue -o %k`),
+// submitted as the workspace's Unix user (the worker sandbox's identity, which must have a passwd
+// entry) in its Slurm account (docs/slurm.md, "Tenants"); a missing user or a submission Slurm
+// refuses fails the attempt with the reason (ExecEvent::detail), never a job as root.
 // Restarts: restore() of a run this process has no job of adopts the run's job, found by its name
 // (astraeus-*) and working directory (the run's folder), in the phase the service stored;
 // launch() resumes a held job left by an earlier process (found the same way at start) instead of
@@ -36,7 +39,8 @@
 // ASTRAEUS_WORKER = RANK = NODE_RANK = SLURM_PROCID, ASTRAEUS_WORKERS = WORLD_SIZE, LOCAL_RANK = 0,
 // ASTRAEUS_ATTEMPT = SLURM_RESTART_COUNT + 1, MASTER_ADDR (the first node's NodeAddr),
 // MASTER_PORT, ASTRAEUS_CHECKPOINT_DIR, ASTRAEUS_PROGRESS_FILE, CUDA_VISIBLE_DEVICES (Slurm's
-// gres binding). Files under runs_dir/<workspace>/<run>/ (a folder every node must see):
+// gres binding). Files under runs_dir/<workspace>/<run>/ (a folder every node must see; the
+// workspace's and run's folders belong to the job's user, 0700):
 // checkpoint/, job.out (the batch shell, appended), attempt-K/worker-I.log.
 // Thread safety: the service serialises its calls; the poll thread shares state under a mutex
 // and calls `wake` without holding it.
