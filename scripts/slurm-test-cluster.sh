@@ -10,9 +10,12 @@
 # Usage (as root):  scripts/slurm-test-cluster.sh start|stop|status|env
 #   start   (re)creates $BASE, starts the daemons, waits until every node is idle and one warm-up job
 #           has run (the first scheduling pass comes ~3 s after slurmctld starts). Exit 0 when up.
+#           Also the tests' tenants: Unix users astraeus-ml, astraeus-vision (when missing) and,
+#           with slurmdbd, Slurm accounts ml and vision with those users (TENANTS).
 #   stop    cancels every job, `scontrol shutdown`, then TERM (KILL after 15 s) by pid file; also ends
 #           this cluster's leftover slurmstepd (found by SLURM_CONF in their environment); then
-#           removes $BASE (all it made; KEEP=1 keeps it, e.g. to read the logs). Exit 0.
+#           deletes the Unix users start made, removes $BASE (all it made; KEEP=1 keeps it, e.g.
+#           to read the logs). Exit 0.
 #   status  exit 0 when the controller answers, with the node list; 1 otherwise.
 #   env     prints `export SLURM_CONF=...` for this cluster.
 # Env: BASE (/tmp/astraeus-slurm)  KEEP (stop: keep $BASE)  NODES (4)  GPUS (8)  CPUS (16)  PORT0 (16817: slurmctld; slurmd i
@@ -175,6 +178,42 @@ start_db() {   # private MariaDB on 127.0.0.1:$DBPORT, then slurmdbd on 127.0.0.
   log "slurmdbd pid $(pid_of "$BASE/run/slurmdbd.pid")"
 }
 
+# The tenants the Slurm tests use (docs/slurm.md, "Tenants"): Unix user astraeus-W for each
+# workspace W of $TENANTS, and with slurmdbd a Slurm account W with that user. Users made here are
+# listed in $BASE/made-users and deleted again by stop (users that existed before are kept).
+TENANTS=${TENANTS:-ml vision}
+make_tenants() {
+  local w u
+  : > "$BASE/made-users"
+  for w in $TENANTS; do
+    u=astraeus-$w
+    if ! getent passwd "$u" >/dev/null; then
+      useradd --system --no-create-home --home-dir /nonexistent --shell /usr/sbin/nologin --user-group "$u" ||
+        die "useradd $u failed"
+      echo "$u" >> "$BASE/made-users"
+    fi
+  done
+  if [ "$ACCT" = slurmdbd ]; then
+    local accts; accts=$(echo "$TENANTS" | tr -s ' ' ',')
+    sacctmgr -i add account "$accts" cluster=astraeus >/dev/null 2>&1 || true
+    for w in $TENANTS; do
+      sacctmgr -i add user "astraeus-$w" account="$w" cluster=astraeus >/dev/null 2>&1 || true
+      sacctmgr -n -P list assoc user="astraeus-$w" account="$w" format=user | grep -qx "astraeus-$w" ||
+        die "no Slurm association of user astraeus-$w with account $w"
+    done
+  fi
+  log "tenants: $(for w in $TENANTS; do echo -n "$w=astraeus-$w($(id -u "astraeus-$w")) "; done)"
+}
+
+remove_tenants() {   # the Unix users start made (their accounts go with the database in $BASE)
+  local u
+  [ -s "$BASE/made-users" ] || return 0
+  while read -r u; do
+    [ -n "$u" ] && getent passwd "$u" >/dev/null && userdel "$u" 2>/dev/null && log "removed user $u"
+  done < "$BASE/made-users"
+  rm -f "$BASE/made-users"
+}
+
 start() {
   [ "$(id -u)" = 0 ] || die "must run as root (munged runs as user munge; the daemons as root)"
   local p
@@ -195,6 +234,7 @@ start() {
       --seed-file="$BASE/munge/munged.seed" --force
   log "munged pid $(pid_of "$BASE/munge/munged.pid")"
   if [ "$ACCT" = slurmdbd ]; then start_db; fi
+  make_tenants
   slurmctld           # daemonizes; writes SlurmctldPidFile
   for n in $(seq 1 "$NODES"); do slurmd -N "gpu$n"; done   # one slurmd per fake node
   local up=0
@@ -271,6 +311,7 @@ stop() {
   mapfile -t pids < <(stepd_pids)
   stop_pids slurmstepd "${pids[@]}"
   rm -f "$BASE/env"
+  remove_tenants
   # 4. Everything it made lives under $BASE (config, state, spool, logs, munge, database): gone,
   #    unless KEEP=1 (to read the logs). Only a tree this script generated is removed.
   if [ -z "${KEEP:-}" ] && [ -n "$BASE" ] && [ "$BASE" != / ] &&

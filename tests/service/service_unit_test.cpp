@@ -294,6 +294,22 @@ TEST(Config, DefaultsAndErrors) {
     EXPECT_FALSE(service::parse_config("{", "c.json"));
 }
 
+TEST(Config, SlurmAccounts) {
+    auto c = service::parse_config(R"({"slurm": {"accounts": {"ml": "acct-ml", "cv": ""}}})", "c.json");
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_EQ(c->slurm_accounts.size(), 2u);
+    EXPECT_EQ(c->slurm_accounts.at("ml"), "acct-ml");
+    EXPECT_EQ(c->slurm_accounts.at("cv"), "");  // the user's default account
+    EXPECT_TRUE(service::parse_config("{}", "c.json")->slurm_accounts.empty());
+    auto bad = service::parse_config(R"({"slurm": {"accounts": {"ml": 3}}})", "c.json");
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message.find("slurm: accounts: 'ml' must map to an account name"), std::string::npos);
+    bad = service::parse_config(R"({"slurm": {"account": "x"}})", "c.json");
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message.find("unknown key 'account'"), std::string::npos);
+    EXPECT_FALSE(service::parse_config(R"({"slurm": []})", "c.json"));
+}
+
 namespace {
 service::ExecRun sim_run(std::int64_t run, int workers, Seconds duration_s, Seconds limit_s) {
     service::ExecRun r;

@@ -37,7 +37,7 @@ curl -sS -X POST -H "Authorization: Bearer $ML" -H 'Content-Type: application/js
   --data '{"name": "rst", "workers": 2, "gpus_per_worker": 8, "command": "/bin/bash '"$T"'/worker.sh"}' "$API/runs" > /dev/null
 waitfor 300 is 'running 1' || { state rst; fail "attempt 1 not running"; }
 job=$(squeue -h -n astraeus-ml-rst -o %i | head -1)
-run_dir="$DATA/runs/ml/rst"
+run_dir="$DATA-runs/ml/rst"
 waitfor 100 test -s "$run_dir/pids-1" || fail "worker 1 did not start"
 sleep 2
 kill -9 "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null; SERVER_PID=""

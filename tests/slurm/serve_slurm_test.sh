@@ -49,7 +49,8 @@ ml_run() { python3 -c 'import json,sys; print(json.dumps({"name": sys.argv[1], "
 cat > "$T/config.json" <<'EOF2'
 {"organization": "acme", "cluster": "c1",
  "pools": [{"name": "gpu", "machines": [{"count": 4, "gpus": 8}]}],
- "lease_s": 60, "time_scale": 20}
+ "lease_s": 60, "time_scale": 20,
+ "local": {"sandbox": {"users": {"ml": "astraeus-ml", "vision": "astraeus-vision"}}}}
 EOF2
 DATA="$T/data"
 "$BIN" admin init --org acme --cluster c1 --config "$T/config.json" --data-dir "$DATA" >/dev/null
@@ -61,7 +62,7 @@ slurm_serve_start || { echo "server did not start"; cat "$T/server.log"; exit 1;
 post() { curl -sS -X POST -H "Authorization: Bearer $1" -H 'Content-Type: application/json' --data "$3" "$API$2"; }
 state() { curl -sS -H "Authorization: Bearer $1" "$API/runs/$2" | python3 -c 'import json,sys; print(json.load(sys.stdin)["state"])' 2>/dev/null; }
 is_state() { [ "$(state "$1" "$2")" = "$3" ]; }
-log0() { cat "$DATA/runs/$1/$2/attempt-$3/worker-$4.log" 2>/dev/null; }
+log0() { cat "$DATA-runs/$1/$2/attempt-$3/worker-$4.log" 2>/dev/null; }
 
 # 1. The gang.
 post "$ML" /runs "$(ml_run gang)" > /dev/null
@@ -69,14 +70,14 @@ check "gang running" waitfor 300 is_state "$ML" gang running
 job=$(squeue -h -n astraeus-ml-gang -o '%i %T %N %b' | head -1)
 echo "slurm: $job"
 check "one Slurm job RUNNING on 2 nodes with gpu:8" bash -c "[[ '$job' =~ RUNNING\ gpu\[[0-9,-]+\]\ gres:gpu:8 ]]"
-check "workers' environment" waitfor 300 bash -c "grep -q 'rank 0 world 2 master 127.0.0.1:' '$DATA/runs/ml/gang/attempt-1/worker-0.log' && grep -q 'rank 1 world 2 master 127.0.0.1:' '$DATA/runs/ml/gang/attempt-1/worker-1.log'"
+check "workers' environment" waitfor 300 bash -c "grep -q 'rank 0 world 2 master 127.0.0.1:' '$DATA-runs/ml/gang/attempt-1/worker-0.log' && grep -q 'rank 1 world 2 master 127.0.0.1:' '$DATA-runs/ml/gang/attempt-1/worker-1.log'"
 check "CUDA_VISIBLE_DEVICES 0-7 on each node, attempt 1, run and workspace" \
-  bash -c "grep -q 'cvd 0,1,2,3,4,5,6,7 attempt 1 run gang workspace ml local 0 node gpu' '$DATA/runs/ml/gang/attempt-1/worker-0.log' && grep -q 'cvd 0,1,2,3,4,5,6,7 attempt 1' '$DATA/runs/ml/gang/attempt-1/worker-1.log'"
+  bash -c "grep -q 'cvd 0,1,2,3,4,5,6,7 attempt 1 run gang workspace ml local 0 node gpu' '$DATA-runs/ml/gang/attempt-1/worker-0.log' && grep -q 'cvd 0,1,2,3,4,5,6,7 attempt 1' '$DATA-runs/ml/gang/attempt-1/worker-1.log'"
 chosen=$(curl -sS -H "Authorization: Bearer $ML" "$API/runs/gang" | python3 -c 'import json,sys; print(",".join(sorted(w["machine"].replace("-", "") for w in json.load(sys.stdin)["worker_list"])))')
 slurm_nodes=$(scontrol show hostnames "$(squeue -h -n astraeus-ml-gang -o %N)" | sort | paste -sd,)
 check "Slurm runs it on the machines Astraeus chose ($chosen = $slurm_nodes)" test "$chosen" = "$slurm_nodes"
-n0=$(grep -o 'node gpu[0-9]' "$DATA/runs/ml/gang/attempt-1/worker-0.log" | head -1)
-n1=$(grep -o 'node gpu[0-9]' "$DATA/runs/ml/gang/attempt-1/worker-1.log" | head -1)
+n0=$(grep -o 'node gpu[0-9]' "$DATA-runs/ml/gang/attempt-1/worker-0.log" | head -1)
+n1=$(grep -o 'node gpu[0-9]' "$DATA-runs/ml/gang/attempt-1/worker-1.log" | head -1)
 check "two different nodes ($n0, $n1)" test "$n0" != "$n1"
 
 # 2. ml fills the other two nodes; vision's run arrives: at a lease end ASTRAEA (not Slurm's
@@ -97,7 +98,7 @@ check "a Slurm run reporting progress has productive time" waitfor 100 productiv
 check "one ml run was preempted" waitfor 100 grep -Eq 'run\.preempted run=(gang|fill)$' "$T/server.log"
 victim=$(grep -Eo 'run\.preempted run=(gang|fill)$' "$T/server.log" | head -1 | cut -d= -f2)
 echo "first ml run preempted: ${victim:=gang} ($(grep -c 'run\.preempted' "$T/server.log") preemptions so far)"
-check "it checkpointed on the signal" waitfor 100 grep -q 'checkpoint saved at step' "$DATA/runs/ml/$victim/attempt-1/worker-0.log"
+check "it checkpointed on the signal" waitfor 100 grep -q 'checkpoint saved at step' "$DATA-runs/ml/$victim/attempt-1/worker-0.log"
 # (ASTRAEA may already have placed it again: then Slurm shows the requeue in its restart count)
 check "it is requeued in Slurm (PENDING held, or Restarts >= 1)" waitfor 100 bash -c "squeue -h -n astraeus-ml-$victim -o '%T %Q' | grep -q '^PENDING 0' || scontrol show job \$(squeue -h -n astraeus-ml-$victim -o %i | head -1) | grep -q 'Restarts=[1-9]'"
 # The lease end reads as a preemption in the job's output: Astraeus's line (the batch shell's
@@ -105,17 +106,17 @@ check "it is requeued in Slurm (PENDING held, or Restarts >= 1)" waitfor 100 bas
 # CANCELLED ***"), and none of the preempted run's jobs says it failed on its own.
 lease_line_first() {
   awk '/astraeus: stopped by Astraeus at/ { if (!l) l = NR } /\*\*\* STEP .* CANCELLED/ { if (!c) c = NR }
-       END { exit !(l && (!c || l < c)) }' "$DATA/runs/ml/$victim/job.out"
+       END { exit !(l && (!c || l < c)) }' "$DATA-runs/ml/$victim/job.out"
 }
 check "the lease end is written in $victim's job output before Slurm's requeue lines" waitfor 50 lease_line_first
 post "$VI" /runs/other/stop '' > /dev/null
 # (The first attempt that resumes is usually 2; on a loaded machine attempt 2 can be preempted in
 # turn before its worker got to its checkpoint, and a later attempt resumes.)
-resumed() { grep -l 'resumed from step' "$DATA/runs/ml/$victim"/attempt-[2-9]/worker-0.log 2>/dev/null | head -1 | grep -o 'attempt-[0-9]*' | cut -d- -f2; }
+resumed() { grep -l 'resumed from step' "$DATA-runs/ml/$victim"/attempt-[2-9]/worker-0.log 2>/dev/null | head -1 | grep -o 'attempt-[0-9]*' | cut -d- -f2; }
 has_resumed() { [ -n "$(resumed)" ]; }
 check "$victim resumes (attempt >= 2) from its checkpoint" waitfor 400 has_resumed
 k=$(resumed); k=${k:-2}
-check "attempt $k sees ASTRAEUS_ATTEMPT=$k" waitfor 50 grep -q "attempt $k run" "$DATA/runs/ml/$victim/attempt-$k/worker-0.log"
+check "attempt $k sees ASTRAEUS_ATTEMPT=$k" waitfor 50 grep -q "attempt $k run" "$DATA-runs/ml/$victim/attempt-$k/worker-0.log"
 restarts=$(scontrol show job "$(squeue -h -n astraeus-ml-$victim -o %i | head -1)" | grep -o 'Restarts=[0-9]*' | cut -d= -f2)
 check "Slurm counted the requeue (Restarts=$restarts)" test "${restarts:-0}" -ge 1
 

@@ -15,6 +15,10 @@ slurm_cluster_or_skip() {
   [ -s "$SLURM_BASE/env" ] || slurm_skip "no Slurm test cluster under $SLURM_BASE"
   timeout 10 scontrol ping 2>/dev/null | grep -q 'UP' ||
     slurm_skip "the Slurm test cluster's slurmctld ($SLURM_CONF) does not answer"
+  # One test at a time on the shared cluster, whichever checkout or ctest runs it (their cleanup
+  # cancels every astraeus-* job): an exclusive lock held until this test's shell exits.
+  exec 9> "$SLURM_BASE.lock"
+  flock -w 240 9 || slurm_skip "another Slurm test held $SLURM_BASE.lock for 240 s"
   if [ "${1:-}" = sacct ]; then
     grep -q '^AccountingStorageType=accounting_storage/slurmdbd' "$SLURM_CONF" ||
       slurm_skip "the Slurm test cluster runs without slurmdbd (no sacct): install slurmdbd and mariadb-server"
@@ -74,12 +78,14 @@ waitfor() {
   for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.1; done
   return 1
 }
-# slurm_serve_ml: $T/config.json (pool gpu: the 4 nodes x 8 GPUs, lease 1 h) and a data directory
-# $DATA with the workspace ml (weight 1) and its token $ML. Needs $BIN.
+# slurm_serve_ml: $T/config.json (pool gpu: the 4 nodes x 8 GPUs, lease 1 h; workspace ml's jobs
+# run as the test cluster's user astraeus-ml in account ml) and a data directory $DATA with the
+# workspace ml (weight 1) and its token $ML; the runs' folders are $DATA-runs. Needs $BIN.
 slurm_serve_ml() {
   cat > "$T/config.json" <<'CONFIG'
 {"organization": "acme", "cluster": "c1",
- "pools": [{"name": "gpu", "machines": [{"count": 4, "gpus": 8}]}], "lease_s": 3600}
+ "pools": [{"name": "gpu", "machines": [{"count": 4, "gpus": 8}]}], "lease_s": 3600,
+ "local": {"sandbox": {"users": {"ml": "astraeus-ml", "vision": "astraeus-vision"}}}}
 CONFIG
   DATA="$T/data"
   "$BIN" admin init --org acme --cluster c1 --config "$T/config.json" --data-dir "$DATA" >/dev/null

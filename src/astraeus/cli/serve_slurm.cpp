@@ -1,6 +1,12 @@
 #include "astraeus/cli/serve_slurm.hpp"
 
 #ifdef ASTRAEUS_HAVE_SLURM
+#include <pwd.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
 #include "astraeus/exec/slurm_executor.hpp"
 #include "astraeus/service/log.hpp"
 #endif
@@ -27,7 +33,49 @@ Result<std::unique_ptr<service::Executor>> make_slurm_executor(service::ServiceC
                      {{"partition", p.partition}, {"nodes", names}});
     }
     exec::SlurmExecutorConfig sc;
-    sc.runs_dir = cfg.data_dir + "/runs";
+    // The runs' folders: outside the service's private data folder (0700: no job's user could
+    // reach them there), `local.runs_dir` or <data_dir>-runs, on a file system every node sees.
+    std::error_code ec;
+    const std::string data_abs =
+        std::filesystem::weakly_canonical(std::filesystem::absolute(cfg.data_dir, ec), ec).string();
+    std::string runs = cfg.local.runs_dir == "astraeus-runs" ? data_abs + "-runs" : cfg.local.runs_dir;
+    runs = std::filesystem::weakly_canonical(std::filesystem::absolute(runs, ec), ec).string();
+    if (runs == data_abs || runs.starts_with(data_abs + "/") || data_abs.starts_with(runs + "/"))
+        return fail("--executor slurm: local.runs_dir " + runs + " must be outside the data folder " + data_abs +
+                    " (the jobs' users must not reach the store)");
+    sc.runs_dir = runs;
+    // Who the jobs run as: each workspace's worker identity (the local executor's), in its
+    // Slurm account (docs/slurm.md, "Tenants"). Names in the configuration are checked now.
+    sc.identity = cfg.local.sandbox;
+    sc.allow_root = cfg.local.runner.allow_root;
+    sc.run_as_user = cfg.local.runner.run_as_user;
+    sc.accounts = cfg.slurm_accounts;
+    std::vector<std::string> users = {sc.run_as_user};
+    for (const auto& [ws, user] : sc.identity.users) users.push_back(user);
+    for (const auto& user : users) {
+        if (user.empty()) continue;
+        std::vector<char> buf(16384);
+        struct passwd pw {};
+        struct passwd* found = nullptr;
+        if (::getpwnam_r(user.c_str(), &pw, buf.data(), buf.size(), &found) != 0 || !found)
+            return fail("--executor slurm: the configuration names the Unix user '" + user +
+                        "' (local.user or local.sandbox.users), which does not exist on this machine");
+    }
+    if (!sc.accounts.empty()) {
+        if (auto known = client->accounts()) {
+            for (const auto& [ws, acct] : sc.accounts)
+                if (!acct.empty() && std::find(known->begin(), known->end(), acct) == known->end())
+                    return fail("--executor slurm: slurm.accounts maps workspace '" + ws + "' to the Slurm account '" +
+                                acct + "', which slurmdbd does not know (sacctmgr add account " + acct + ")");
+        } else {
+            service::log(service::LogLevel::Warn, "executor.slurm.accounts",
+                         {{"message", "slurmdbd does not answer: the configured accounts are not checked"}});
+        }
+    }
+    if (::geteuid() != 0)
+        service::log(service::LogLevel::Warn, "executor.slurm.identity",
+                     {{"message", "not root: every job runs as this service's own user (Slurm lets only root "
+                                  "or SlurmUser submit for another user; docs/slurm.md \"Tenants\")"}});
     sc.grace_s = grace_s;
     sc.sample_period_s = cfg.local.utilization_period_s;  // the service counts a sample 2 periods
     return std::make_unique<exec::SlurmExecutor>(sc, std::move(*client), std::move(*pools));

@@ -106,6 +106,7 @@ struct ExecEvent {
     int signal = 0;            ///< WorkerExited: the signal that ended it (0: none)
     int attempt = 0;           ///< the attempt the event belongs to (0: not known)
     std::string detail = {};   ///< Cancelled, Held: who and when, for the run's reason;
+                               ///< Failed: why, when known (a refused submission);
                                ///< Foreign: whose GPUs
     int gpus = 0;              ///< Foreign: GPUs of the machine held outside the service
 };
@@ -165,6 +166,10 @@ public:
         (void)machine, (void)gpu;
         return -1;
     }
+    /// True when the workers write their logs themselves (Slurm: the job, as its workspace's
+    /// user) rather than the service from a pipe: the service then serves a log file whoever
+    /// owns it (still never through a link, nor one with other hard links).
+    virtual bool logs_written_by_workers() const { return false; }
     /// Log file of a worker's attempt (empty when this executor keeps none on this machine).
     virtual std::string log_path(const std::string& workspace, const std::string& run, int attempt,
                                  int worker) const {

@@ -75,8 +75,8 @@ Result<std::uint32_t> SlurmClient::submit_held(const JobSpec& spec) const {
     d.script = mut(spec.script);
     d.priority = 0;  // held
     d.requeue = 1;
-    d.user_id = getuid();
-    d.group_id = getgid();
+    d.user_id = spec.uid.value_or(getuid());
+    d.group_id = spec.gid.value_or(getgid());
     d.work_dir = mut(spec.workdir);
     d.std_out = mut(spec.output);
     d.std_err = mut(spec.output);
@@ -190,6 +190,24 @@ std::optional<std::uint32_t> SlurmClient::cancelled_by(std::uint32_t job) const 
     slurm_list_destroy(cond.step_list);
     slurmdb_connection_close(&db);
     return uid;
+}
+
+std::optional<std::vector<std::string>> SlurmClient::accounts() const {
+    std::uint16_t flags = 0;
+    void* db = slurmdb_connection_get(&flags);
+    if (db == nullptr) return std::nullopt;
+    slurmdb_account_cond_t cond{};
+    std::optional<std::vector<std::string>> out;
+    if (List recs = slurmdb_accounts_get(db, &cond)) {
+        out.emplace();
+        ListIterator it = slurm_list_iterator_create(recs);
+        while (auto* a = static_cast<slurmdb_account_rec_t*>(slurm_list_next(it)))
+            if (a->name) out->push_back(a->name);
+        slurm_list_iterator_destroy(it);
+        slurm_list_destroy(recs);
+    }
+    slurmdb_connection_close(&db);
+    return out;
 }
 
 Result<void> SlurmClient::cancel(std::uint32_t job) const {

@@ -31,6 +31,10 @@ struct JobSpec {
     std::string workdir;            ///< the job's working directory
     std::string output;             ///< stdout+stderr file, opened in append mode
     std::vector<std::string> env;   ///< "KEY=VALUE" lines: the job's whole environment
+    /// The job's Unix user and group (`sbatch --uid/--gid`: only root or SlurmUser may submit
+    /// for another user); unset: this process's own.
+    std::optional<std::uint32_t> uid, gid;
+    std::string name_user;          ///< the user's name, for messages
 };
 
 /// Slurm's base job states (job_state & JOB_STATE_BASE).
@@ -107,6 +111,10 @@ public:
     /// of the request that ended it, as `sacct` prints "CANCELLED by UID"). Nullopt: no
     /// accounting storage, no record yet, or no uid in it.
     std::optional<std::uint32_t> cancelled_by(std::uint32_t job) const;
+
+    /// The accounts slurmdbd knows (`sacctmgr list account`). Nullopt: no accounting storage
+    /// or slurmdbd does not answer.
+    std::optional<std::vector<std::string>> accounts() const;
 
     /// Jobs known to slurmctld (finished ones for MinJobAge), all users.
     Result<std::vector<JobInfo>> jobs() const;

@@ -10,9 +10,13 @@
 #include <fstream>
 #include <iterator>
 #include <set>
+#include <sstream>
 
 #include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include "astraeus/exec/sandbox/safe_fs.hpp"
 #include "astraeus/exec/worker_runner.hpp"
 
 namespace astraeus::exec {
@@ -58,6 +62,19 @@ std::string user_text(std::uint32_t uid) {
     return out;
 }
 
+// A worker's small file (progress, GPU samples; at most 4 KiB read): written by the job's user
+// in its own folder, so opened without following links and only as a regular file.
+std::optional<std::string> read_small(const std::string& path) {
+    auto fd = sandbox::open_regular(path);
+    if (!fd) return std::nullopt;
+    std::string text(4096, '\0');
+    const ssize_t n = ::read(*fd, text.data(), text.size());
+    ::close(*fd);
+    if (n < 0) return std::nullopt;
+    text.resize(static_cast<std::size_t>(n));
+    return text;
+}
+
 bool final_state(slurm::JobState s) {
     return s != slurm::JobState::Pending && s != slurm::JobState::Running &&
            s != slurm::JobState::Suspended;
@@ -94,6 +111,9 @@ SlurmExecutor::SlurmExecutor(SlurmExecutorConfig c, slurm::SlurmClient client,
     // Absolute: it is the jobs' working directory, by which a restarted service finds them.
     std::error_code ec;
     if (auto abs = std::filesystem::absolute(c_.runs_dir, ec); !ec) c_.runs_dir = abs.lexically_normal().string();
+    // The folder of every run: the service's; the jobs' users pass through it to their own.
+    std::filesystem::create_directories(c_.runs_dir, ec);
+    ::chmod(c_.runs_dir.c_str(), 0711);
     for (const auto& p : pools_)
         for (const auto& n : p.nodes) {
             node_addr_[n.name] = n.addr.empty() ? n.name : n.addr;
@@ -210,6 +230,47 @@ std::string SlurmExecutor::script(const RunState& s) const {
            "exit $rc\n";
 }
 
+std::string SlurmExecutor::account_of(const std::string& workspace) const {
+    const std::string ws = workspace.empty() ? std::string("default") : workspace;
+    if (auto it = c_.accounts.find(ws); it != c_.accounts.end()) return it->second;
+    return ws;
+}
+
+Result<slurm::JobSpec> SlurmExecutor::submitter(const ExecRun& r) const {
+    slurm::JobSpec spec;
+    spec.account = account_of(r.workspace);
+    auto id = sandbox::identity_for(c_.identity, c_.allow_root, c_.run_as_user, r.workspace, r.workspace_id);
+    if (!id) return std::unexpected(id.error());
+    if (id->drop) {
+        // Slurm runs a job as a user the controller, slurmdbd and the nodes know by name: an id
+        // of the sandbox's range without a passwd entry cannot be one.
+        std::vector<char> buf(16384);
+        struct passwd pw{};
+        struct passwd* found = nullptr;
+        if (::getpwuid_r(id->uid, &pw, buf.data(), buf.size(), &found) != 0 || !found)
+            return fail("workspace '" + r.workspace + "' runs as uid " + std::to_string(id->uid) +
+                        ", which is no Unix user of this machine: Slurm runs jobs as users it knows; create it "
+                        "(here and on every node) or map the workspace to one (local.sandbox.users; "
+                        "docs/slurm.md \"Tenants\")");
+        spec.uid = id->uid;
+        spec.gid = id->gid;
+        spec.name_user = found->pw_name;
+    } else {
+        spec.uid = ::getuid();
+        spec.gid = ::getgid();
+        spec.name_user = user_text(::getuid());
+    }
+    // The run's folders, the job's user's own (0700: no other workspace's job can enter them),
+    // made without following links; the folder of all runs stays the service's (0711).
+    const std::string dir = run_dir(r);
+    for (const std::string& p : {dir.substr(0, dir.rfind('/')), dir, dir + "/checkpoint"}) {
+        auto fd = sandbox::ensure_dir(p, *spec.uid, *spec.gid, 0700);
+        if (!fd) return std::unexpected(fd.error());
+        ::close(*fd);
+    }
+    return spec;
+}
+
 void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
     std::vector<ExecEvent> evs;
     {
@@ -230,11 +291,13 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
         std::string nodes;
         for (const auto& p : r.placement) nodes += (nodes.empty() ? "" : ",") + node_of(p);
         auto failed = [&](const std::string& why) {
-            // The service sees the attempt fail; the reason goes to its stderr.
+            // The service sees the attempt fail, with the reason (the run's reason); it goes to
+            // the service's stderr too.
             std::fprintf(stderr, "astraeus: slurm executor: run %s attempt %d: %s\n",
                          r.run_name.c_str(), r.attempt, why.c_str());
             evs.push_back({ExecEvent::Kind::Failed, t, r.run});
             evs.back().attempt = r.attempt;
+            evs.back().detail = "cannot submit the Slurm job: " + why;
             evs.push_back({ExecEvent::Kind::Released, t, r.run});
             evs.back().attempt = r.attempt;
             s.phase = Phase::Parked;
@@ -251,15 +314,18 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
                 s.restarts_at_launch = 0;
             }
         }
+        std::optional<slurm::JobSpec> who;  // the job's user and account (submit only)
         if (s.job == 0) {
+            auto id = submitter(r);
+            if (!id) failed(id.error().message);
+            else who = std::move(*id);
+        }
+        if (s.job == 0 && who) {
             const std::string dir = run_dir(r);
-            std::error_code ec;
-            std::filesystem::create_directories(dir + "/checkpoint", ec);
-            slurm::JobSpec spec;
+            slurm::JobSpec spec = std::move(*who);
             spec.name = job_name(r);
             spec.command = spec.name;
             for (const auto& a : r.argv) spec.comment += (spec.comment.empty() ? "" : " ") + quote(a);
-            spec.account = c_.account;
             const std::string first = r.placement.empty() ? "" : node_of(r.placement.front());
             for (const auto& pool : pools_)
                 for (const auto& n : pool.nodes)
@@ -283,7 +349,11 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
             for (const auto& [k, v] : r.env) spec.env.push_back(k + "=" + v);
             auto id = client_.submit_held(spec);
             if (!id) {
-                failed(id.error().message);
+                failed(id.error().message + " (user " + spec.name_user + ", uid " +
+                       std::to_string(spec.uid.value_or(::getuid())) + ", account " +
+                       (spec.account.empty() ? std::string("the user's default") : "'" + spec.account + "'") +
+                       ": the account must exist in Slurm and the user be one of its users: sacctmgr add "
+                       "account / add user, docs/slurm.md \"Tenants\")");
             } else {
                 s.job = *id;
                 s.restarts_at_launch = 0;
@@ -296,8 +366,16 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
             const std::int64_t rank = 1000000 - (++seq % 1000000);  // earlier admitted: higher
             if (auto ok = client_.release_on(s.job, nodes, rank, wall_now()); !ok) failed(ok.error().message);
         }
+        // Not push(): the service calls launch() holding its own lock, which its wake callback
+        // takes: the poll thread wakes it instead.
+        if (!evs.empty()) {
+            for (auto& e : evs) events_.push_back(e);
+            std::stable_sort(events_.begin(), events_.end(),
+                             [](const ExecEvent& a, const ExecEvent& b) { return a.t < b.t; });
+            wake_pending_ = true;
+            cv_.notify_all();
+        }
     }
-    push(evs);
 }
 
 void SlurmExecutor::stop(Seconds t, std::int64_t run) {
@@ -401,9 +479,10 @@ void SlurmExecutor::push(std::vector<ExecEvent>& evs) {
         for (auto& e : evs) events_.push_back(e);
         std::stable_sort(events_.begin(), events_.end(),
                          [](const ExecEvent& a, const ExecEvent& b) { return a.t < b.t; });
+        wake_pending_ = true;  // the poll thread wakes the service (its caller may hold its lock)
     }
     evs.clear();
-    if (wake_) wake_();
+    cv_.notify_all();
 }
 
 Seconds SlurmExecutor::next_event_s() const {
@@ -665,8 +744,8 @@ void SlurmExecutor::poll_worker_files(RunState& s, std::uint32_t restarts, Secon
     };
     for (int w = 0; w < s.r.workers; ++w) {
         const std::string base = dir + "/worker-" + std::to_string(w);
-        if (std::ifstream in(base + ".progress"); in) {
-            const std::string text((std::istreambuf_iterator<char>(in)), {});
+        if (const auto text_ = read_small(base + ".progress")) {
+            const std::string& text = *text_;
             const auto step = parse_progress(text);
             auto& last = s.steps[static_cast<std::size_t>(w)];
             if (step && *step > last) {
@@ -674,7 +753,8 @@ void SlurmExecutor::poll_worker_files(RunState& s, std::uint32_t restarts, Secon
                 event(ExecEvent::Kind::Progress, w)->step = *step;
             }
         }
-        if (std::ifstream in(base + ".util"); in) {  // "UNIX_SECONDS MEAN_PERCENT"
+        if (const auto util = read_small(base + ".util")) {  // "UNIX_SECONDS MEAN_PERCENT"
+            std::istringstream in(*util);
             std::int64_t at = -1;
             double pct = -1;
             auto& last = s.sampled[static_cast<std::size_t>(w)];
@@ -729,15 +809,16 @@ void SlurmExecutor::loop() {
             last_nodes_poll_ = wall_now();
             poll_nodes(t, evs);
         }
-        if (!evs.empty()) {
+        if (!evs.empty() || wake_pending_) {
             for (auto& e : evs) events_.push_back(e);
             std::stable_sort(events_.begin(), events_.end(),
                              [](const ExecEvent& a, const ExecEvent& b) { return a.t < b.t; });
+            wake_pending_ = false;
             lock.unlock();
             if (wake_) wake_();
             lock.lock();
         }
-        cv_.wait_for(lock, std::chrono::milliseconds(c_.poll_ms), [this] { return quit_; });
+        cv_.wait_for(lock, std::chrono::milliseconds(c_.poll_ms), [this] { return quit_ || wake_pending_; });
     }
 }
 

@@ -25,7 +25,10 @@
 // Finished at its end_time, StopDone/Released at the requeue that ended the segment), so that the
 // service's ledger, which holds a run's GPUs from Started to the end event (holds_from_start()),
 // equals Slurm's accounting of each segment (docs/slurm.md, "Accounting").
-// Jobs: named astraeus-<workspace>-<run>, the run's command in the job's comment (`squeue -o %k`).
+// Jobs: named astraeus-<workspace>-<run>, the run's command in the job's comment (`squeue -o %k`),
+// submitted as the workspace's Unix user (the worker sandbox's identity, which must have a passwd
+// entry) in its Slurm account (docs/slurm.md, "Tenants"); a missing user or a submission Slurm
+// refuses fails the attempt with the reason (ExecEvent::detail), never a job as root.
 // Restarts: restore() of a run this process has no job of adopts the run's job, found by its name
 // (astraeus-*) and working directory (the run's folder), in the phase the service stored;
 // launch() resumes a held job left by an earlier process (found the same way at start) instead of
@@ -36,7 +39,8 @@
 // ASTRAEUS_WORKER = RANK = NODE_RANK = SLURM_PROCID, ASTRAEUS_WORKERS = WORLD_SIZE, LOCAL_RANK = 0,
 // ASTRAEUS_ATTEMPT = SLURM_RESTART_COUNT + 1, MASTER_ADDR (the first node's NodeAddr),
 // MASTER_PORT, ASTRAEUS_CHECKPOINT_DIR, ASTRAEUS_PROGRESS_FILE, CUDA_VISIBLE_DEVICES (Slurm's
-// gres binding). Files under runs_dir/<workspace>/<run>/ (a folder every node must see):
+// gres binding). Files under runs_dir/<workspace>/<run>/ (a folder every node must see; the
+// workspace's and run's folders belong to the job's user, 0700):
 // checkpoint/, job.out (the batch shell, appended), attempt-K/worker-I.log.
 // Thread safety: the service serialises its calls; the poll thread shares state under a mutex
 // and calls `wake` without holding it.
@@ -50,6 +54,7 @@
 #include <thread>
 
 #include "astraeus/exec/executor.hpp"
+#include "astraeus/exec/sandbox/sandbox.hpp"
 #include "astraeus/exec/slurm_client.hpp"
 
 namespace astraeus::exec {
@@ -58,7 +63,16 @@ struct SlurmExecutorConfig {
     std::string runs_dir = "astraeus-data/runs";
     int poll_ms = 100;
     Seconds grace_s = 10;        ///< after the checkpoint signal, before requeue-held
-    std::string account;         ///< Slurm account of the jobs (empty: the default)
+    /// Who a workspace's jobs run as (`sbatch --uid/--gid`): the worker sandbox's identity of
+    /// the workspace (sandbox::identity_for over `identity`, `allow_root`, `run_as_user`; the
+    /// local executor's), which must be a Unix user (a passwd entry) here and on the nodes.
+    /// A service not running as root submits as itself.
+    sandbox::SandboxConfig identity;
+    bool allow_root = false;
+    std::string run_as_user;
+    /// Slurm account per workspace (`--account`); unmapped: the workspace's name; mapped to "":
+    /// the user's default account in Slurm.
+    std::map<std::string, std::string> accounts;
     /// The program each step runs as `PROGRAM gpu-sample` beside its worker (NVML on the node;
     /// empty: this process's own executable, which the nodes must see at the same path).
     std::string sampler;
@@ -89,6 +103,10 @@ public:
     void attach(std::function<Seconds()> now, std::function<void()> wake) override;
     bool runs_commands() const override { return true; }
     bool holds_from_start() const override { return true; }
+    /// The job (its workspace's user) writes the logs itself.
+    bool logs_written_by_workers() const override { return true; }
+    /// The Slurm account of `workspace`'s jobs ("" : the user's default).
+    std::string account_of(const std::string& workspace) const;
     std::string log_path(const std::string& workspace, const std::string& run, int attempt,
                          int worker) const override;
 
@@ -140,6 +158,9 @@ private:
     /// Utilization event for each newer sample.
     void poll_worker_files(RunState& s, std::uint32_t restarts, Seconds now,
                            std::vector<ExecEvent>& out) const;
+    /// The job of run `r` as far as who submits it: its user (the workspace's identity) and
+    /// account, its folders made and given to that user. Errors: no such user, a folder.
+    Result<slurm::JobSpec> submitter(const ExecRun& r) const;
     std::string script(const RunState& s) const;
     std::string run_dir(const ExecRun& r) const;
     /// "astraeus-<workspace>-<run>" (what `squeue -o %j` shows an administrator).
@@ -157,6 +178,7 @@ private:
     mutable std::mutex mu_;
     std::condition_variable cv_;
     bool quit_ = false;
+    bool wake_pending_ = false;  ///< events queued by launch(): the poll thread wakes the service
     std::map<std::int64_t, RunState> runs_;
     std::map<std::int64_t, std::string> machine_node_;   ///< service machine id -> node name
     std::map<std::string, std::int64_t> node_machine_;

@@ -98,7 +98,7 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
                    "replica", "address",
                    "starvation_s", "stall_timeout_s", "busy_pct", "goodput_drop",
                    "threshold_alerts", "executor", "time_scale", "listen", "data_dir", "threads",
-                   "max_failures", "local", "agents", "workspace_limits", "web_sessions", "store"},
+                   "max_failures", "local", "agents", "workspace_limits", "web_sessions", "store", "slurm"},
                   where));
     TRY(get(j, "max_failures", c.max_failures, where));
     if (c.max_failures < 1 || c.max_failures > 1000) return fail(where + ": max_failures must be in 1..1000");
@@ -274,6 +274,19 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
             return fail(w + ": submissions_per_minute must be in 1..1000000");
         if (c.limits.log_bytes != 0 && c.limits.log_bytes < 1024)
             return fail(w + ": log_bytes must be 0 (no quota) or at least 1024");
+    }
+    if (j.contains("slurm")) {  // `serve --executor slurm` (docs/slurm.md, "Tenants")
+        const json& l = j["slurm"];
+        const std::string w = where + ": slurm";
+        if (!l.is_object()) return fail(w + ": must be an object");
+        TRY(only_keys(l, {"accounts"}, w));
+        if (l.contains("accounts")) {
+            if (!l["accounts"].is_object()) return fail(w + ": accounts must map workspace names to Slurm accounts");
+            for (const auto& [k, v] : l["accounts"].items()) {
+                if (!v.is_string()) return fail(w + ": accounts: '" + k + "' must map to an account name (\"\": the user's default)");
+                c.slurm_accounts[k] = v.get<std::string>();
+            }
+        }
     }
     if (j.contains("web_sessions")) {  // the web pages' sign-in sessions (docs/security.md)
         const json& l = j["web_sessions"];

@@ -19,6 +19,7 @@
 //              "sandbox": {"enabled": true, "require": <true as root>, "memory_bytes": 0,
 //                          "pids_max": 4096, "uid_base": 3000000, "uid_count": 1000000,
 //                          "users": {"WORKSPACE": "USER"}, "hide": ["/etc/astraeus"]}},
+//    "slurm": {"accounts": {"WORKSPACE": "ACCOUNT"}},
 //    "time_scale": 1, "listen": "127.0.0.1:8080", "data_dir": "astraeus-data", "threads": 8,
 //    "store": {"postgresql": "host=127.0.0.1 port=5432 dbname=astraeus"}}
 // `store`: where the service keeps its state: absent or {} = SQLite in data_dir/astraeus.db;
@@ -30,6 +31,7 @@
 // many times faster than the real one (tests). Thread safety: plain values.
 #pragma once
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -100,6 +102,9 @@ struct ServiceConfig {
     SimExecutorConfig executor;
     exec::AgentHubConfig agents;  ///< "agents": {"heartbeat_s", "lost_after_s", "max_wait_ms", "master_port_base"}
     exec::LocalExecutorConfig local;
+    /// "slurm": {"accounts": {"WORKSPACE": "ACCOUNT"}}: the Slurm account of each workspace's
+    /// jobs (`serve --executor slurm`); unmapped: the workspace's name; "": the user's default.
+    std::map<std::string, std::string> slurm_accounts;
     int max_failures = 3;
     WorkspaceLimits limits;
     WebSessionConfig web_sessions;

@@ -876,12 +876,19 @@ void Service::on_exec(const ExecEvent& e) {
             r.rec.phase_since_s = t;
             r.rec.lease_end_s = -1;
             pool.sched->wind_down(r.job, t);
-            log(LogLevel::Warn, "run.failed", {{"run", r.rec.name}, {"attempt", std::to_string(r.rec.attempts)}});
+            // Why, when the executor knows (a Slurm submission refused): the run's reason until
+            // it is placed again, and once it has failed for good.
+            if (!e.detail.empty()) r.rec.reason = "attempt " + std::to_string(r.rec.attempts) + " failed: " + e.detail;
+            log(LogLevel::Warn, "run.failed", {{"run", r.rec.name}, {"attempt", std::to_string(r.rec.attempts)},
+                                               {"detail", e.detail}});
             break;
         case K::Released:
             if (failures(r) >= cfg_.max_failures) {
+                const std::string why = r.rec.reason.starts_with("attempt ") ? r.rec.reason : "";
                 end_run(r, t, "failed", "failed");
+                if (!why.empty()) r.rec.reason = why;
             } else {
+                if (r.rec.reason.starts_with("attempt ")) r.rec.reason = "requeued: " + r.rec.reason;
                 for (int w : r.w) (void)counter_->release(t, w);
                 pool.sched->requeue(r.job, t);
                 r.rec.state = "pending";

@@ -130,7 +130,7 @@ json Service::run_head_json(const RunMem& r) const {
     j["workers"] = r.rec.workers;
     j["gpus_per_worker"] = r.rec.gpus_per_worker;
     j["state"] = r.rec.state;
-    if ((r.rec.state == "pending" || r.rec.state == "cancelled") && !r.rec.reason.empty()) j["reason"] = r.rec.reason;
+    if ((r.rec.state == "pending" || r.rec.state == "cancelled" || r.rec.state == "failed") && !r.rec.reason.empty()) j["reason"] = r.rec.reason;
     add_forecast_json(j, r);
     j["submitted_at"] = gp::format_rfc3339(r.rec.submitted_s);
     if (r.rec.started_s >= 0) j["started_at"] = gp::format_rfc3339(r.rec.started_s);

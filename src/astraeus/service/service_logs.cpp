@@ -86,7 +86,8 @@ ApiResult<json> Service::run_logs(const Caller& c, const std::string& name, cons
     std::int64_t size = 0;
     // A worker can write its run's folders: the log is opened with no link followed on the way,
     // and only when it is the regular file the service created (exec/sandbox/safe_fs.hpp).
-    if (auto fd = exec::sandbox::open_regular(path, ::geteuid() == 0 ? 0 : -1); fd) {
+    const long owner = ::geteuid() == 0 && !exec_->logs_written_by_workers() ? 0 : -1;
+    if (auto fd = exec::sandbox::open_regular(path, owner); fd) {
         struct stat sb {};
         size = ::fstat(*fd, &sb) == 0 ? static_cast<std::int64_t>(sb.st_size) : 0;
         if (offset < size) {
