@@ -366,16 +366,8 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
             const std::int64_t rank = 1000000 - (++seq % 1000000);  // earlier admitted: higher
             if (auto ok = client_.release_on(s.job, nodes, rank, wall_now()); !ok) failed(ok.error().message);
         }
-        // Not push(): the service calls launch() holding its own lock, which its wake callback
-        // takes: the poll thread wakes it instead.
-        if (!evs.empty()) {
-            for (auto& e : evs) events_.push_back(e);
-            std::stable_sort(events_.begin(), events_.end(),
-                             [](const ExecEvent& a, const ExecEvent& b) { return a.t < b.t; });
-            wake_pending_ = true;
-            cv_.notify_all();
-        }
     }
+    push(evs);  // the poll thread wakes the service: launch() is called under the service's lock
 }
 
 void SlurmExecutor::stop(Seconds t, std::int64_t run) {

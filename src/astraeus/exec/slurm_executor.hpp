@@ -167,6 +167,8 @@ private:
     static std::string job_name(const ExecRun& r);
     std::string node_of(const WorkerPlacement& p) const;
     Seconds now() const;
+    /// Queues `evs` (kept in time order) and wakes the poll thread, which wakes the service
+    /// (never from here: launch() and stop() are called under the service's lock). Empties evs.
     void push(std::vector<ExecEvent>& evs);
 
     SlurmExecutorConfig c_;
@@ -178,7 +180,7 @@ private:
     mutable std::mutex mu_;
     std::condition_variable cv_;
     bool quit_ = false;
-    bool wake_pending_ = false;  ///< events queued by launch(): the poll thread wakes the service
+    bool wake_pending_ = false;  ///< events queued by push(): the poll thread wakes the service
     std::map<std::int64_t, RunState> runs_;
     std::map<std::int64_t, std::string> machine_node_;   ///< service machine id -> node name
     std::map<std::string, std::int64_t> node_machine_;
