@@ -15,10 +15,8 @@
 set -u
 BIN=$(realpath "$1")
 HERE=$(cd "$(dirname "$0")" && pwd)
-[ -n "${ASTRAEUS_TEST_PG:-}" ] || { echo "SKIP: ASTRAEUS_TEST_PG is not set (scripts/postgres-test-server.sh start prints it)"; exit 77; }
-for tool in curl jq psql python3; do command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }; done
-T=$(mktemp -d)
-DB=astraeus_agents_failover_$$
+. "$HERE/pg_test_lib.sh"
+pg_test_begin agents_failover curl jq psql python3
 PA=""; PB=""; PFAKE=""; PG_AGENT=""
 cleanup() {
     [ -n "$PG_AGENT" ] && { kill -TERM "$PG_AGENT" 2>/dev/null; for _ in $(seq 50); do kill -0 "$PG_AGENT" 2>/dev/null || break; sleep 0.1; done; kill -9 "$PG_AGENT" 2>/dev/null; }
@@ -26,14 +24,9 @@ cleanup() {
     if [ -f "$T/agent/agent-m1.state" ]; then  # nothing a test started may outlive it
         while read -r pg _; do case "$pg" in [0-9]*) kill -KILL -- "-$pg" 2>/dev/null ;; esac; done < "$T/agent/agent-m1.state"
     fi
-    psql "$ASTRAEUS_TEST_PG" -qc "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1
-    [ -n "${KEEP:-}" ] || rm -rf "$T"
+    pg_test_cleanup
 }
 trap cleanup EXIT
-psql "$ASTRAEUS_TEST_PG" -qc "CREATE DATABASE $DB" || { echo "cannot create the test database"; exit 1; }
-PG="$ASTRAEUS_TEST_PG dbname=$DB"
-fails=0; passes=0
-check() { local what=$1; shift; if "$@"; then passes=$((passes + 1)); echo "ok   $what"; else fails=$((fails + 1)); echo "FAIL $what"; fi; }
 wait_until() { local end=$((SECONDS + $1)); while [ $SECONDS -lt $end ]; do eval "$2" && return 0; sleep 0.2; done; return 1; }
 
 # Fixed ports: each replica's advertised address is the URL the agent is given.

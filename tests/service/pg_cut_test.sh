@@ -9,28 +9,19 @@
 #    and before B leads (a hung renewal used to keep it leading: two leaders);
 #  - B leads (generation 2) within 10 s of the cut; every run A acknowledged is in the database
 #    exactly once; a submission sent to A after the cut is either not acknowledged or stored;
-#    every run ends and each run's ledger = workers x GPUs x (end - submit) (pg_ledger_lib.sh).
+#    every run ends and each run's ledger = workers x GPUs x (end - submit) (pg_test_lib.sh).
 # About 30 s. Usage: pg_cut_test.sh ASTRAEUS_BIN
 set -u
 BIN=$(realpath "$1")
 HERE=$(cd "$(dirname "$0")" && pwd)
-[ -n "${ASTRAEUS_TEST_PG:-}" ] || { echo "SKIP: ASTRAEUS_TEST_PG is not set (scripts/postgres-test-server.sh start prints it)"; exit 77; }
-for tool in curl jq psql python3; do command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }; done
-T=$(mktemp -d)
-DB=astraeus_cut_$$
+. "$HERE/pg_test_lib.sh"
+pg_test_begin cut curl jq psql python3
 PA=""; PB=""; PX=""
 cleanup() {
     for p in $PA $PB $PX; do kill -9 "$p" 2>/dev/null; done
-    psql "$ASTRAEUS_TEST_PG" -qc "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1
-    [ -n "${KEEP:-}" ] || rm -rf "$T"
+    pg_test_cleanup
 }
 trap cleanup EXIT
-psql "$ASTRAEUS_TEST_PG" -qc "CREATE DATABASE $DB" || { echo "cannot create the test database"; exit 1; }
-PG="$ASTRAEUS_TEST_PG dbname=$DB"
-sql() { psql "$PG" -Atqc "$1"; }
-fails=0; passes=0
-. "$HERE/pg_ledger_lib.sh"
-check() { local what=$1; shift; if "$@"; then passes=$((passes + 1)); echo "ok   $what"; else fails=$((fails + 1)); echo "FAIL $what"; fi; }
 
 # The proxy to the test server (its host and port from ASTRAEUS_TEST_PG; libpq's defaults else).
 pghost=$(echo "$ASTRAEUS_TEST_PG" | sed -n 's/.*host=\([^ ]*\).*/\1/p'); pghost=${pghost:-127.0.0.1}
@@ -41,43 +32,17 @@ for _ in $(seq 50); do [ -s "$T/proxy-port" ] && break; sleep 0.1; done
 [ -s "$T/proxy-port" ] || { echo "FAIL the proxy does not start"; exit 1; }
 PG_A="$PG host=127.0.0.1 port=$(cat "$T/proxy-port")"
 
-for r in a b; do
-    if [ "$r" = a ]; then conn=$PG_A; else conn=$PG; fi
-    printf '%s\n' \
-        '{"organization": "acme", "cluster": "c1",' \
-        ' "pools": [{"name": "default", "machines": [{"count": 4, "gpus": 8}]}],' \
-        ' "lease_s": 1800, "time_scale": 60,' \
-        ' "executor": {"startup_s": 60, "stop_s": 30, "utilization_pct": 90},' \
-        " \"lease_duration_s\": 3, \"lease_renew_s\": 1, \"replica\": \"r$r\", \"address\": \"http://replica-$r.example:8080\"," \
-        " \"store\": {\"postgresql\": \"$conn\"}}" > "$T/$r.json"
-done
+sim_replica_config a "$PG_A"
+sim_replica_config b "$PG"
 A() { "$BIN" admin "$@" --config "$T/b.json" --data-dir "$T/admin"; }
 A init --org acme --cluster c1 >/dev/null || { echo "FAIL admin init"; exit 1; }
 A workspace add ml >/dev/null || { echo "FAIL admin workspace add"; exit 1; }
 AD=$(A token create --org-admin 2>/dev/null)
 ML=$(A token create --workspace ml 2>/dev/null)
 
-start() {  # start R: serve replica R in $T/data-R; its PID in PA/PB, its port in port-R
-    local r=$1
-    "$BIN" serve --executor sim --config "$T/$r.json" --data-dir "$T/data-$r" --listen 127.0.0.1:0 \
-        --port-file "$T/port-$r" 2>>"$T/serve-$r.log" &
-    local pid=$!
-    if [ "$r" = a ]; then PA=$pid; else PB=$pid; fi
-    for _ in $(seq 150); do [ -s "$T/port-$r" ] && return 0; kill -0 "$pid" 2>/dev/null || return 1; sleep 0.1; done
-    return 1
-}
-url() { echo "http://127.0.0.1:$(cat "$T/port-$1")"; }
-ready_code() { curl -sS -m 1 -o /dev/null -w '%{http_code}' "$(url "$1")/readyz" 2>/dev/null; }
-submit() {  # submit R NAME: the HTTP code (000: no answer within 2 s)
-    local n=${2#r}; n=${n//[!0-9]/}; n=${n:-0}
-    curl -sS -m 2 -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $ML" \
-        --data "{\"name\":\"$2\",\"workers\":$((1 + n % 2)),\"gpus_per_worker\":$((1 + n % 4)),\"sim_duration_s\":600}" \
-        "$(url "$1")/v1/runs" 2>/dev/null
-}
-
-start a || { echo "FAIL replica a does not start: $(tail -n 5 "$T/serve-a.log")"; exit 1; }
+start_replica a || { echo "FAIL replica a does not start: $(tail -n 5 "$T/serve-a.log")"; exit 1; }
 for _ in $(seq 50); do [ "$(ready_code a)" = 200 ] && break; sleep 0.1; done
-start b || { echo "FAIL replica b does not start: $(tail -n 5 "$T/serve-b.log")"; exit 1; }
+start_replica b || { echo "FAIL replica b does not start: $(tail -n 5 "$T/serve-b.log")"; exit 1; }
 check "a leads through the proxy, b follows" test "$(ready_code a)/$(ready_code b)" = 200/503
 : > "$T/acked"
 for i in 1 2 3 4; do [ "$(submit a r$i)" = 201 ] && echo "r$i" >> "$T/acked"; done

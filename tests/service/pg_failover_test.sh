@@ -15,60 +15,30 @@
 # About 40 s. Usage: pg_failover_test.sh ASTRAEUS_BIN
 set -u
 BIN=$(realpath "$1")
-[ -n "${ASTRAEUS_TEST_PG:-}" ] || { echo "SKIP: ASTRAEUS_TEST_PG is not set (scripts/postgres-test-server.sh start prints it)"; exit 77; }
-for tool in curl jq psql; do command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }; done
-T=$(mktemp -d)
-DB=astraeus_failover_$$
+. "$(dirname "$0")/pg_test_lib.sh"
+pg_test_begin failover curl jq psql
 PA=""; PB=""
 cleanup() {
     for p in $PA $PB; do kill -CONT "$p" 2>/dev/null; kill -9 "$p" 2>/dev/null; done
-    psql "$ASTRAEUS_TEST_PG" -qc "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1
-    [ -n "${KEEP:-}" ] || rm -rf "$T"
+    pg_test_cleanup
 }
 trap cleanup EXIT
-psql "$ASTRAEUS_TEST_PG" -qc "CREATE DATABASE $DB" || { echo "cannot create the test database"; exit 1; }
-PG="$ASTRAEUS_TEST_PG dbname=$DB"
-sql() { psql "$PG" -Atqc "$1"; }
-fails=0; passes=0
-. "$(dirname "$0")/pg_ledger_lib.sh"
-check() { local what=$1; shift; if "$@"; then passes=$((passes + 1)); echo "ok   $what"; else fails=$((fails + 1)); echo "FAIL $what"; fi; }
 
-for r in a b; do
-    printf '%s\n' \
-        '{"organization": "acme", "cluster": "c1",' \
-        ' "pools": [{"name": "default", "machines": [{"count": 4, "gpus": 8}]}],' \
-        ' "lease_s": 1800, "time_scale": 60,' \
-        ' "executor": {"startup_s": 60, "stop_s": 30, "utilization_pct": 90},' \
-        " \"lease_duration_s\": 3, \"lease_renew_s\": 1, \"replica\": \"r$r\", \"address\": \"http://replica-$r.example:8080\"," \
-        " \"store\": {\"postgresql\": \"$PG\"}}" > "$T/$r.json"
-done
+for r in a b; do sim_replica_config "$r" "$PG"; done
 A() { "$BIN" admin "$@" --config "$T/a.json" --data-dir "$T/admin"; }
 A init --org acme --cluster c1 >/dev/null || { echo "FAIL admin init"; exit 1; }
 A workspace add ml >/dev/null || { echo "FAIL admin workspace add"; exit 1; }
 AD=$(A token create --org-admin 2>/dev/null)
 ML=$(A token create --workspace ml 2>/dev/null)
 
-# start R: serve replica R (a or b) in data directory $T/data-R; its PID in PA/PB, port in port-R.
-start() {
-    local r=$1
-    rm -f "$T/port-$r"
-    "$BIN" serve --executor sim --config "$T/$r.json" --data-dir "$T/data-$r" --listen 127.0.0.1:0 \
-        --port-file "$T/port-$r" 2>>"$T/serve-$r.log" &
-    local pid=$!
-    if [ "$r" = a ]; then PA=$pid; else PB=$pid; fi
-    for _ in $(seq 150); do [ -s "$T/port-$r" ] && return 0; kill -0 "$pid" 2>/dev/null || return 1; sleep 0.1; done
-    return 1
-}
-url() { echo "http://127.0.0.1:$(cat "$T/port-$1")"; }
-ready_code() { curl -sS -o /dev/null -w '%{http_code}' "$(url "$1")/readyz" 2>/dev/null; }
 metric() {  # metric R NAME: the value of series NAME on replica R's metrics
     curl -sS -H "Authorization: Bearer $AD" "$(url "$1")/v1/goodput/metrics" 2>/dev/null | awk -v n="$2" '$1 == n {print $2}'
 }
 
 # 1. A leads, B follows.
-start a || { echo "FAIL replica a does not start: $(tail -n 5 "$T/serve-a.log")"; exit 1; }
+start_replica a || { echo "FAIL replica a does not start: $(tail -n 5 "$T/serve-a.log")"; exit 1; }
 for _ in $(seq 50); do [ "$(ready_code a)" = 200 ] && break; sleep 0.1; done
-start b || { echo "FAIL replica b does not start: $(tail -n 5 "$T/serve-b.log")"; exit 1; }
+start_replica b || { echo "FAIL replica b does not start: $(tail -n 5 "$T/serve-b.log")"; exit 1; }
 ra=$(curl -sS "$(url a)/readyz")
 check "a leads: /readyz 200, role leader, generation 1 ($ra)" test "$(echo "$ra" | jq -r '"\(.role) \(.replica) \(.generation)"')" = "leader ra 1"
 rb=$(curl -sS -w ' %{http_code}' "$(url b)/readyz")
@@ -80,12 +50,6 @@ age=$(metric a astraeus_leader_lease_age_seconds)
 check "a's lease age within its renewal period (<= 1.5 s: $age)" awk -v a="$age" 'BEGIN { exit !(a >= 0 && a <= 1.5) }'
 
 # 2. Runs submitted to a (10 minutes of work each: 10 s here), a killed while they run.
-submit() {  # submit R NAME: the HTTP code
-    local n=${2#r}; n=${n//[!0-9]/}; n=${n:-0}
-    curl -sS -o /dev/null -w '%{http_code}' -X POST -H "Authorization: Bearer $ML" \
-        --data "{\"name\":\"$2\",\"workers\":$((1 + n % 2)),\"gpus_per_worker\":$((1 + n % 4)),\"sim_duration_s\":600}" \
-        "$(url "$1")/v1/runs" 2>/dev/null
-}
 : > "$T/acked"
 for i in 1 2 3 4 5 6; do [ "$(submit a r$i)" = 201 ] && echo "r$i" >> "$T/acked"; done
 check "6 runs acknowledged by a" test "$(wc -l < "$T/acked")" = 6
@@ -110,7 +74,7 @@ check "every run ends (left: $left)" test "$left" = 0
 check "every run's ledger = W x G x (end - submit) across the take-over: no second lost or doubled" test "$exact" = 1
 
 # 3. A deposed leader that wakes up: b stopped until a (restarted, following) takes over.
-start a || { echo "FAIL replica a does not restart: $(tail -n 5 "$T/serve-a.log")"; exit 1; }
+start_replica a || { echo "FAIL replica a does not restart: $(tail -n 5 "$T/serve-a.log")"; exit 1; }
 check "a restarted follows b ($(ready_code a))" test "$(ready_code a)" = 503
 kill -STOP "$PB"
 for _ in $(seq 200); do [ "$(ready_code a)" = 200 ] && break; sleep 0.05; done

@@ -13,23 +13,14 @@
 # Usage: pg_serve_test.sh ASTRAEUS_BIN
 set -u
 BIN=$(realpath "$1")
-[ -n "${ASTRAEUS_TEST_PG:-}" ] || { echo "SKIP: ASTRAEUS_TEST_PG is not set (scripts/postgres-test-server.sh start prints it)"; exit 77; }
-for tool in curl jq psql; do command -v "$tool" >/dev/null || { echo "SKIP: $tool not installed"; exit 77; }; done
-T=$(mktemp -d)
-DB=astraeus_serve_$$
+. "$(dirname "$0")/pg_test_lib.sh"
+pg_test_begin serve curl jq psql
 SERVER_PID=""
 cleanup() {
     if [ -n "$SERVER_PID" ] && kill -0 "$SERVER_PID" 2>/dev/null; then kill -9 "$SERVER_PID" 2>/dev/null || true; fi
-    psql "$ASTRAEUS_TEST_PG" -qc "DROP DATABASE IF EXISTS $DB WITH (FORCE)" >/dev/null 2>&1
-    [ -n "${KEEP:-}" ] || rm -rf "$T"
+    pg_test_cleanup
 }
 trap cleanup EXIT
-psql "$ASTRAEUS_TEST_PG" -qc "CREATE DATABASE $DB" || { echo "cannot create the test database"; exit 1; }
-PG="$ASTRAEUS_TEST_PG dbname=$DB"
-sql() { psql "$PG" -Atqc "$1"; }
-fails=0; passes=0
-. "$(dirname "$0")/pg_ledger_lib.sh"
-check() { local what=$1; shift; if "$@"; then passes=$((passes + 1)); echo "ok   $what"; else fails=$((fails + 1)); echo "FAIL $what"; fi; }
 
 cat > "$T/config.json" <<EOF
 {"organization": "acme", "cluster": "c1",
