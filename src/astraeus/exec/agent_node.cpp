@@ -257,8 +257,13 @@ bool NodeAgent::do_register() {
     }
     if (r->first != 200) {
         const std::string why = r->second.value("error", r->second.dump());
-        log(LogLevel::Error, "agent.register_refused", {{"status", std::to_string(r->first)}, {"error", why}});
-        if (follow(r)) return false;
+        // A follower's 503 names the leader: expected during a failover, not an error.
+        if (follow(r)) {
+            log(LogLevel::Info, "agent.register_redirected", {{"status", std::to_string(r->first)}, {"error", why}});
+            return false;
+        }
+        log(r->first >= 500 || r->first == 429 ? LogLevel::Warn : LogLevel::Error, "agent.register_refused",
+            {{"status", std::to_string(r->first)}, {"error", why}});
         // The token (401, 403) or this machine's registration itself (400: a bad name or pool,
         // 409: another GPU count or pool than the name's, or not an agents service, 422):
         // retrying cannot help. Anything else (no answer, 5xx, 507, 429) is retried, and so is a
