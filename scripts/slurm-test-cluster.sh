@@ -106,6 +106,8 @@ TaskPlugin=task/none
 MpiDefault=none
 SwitchType=switch/none
 $acct
+# Astraeus's fencing check for replicas (scripts/slurm/job_submit.lua, copied beside slurm.conf)
+JobSubmitPlugins=lua
 JobCompType=jobcomp/filetxt
 JobCompLoc=$BASE/log/jobcomp.txt
 SchedulerType=sched/builtin
@@ -141,6 +143,7 @@ EOF
       echo "NodeName=gpu$n Name=gpu File=$BASE/dev/gpu$n/nvidia[0-$((GPUS-1))]"
     done
   } > "$BASE/etc/gres.conf"
+  cp "$(dirname "$0")/slurm/job_submit.lua" "$BASE/etc/job_submit.lua"
 }
 
 alive() {   # process exists and is not a zombie (without systemd, PID 1 may reap orphans late)

@@ -277,6 +277,7 @@ int run_serve(const ServeOptions& o) {
         std::cerr << "astraeus serve: " << exec.error().message << "\n";
         return 2;
     }
+    if (leadership) (*exec)->set_fencing_generation(leadership->generation());
     auto svc = service::Service::open(*cfg, std::move(*st), std::move(*exec));
     if (!svc) {
         std::cerr << "astraeus serve: " << svc.error().message << "\n";

@@ -147,6 +147,12 @@ public:
     virtual void set_machines(const std::vector<std::int64_t>& ids, Seconds t) {
         (void)ids, (void)t;
     }
+    /// The leader lease's generation (store/lease.hpp), the fencing token of replicas on
+    /// PostgreSQL: set once before the service is opened (0 or never: one service, no token).
+    /// An executor that commands a resource manager stamps its commands with it (Slurm:
+    /// exec/slurm_client.hpp set_generation); the node agents get it with every reply
+    /// (exec/agent_hub.hpp).
+    virtual void set_fencing_generation(std::int64_t generation) { (void)generation; }
     /// Called once by the service before anything else: its clock, and a callback that wakes
     /// its loop when events are queued from another thread (thread-safe, cheap).
     virtual void attach(std::function<Seconds()> now, std::function<void()> wake) {

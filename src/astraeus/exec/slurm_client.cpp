@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <sys/wait.h>
 #include <mutex>
+#include <string_view>
 
 #include "astraeus/slurm_import/hostlist.hpp"
 
@@ -36,6 +37,49 @@ const char* to_string(JobState s) {
 }
 
 int gres_gpus(const std::string& gres) { return gres_gpu_count(gres); }
+
+std::int64_t generation_in(const std::string& admin_comment) {
+    static constexpr std::string_view key = "astraeus-generation=";
+    const std::size_t at = admin_comment.find(key);
+    if (at == std::string::npos) return 0;
+    std::int64_t g = 0;
+    std::size_t i = at + key.size(), digits = 0;
+    for (; i < admin_comment.size() && admin_comment[i] >= '0' && admin_comment[i] <= '9' && digits < 18; ++i, ++digits)
+        g = g * 10 + (admin_comment[i] - '0');
+    return digits == 0 ? 0 : g;
+}
+
+std::string SlurmClient::fence_comment() const {
+    return generation_ > 0 ? "astraeus-generation=" + std::to_string(generation_) : std::string();
+}
+
+std::unexpected<Error> SlurmClient::update_fail(std::uint32_t job, const std::string& what) const {
+    const int e = slurm_get_errno();
+    std::int64_t stamped = 0;
+    job_info_msg_t* msg = nullptr;
+    if (generation_ > 0 && slurm_load_job(&msg, job, SHOW_ALL) == SLURM_SUCCESS) {
+        if (msg->record_count > 0) stamped = generation_in(str(msg->job_array[0].admin_comment));
+        slurm_free_job_info_msg(msg);
+    }
+    if (stamped > generation_)
+        return fail("job " + std::to_string(job) + ": " + what + ": refused by Slurm: the job is stamped with lease "
+                    "generation " + std::to_string(stamped) + ", this leader's is " + std::to_string(generation_) +
+                    " (a newer leader commands it; docs/slurm.md \"Several service replicas\")");
+    slurm_seterrno(e);
+    return slurm_fail("job " + std::to_string(job) + ": " + what);
+}
+
+Result<void> SlurmClient::stamp(std::uint32_t job) const {
+    if (generation_ <= 0) return {};
+    const std::string fence = fence_comment();
+    job_desc_msg_t d;
+    slurm_init_job_desc_msg(&d);
+    d.job_id = job;
+    d.admin_comment = mut(fence);
+    if (slurm_update_job(&d) != SLURM_SUCCESS)
+        return update_fail(job, "stamping " + fence);
+    return {};
+}
 
 Result<SlurmClient> SlurmClient::open(const std::string& slurm_conf) {
     // libslurm exits the process (fatal) on a missing config: check it first.
@@ -81,6 +125,8 @@ Result<std::uint32_t> SlurmClient::submit_held(const JobSpec& spec) const {
     d.std_out = mut(spec.output);
     d.std_err = mut(spec.output);
     d.open_mode = OPEN_MODE_APPEND;
+    const std::string fence = fence_comment();
+    if (!fence.empty()) d.admin_comment = mut(fence);
     std::vector<char*> env;
     for (const auto& e : spec.env) env.push_back(mut(e));
     env.push_back(nullptr);
@@ -103,22 +149,25 @@ Result<std::uint32_t> SlurmClient::submit_held(const JobSpec& spec) const {
 
 Result<void> SlurmClient::release_on(std::uint32_t job, const std::string& nodes,
                                      std::int64_t rank, Seconds now_s) const {
+    const std::string fence = fence_comment();
     {
         job_desc_msg_t d;
         slurm_init_job_desc_msg(&d);
         d.job_id = job;
+        if (!fence.empty()) d.admin_comment = mut(fence);
         if (!nodes.empty()) d.req_nodes = mut(nodes);
         d.site_factor = static_cast<std::uint32_t>(0x80000000LL + rank);  // NICE_OFFSET + rank
         d.begin_time = static_cast<time_t>(now_s + 1);
         if (slurm_update_job(&d) != SLURM_SUCCESS)
-            return slurm_fail("job " + std::to_string(job) + ": setting nodes '" + nodes + "' and rank");
+            return update_fail(job, "setting nodes '" + nodes + "' and rank");
     }
     job_desc_msg_t d;
     slurm_init_job_desc_msg(&d);
     d.job_id = job;
     d.priority = INFINITE;  // what `scontrol release` sends
+    if (!fence.empty()) d.admin_comment = mut(fence);
     if (slurm_update_job(&d) != SLURM_SUCCESS)
-        return slurm_fail("job " + std::to_string(job) + ": release");
+        return update_fail(job, "release");
     return {};
 }
 
@@ -147,8 +196,10 @@ Result<void> SlurmClient::hold(std::uint32_t job) const {
     d.job_id = job;
     d.priority = 0;
     d.alloc_sid = ALLOC_SID_USER_HOLD;  // what `scontrol uhold` sends: JobHeldUser
+    const std::string fence = fence_comment();
+    if (!fence.empty()) d.admin_comment = mut(fence);
     if (slurm_update_job(&d) != SLURM_SUCCESS)
-        return slurm_fail("job " + std::to_string(job) + ": hold");
+        return update_fail(job, "hold");
     return {};
 }
 
@@ -157,8 +208,10 @@ Result<void> SlurmClient::set_begin(std::uint32_t job, Seconds at_s) const {
     slurm_init_job_desc_msg(&d);
     d.job_id = job;
     d.begin_time = static_cast<time_t>(at_s);
+    const std::string fence = fence_comment();
+    if (!fence.empty()) d.admin_comment = mut(fence);
     if (slurm_update_job(&d) != SLURM_SUCCESS)
-        return slurm_fail("job " + std::to_string(job) + ": setting StartTime");
+        return update_fail(job, "setting StartTime");
     return {};
 }
 
@@ -238,6 +291,7 @@ Result<std::vector<JobInfo>> SlurmClient::jobs() const {
         o.held = j.priority == 0;
         o.admin_held = o.held && o.state == JobState::Pending && j.state_reason == WAIT_HELD;
         o.restarts = j.restart_cnt;
+        o.generation = generation_in(str(j.admin_comment));
         o.nodes = str(j.nodes);
         o.start_s = j.start_time;
         o.end_s = j.end_time;

@@ -57,6 +57,8 @@ struct JobInfo {
     bool admin_held = false;
     std::uint32_t priority = 0;
     std::uint32_t restarts = 0;  ///< restart_cnt: segments started before the current one
+    /// The fencing generation stamped on the job (AdminComment "astraeus-generation=N"; 0: none).
+    std::int64_t generation = 0;
     std::string nodes;           ///< hostlist of the allocation ("" when none)
     Seconds start_s = 0;         ///< of the current segment (0: none)
     Seconds end_s = 0;
@@ -104,6 +106,19 @@ public:
     /// an administrator gets a far one, so that their release does not start it on the nodes
     /// chosen for it earlier (release_on() sets the next one).
     Result<void> set_begin(std::uint32_t job, Seconds at_s) const;
+    /// The fencing token (docs/slurm.md, "Several service replicas"): with `generation` > 0,
+    /// every submission and every update of a job (release_on, hold, set_begin, stamp) carries
+    /// AdminComment "astraeus-generation=N" in the same request, and Astraeus's job_submit.lua
+    /// in slurmctld refuses an update whose generation is below the one the job is stamped
+    /// with: a deposed leader's late placement or release of a job that the new leader has
+    /// adopted is refused by Slurm itself. 0 (SQLite, one service): nothing is stamped.
+    /// Set once before the client is used from other threads.
+    void set_generation(std::int64_t generation) { generation_ = generation; }
+    std::int64_t generation() const { return generation_; }
+    /// Stamps the job with this client's generation (an update with the AdminComment alone):
+    /// a new leader's first command to a job it adopts. Errors: Slurm's refusal (the job is
+    /// stamped with a newer generation: this client is deposed), no such job.
+    Result<void> stamp(std::uint32_t job) const;
     /// Cancels the job (SIGKILL to everything); Ok when it is already gone.
     Result<void> cancel(std::uint32_t job) const;
 
@@ -126,7 +141,16 @@ public:
 
 private:
     SlurmClient() = default;
+    std::string fence_comment() const;
+    /// A failed update's error: Slurm's, or the fence's refusal when the job is stamped with a
+    /// newer generation than this client's.
+    std::unexpected<Error> update_fail(std::uint32_t job, const std::string& what) const;
+    std::int64_t generation_ = 0;
 };
+
+/// The generation in an AdminComment ("astraeus-generation=N" anywhere in it; 0 when absent
+/// or malformed).
+std::int64_t generation_in(const std::string& admin_comment);
 
 /// The gpu count in a node's gres string ("gpu:8", "gpu:a100:4(S:0-1),nic:2" -> 8, 4); 0 if none.
 int gres_gpus(const std::string& gres);

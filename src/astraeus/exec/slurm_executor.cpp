@@ -133,6 +133,11 @@ SlurmExecutor::~SlurmExecutor() {
     if (thread_.joinable()) thread_.join();
 }
 
+void SlurmExecutor::set_fencing_generation(std::int64_t generation) {
+    std::lock_guard lock(mu_);
+    client_.set_generation(generation);
+}
+
 void SlurmExecutor::attach(std::function<Seconds()> now, std::function<void()> wake) {
     now_ = std::move(now);
     wake_ = std::move(wake);
@@ -159,12 +164,16 @@ void SlurmExecutor::set_machines(const std::vector<std::int64_t>& ids, Seconds t
     std::vector<ExecEvent> lost;
     poll_nodes(t, lost);
     for (auto& e : lost) events_.push_back(e);
-    // Held jobs an earlier process kept for a resume (restore() and launch() claim theirs).
+    // Held jobs an earlier process kept for a resume (restore() and launch() claim theirs),
+    // stamped with this leader's generation at once (a deposed leader's late release of one is
+    // then refused); a job a newer leader stamped is that leader's.
     if (auto jobs = client_.jobs())
         for (const auto& j : *jobs)
             if (j.name.starts_with("astraeus-") && j.work_dir.starts_with(c_.runs_dir + "/") &&
-                j.state == slurm::JobState::Pending && j.held)
+                j.state == slurm::JobState::Pending && j.held && j.generation <= client_.generation()) {
+                (void)client_.stamp(j.id);
                 orphans_[j.id] = {wall_now(), j.name, j.work_dir};
+            }
 }
 
 std::string SlurmExecutor::node_of(const WorkerPlacement& p) const {
@@ -428,6 +437,13 @@ void SlurmExecutor::restore(const ExecRun& r, ExecPhase phase, Seconds since_s, 
         // there (a job that started, ended or was requeued meanwhile is reported with Slurm's
         // times). Without a job the attempt ends here, as with the local executor.
         if (auto j = find_job(r, since_s)) {
+            // The fencing token: a job stamped by a newer leader is that leader's (this replica
+            // is deposed and its watchdog ends it): left alone. Else it is stamped with this
+            // leader's generation before any other command (an older leader's late updates are
+            // then refused by slurmctld's job_submit.lua; the stamp's own failure is not fatal:
+            // every later update carries the stamp too).
+            if (j->generation > client_.generation()) return;
+            (void)client_.stamp(j->id);
             RunState& s = runs_[r.run];
             orphans_.erase(j->id);
             s.r = r;

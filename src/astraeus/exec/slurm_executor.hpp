@@ -101,6 +101,9 @@ public:
     Seconds executed_s(std::int64_t run, Seconds t) const override;
     void set_machines(const std::vector<std::int64_t>& ids, Seconds t) override;
     void attach(std::function<Seconds()> now, std::function<void()> wake) override;
+    /// Every job it submits or updates carries the generation (SlurmClient::set_generation);
+    /// a job adopted at restore() is stamped with it before any other command.
+    void set_fencing_generation(std::int64_t generation) override;
     bool runs_commands() const override { return true; }
     bool holds_from_start() const override { return true; }
     /// The job (its workspace's user) writes the logs itself.
