@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
         c.runs_dir = dir.string();
         c.runner.grace_s = 5;
         c.runner.allow_root = !boxed;  // a benchmark machine may run it as root
+        c.runner.init_program = ASTRAEUS_INIT;  // built beside the service, not beside the bench
         if (boxed) {
             auto probe = std::make_shared<sb::Probe>(sb::probe(c.sandbox, "bench-" + std::to_string(::getpid())));
             if (!probe->full()) {
