@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <filesystem>
@@ -385,6 +386,19 @@ long uid_of(pid_t pid) {
     return -1;
 }
 
+/// The descriptors >= 3 a process holds ("fd -> target" each).
+std::vector<std::string> fds_above_2(pid_t pid) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+        const std::string n = e.path().filename().string();
+        if (std::atoi(n.c_str()) < 3) continue;
+        std::error_code ec2;
+        out.push_back(n + " -> " + fs::read_symlink(e.path(), ec2).string());
+    }
+    return out;
+}
+
 bool ends_with(const std::string& s, const std::string& tail) {
     return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
 }
@@ -433,6 +447,11 @@ TEST_F(Runner, SandboxedGangOfFourRunsUnderTheSmallInit) {
         const pid_t init = r.pid(*h);
         EXPECT_TRUE(ends_with(exe_of(init), "/astraeus-init")) << exe_of(init);
         EXPECT_EQ(uid_of(init), 3000009);  // astraeus-init took the workspace's identity
+        // Nothing of this process's but the standard streams and the status pipe (the error pipe
+        // closed, the cgroup files and astraeus-init's own descriptor closed at the exec).
+        const auto fds = fds_above_2(init);
+        ASSERT_EQ(fds.size(), 1u) << ::testing::PrintToString(fds);
+        EXPECT_EQ(fds[0].find("pipe:"), fds[0].find(" -> ") + 4) << fds[0];
     }
     // Each worker's own line (drained from its pipe by poll).
     const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -503,6 +522,59 @@ TEST_F(Runner, SandboxedStopReachesTheWorkerAndItsStatusIsPassedOn) {
     const std::string log = read(dir_ / "w.log");
     EXPECT_NE(log.find("got TERM"), std::string::npos) << log;
     EXPECT_NE(log.find("helper done"), std::string::npos) << "the init did not wait for the namespace after the stop: " << log;
+}
+
+// A gang launched at once keeps each worker's own outcome: one runs, one whose program does
+// not exist and one whose working directory does not exist fail with their own step in their
+// own log, one with an empty command is refused alone; the others are not disturbed.
+TEST_F(Runner, SandboxedGangReportsEachWorkersFailureOnItsOwn) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+    namespace sb = astraeus::exec::sandbox;
+    sb::SandboxConfig cfg;
+    auto probe = std::make_shared<sb::Probe>(sb::probe(cfg, "unit-gangerr-" + std::to_string(::getpid())));
+    if (!probe->full()) GTEST_SKIP() << "sandbox incomplete here: " << probe->missing();
+    RunnerConfig c;
+    c.sandbox = probe;
+    c.hide = {dir_.string()};
+    c.init_program = ASTRAEUS_INIT;
+    WorkerRunner r(c);
+    auto id = sb::identity_for(cfg, false, "", "ws", 12);
+    ASSERT_TRUE(id.has_value());
+    const std::vector<std::vector<std::string>> argvs = {{"sh", "-c", "exit 3"}, {"/nonexistent/prog"}, {"true"}, {}};
+    std::vector<WorkerSpec> specs;
+    for (std::size_t k = 0; k < argvs.size(); ++k) {
+        auto s = spec(argvs[k]);
+        s.log_path = (dir_ / ("w" + std::to_string(k) + ".log")).string();
+        if (k == 2) s.workdir = (dir_ / "no-such-dir").string();
+        s.sandbox.on = true;
+        s.sandbox.id = *id;
+        s.sandbox.cgroup = "unit-gangerr-" + std::to_string(::getpid()) + "-" + std::to_string(k);
+        s.sandbox.keep = {dir_.string()};
+        specs.push_back(std::move(s));
+    }
+    std::vector<const WorkerSpec*> ptrs;
+    for (const auto& s : specs) ptrs.push_back(&s);
+    auto hs = r.launch_all(ptrs);
+    ASSERT_EQ(hs.size(), 4u);
+    ASSERT_TRUE(hs[0] && hs[1] && hs[2]);
+    ASSERT_FALSE(hs[3]);
+    EXPECT_EQ(hs[3].error().message, "the worker's command is empty");
+    EXPECT_TRUE(r.started(*hs[0]));
+    EXPECT_FALSE(r.started(*hs[1]));
+    EXPECT_FALSE(r.started(*hs[2]));
+    std::map<WorkerRunner::Handle, int> codes;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (r.live() > 0 && std::chrono::steady_clock::now() < end)
+        for (const auto& rep : r.poll(20))
+            if (rep.kind == Kind::Exited) codes[rep.worker] = rep.exit_code;
+    EXPECT_EQ(codes[*hs[0]], 3);
+    EXPECT_EQ(codes[*hs[1]], 127);
+    EXPECT_EQ(codes[*hs[2]], 127);
+    EXPECT_EQ(read(dir_ / "w0.log"), "");
+    EXPECT_EQ(read(dir_ / "w1.log"), "astraeus: cannot run '/nonexistent/prog': No such file or directory (working directory " +
+                                         dir_.string() + ")\n");
+    EXPECT_EQ(read(dir_ / "w2.log"), "astraeus: cannot enter working directory '" + (dir_ / "no-such-dir").string() +
+                                         "': No such file or directory\n");
 }
 
 // Without astraeus-init (not found), the init stays a copy of this program and does its work
