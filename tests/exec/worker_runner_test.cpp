@@ -497,7 +497,7 @@ TEST_F(Runner, SandboxedStopReachesTheWorkerAndItsStatusIsPassedOn) {
     c.grace_s = 20;
     WorkerRunner r(c);
     auto s = spec({"sh", "-c",
-                   "(trap '' TERM; sleep 0.5; echo helper done) & "
+                   "(trap '' TERM; echo armed; sleep 0.5; echo helper done) & "
                    "trap 'echo got TERM; exit 7' TERM; echo ready; while :; do sleep 0.05; done"});
     s.sandbox.on = true;
     auto id = sb::identity_for(cfg, false, "", "ws", 10);
@@ -509,9 +509,12 @@ TEST_F(Runner, SandboxedStopReachesTheWorkerAndItsStatusIsPassedOn) {
     ASSERT_TRUE(h.has_value()) << h.error().message;
     EXPECT_TRUE(ends_with(exe_of(r.pid(*h)), "/astraeus-init")) << exe_of(r.pid(*h));
     const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    while (read(dir_ / "w.log").find("ready") == std::string::npos && std::chrono::steady_clock::now() < end)
-        (void)r.poll(20);
-    ASSERT_NE(read(dir_ / "w.log").find("ready"), std::string::npos);
+    auto both = [&] {  // the worker's trap and the helper's are set
+        const std::string l = read(dir_ / "w.log");
+        return l.find("ready") != std::string::npos && l.find("armed") != std::string::npos;
+    };
+    while (!both() && std::chrono::steady_clock::now() < end) (void)r.poll(20);
+    ASSERT_TRUE(both()) << read(dir_ / "w.log");
     r.stop(*h);
     const auto reps = until_gone(r, *h, 20);
     const auto* ex = find(reps, Kind::Exited);
