@@ -725,12 +725,12 @@ void WorkerRunner::drain(Worker& w) {
             w.out_fd = -1;
             return;
         }
-        drained_ += static_cast<std::uint64_t>(n);
-        if (w.capped) continue;
+        if (w.capped) continue;  // read and dropped: not counted (a capped worker is not hurried)
         std::uint64_t take = static_cast<std::uint64_t>(n);
         if (w.logged + take > w.cap) take = w.cap > w.logged ? w.cap - w.logged : 0;
         write_all(w.log_fd, buf, static_cast<std::size_t>(take));
         w.logged += take;
+        drained_ += take;
         if (take < static_cast<std::uint64_t>(n)) {
             w.capped = true;
             const std::string m = "\n[astraeus: log capped at " + std::to_string(w.cap) +

@@ -163,8 +163,9 @@ public:
     void forget(Handle h);
     /// Workers not yet gone.
     std::size_t live() const;
-    /// Bytes of workers' output the last poll() read (a caller that polls with no wait, on a
-    /// timer, polls again soon while workers write fast: their pipes never fill).
+    /// Bytes of workers' output the last poll() wrote to their logs (output past a log's cap is
+    /// not counted). A caller that polls with no wait, on a timer, polls again soon while workers
+    /// write fast, so that their pipes never fill.
     std::uint64_t drained_last_poll() const { return drained_; }
 
 private:
