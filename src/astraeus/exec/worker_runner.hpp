@@ -10,7 +10,11 @@
 //     outlives its attempt; with the sandbox (spec.sandbox.on, exec/sandbox/sandbox.hpp) the
 //     worker's first process is the init of its own pid namespace (a process that leaves the
 //     group with setsid dies with the namespace) in its own cgroup, and "gone" means the cgroup
-//     is empty; without it a process that calls setsid escapes (a limit);
+//     is empty; without it a process that calls setsid escapes (a limit); once that init has
+//     cloned the worker it execs astraeus-init (exec/init_main.cpp: it reaps and passes the
+//     worker's status on, holding none of the service's pages; missing: the init stays a copy);
+//   - launch_all() starts a gang's workers at once: every clone first, then every execve's
+//     confirmation (their namespace setups overlap);
 //   - every child is reaped (waitpid on the group; the runner makes its process a child
 //     subreaper so orphaned group members come back to it), the destructor kills and reaps all;
 //   - never as root unless configured: as root, workers run as `run_as_user` when set, else
