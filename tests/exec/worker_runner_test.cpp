@@ -408,7 +408,8 @@ bool ends_with(const std::string& s, const std::string& tail) {
 // A sandboxed gang of 4 launched at once (launch_all: every clone first, then every execve's
 // confirmation): each worker runs (its own line in its own log), each namespace's init is
 // astraeus-init (not a copy of this test program) under the workspace's uid once launch_all has
-// returned, and the checkpoint signal ends each worker with its status passed on (SIGTERM).
+// returned, which the worker cannot inspect (/proc/1/environ: astraeus-init is not dumpable),
+// and the checkpoint signal ends each worker with its status passed on (SIGTERM).
 TEST_F(Runner, SandboxedGangOfFourRunsUnderTheSmallInit) {
     if (::geteuid() != 0) GTEST_SKIP() << "needs root";
     namespace sb = astraeus::exec::sandbox;
@@ -426,7 +427,11 @@ TEST_F(Runner, SandboxedGangOfFourRunsUnderTheSmallInit) {
     ASSERT_TRUE(id.has_value());
     std::vector<WorkerSpec> specs;
     for (int k = 0; k < 4; ++k) {
-        auto s = spec({"sh", "-c", "echo worker $RANK up; exec sleep 30"});
+        // The worker (the same uid as its init) cannot read its init's environment, once the test
+        // has seen launch_all return (astraeus-init has taken the identity by then): "go".
+        auto s = spec({"sh", "-c", "echo worker $RANK up; while [ ! -e '" + (dir_ / "go").string() +
+                                       "' ]; do sleep 0.02; done; cat /proc/1/environ > /dev/null 2>&1 && "
+                                       "echo init readable; echo checked; exec sleep 30"});
         s.env["RANK"] = std::to_string(k);
         s.log_path = (dir_ / ("w" + std::to_string(k) + ".log")).string();
         s.sandbox.on = true;
@@ -453,15 +458,18 @@ TEST_F(Runner, SandboxedGangOfFourRunsUnderTheSmallInit) {
         ASSERT_EQ(fds.size(), 1u) << ::testing::PrintToString(fds);
         EXPECT_EQ(fds[0].find("pipe:"), fds[0].find(" -> ") + 4) << fds[0];
     }
-    // Each worker's own line (drained from its pipe by poll).
+    std::ofstream(dir_ / "go") << "go\n";
+    ::chmod((dir_ / "go").c_str(), 0644);
+    // Each worker's own lines (drained from its pipe by poll).
     const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-    auto all_up = [&] {
+    auto expected = [](int k) { return "worker " + std::to_string(k) + " up\nchecked\n"; };
+    auto all_done = [&] {
         for (int k = 0; k < 4; ++k)
-            if (read(dir_ / ("w" + std::to_string(k) + ".log")) != "worker " + std::to_string(k) + " up\n") return false;
+            if (read(dir_ / ("w" + std::to_string(k) + ".log")).find("checked") == std::string::npos) return false;
         return true;
     };
-    while (!all_up() && std::chrono::steady_clock::now() < end) (void)r.poll(20);
-    for (int k = 0; k < 4; ++k) EXPECT_EQ(read(dir_ / ("w" + std::to_string(k) + ".log")), "worker " + std::to_string(k) + " up\n");
+    while (!all_done() && std::chrono::steady_clock::now() < end) (void)r.poll(20);
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(read(dir_ / ("w" + std::to_string(k) + ".log")), expected(k));
     for (auto h : handles) r.stop(h);
     std::vector<WorkerRunner::Report> reps;
     const auto end2 = std::chrono::steady_clock::now() + std::chrono::seconds(20);
