@@ -10,6 +10,7 @@
 #include <chrono>
 #include <condition_variable>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <filesystem>
@@ -267,6 +268,7 @@ TEST_F(Runner, SandboxedWorkerIsConfinedAndNothingOutlivesIt) {
     RunnerConfig c;
     c.sandbox = probe;
     c.hide = {dir_.string()};
+    c.init_program = ASTRAEUS_INIT;
     WorkerRunner r(c);
     auto s = spec({"sh", "-c", "setsid sleep 3017 < /dev/null > /dev/null 2>&1 & echo uid $(id -u); "
                                "echo procs $(ls -d /proc/[0-9]* | wc -l); exit 5"});
@@ -323,6 +325,7 @@ TEST_F(Runner, SandboxedLaunchesNeverHangWhileTheServiceStartsThreads) {
         RunnerConfig c;
         c.sandbox = probe;
         c.hide = {dir_.string()};
+        c.init_program = ASTRAEUS_INIT;
         WorkerRunner r(c);
         for (int k = 0; k < 40; ++k) {
             auto s = spec({"true"});
@@ -364,6 +367,255 @@ TEST_F(Runner, SandboxedLaunchesNeverHangWhileTheServiceStartsThreads) {
     launches.join();
     EXPECT_EQ(done, 40);
     EXPECT_EQ(exited_zero, 40);
+}
+
+namespace {
+
+/// The program a process runs (/proc/PID/exe), "" when gone.
+std::string exe_of(pid_t pid) {
+    std::error_code ec;
+    return fs::read_symlink("/proc/" + std::to_string(pid) + "/exe", ec).string();
+}
+
+/// The real uid of a process (/proc/PID/status), -1 when gone.
+long uid_of(pid_t pid) {
+    std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+    std::string line;
+    while (std::getline(in, line))
+        if (line.rfind("Uid:", 0) == 0) return std::atol(line.c_str() + 4);
+    return -1;
+}
+
+/// The descriptors >= 3 a process holds ("fd -> target" each).
+std::vector<std::string> fds_above_2(pid_t pid) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/proc/" + std::to_string(pid) + "/fd", ec)) {
+        const std::string n = e.path().filename().string();
+        if (std::atoi(n.c_str()) < 3) continue;
+        std::error_code ec2;
+        out.push_back(n + " -> " + fs::read_symlink(e.path(), ec2).string());
+    }
+    return out;
+}
+
+bool ends_with(const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+}  // namespace
+
+// A sandboxed gang of 4 launched at once (launch_all: every clone first, then every execve's
+// confirmation): each worker runs (its own line in its own log), each namespace's init is
+// astraeus-init (not a copy of this test program) under the workspace's uid once launch_all has
+// returned, which the worker cannot inspect (/proc/1/environ: astraeus-init is not dumpable),
+// and the checkpoint signal ends each worker with its status passed on (SIGTERM).
+TEST_F(Runner, SandboxedGangOfFourRunsUnderTheSmallInit) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+    namespace sb = astraeus::exec::sandbox;
+    sb::SandboxConfig cfg;
+    auto probe = std::make_shared<sb::Probe>(sb::probe(cfg, "unit-gang-" + std::to_string(::getpid())));
+    if (!probe->full()) GTEST_SKIP() << "sandbox incomplete here: " << probe->missing();
+    RunnerConfig c;
+    c.sandbox = probe;
+    c.hide = {dir_.string()};
+    c.init_program = ASTRAEUS_INIT;
+    c.grace_s = 10;
+    WorkerRunner r(c);
+    ASSERT_EQ(r.init_program(), ASTRAEUS_INIT);
+    auto id = sb::identity_for(cfg, false, "", "ws", 9);
+    ASSERT_TRUE(id.has_value());
+    std::vector<WorkerSpec> specs;
+    for (int k = 0; k < 4; ++k) {
+        // The worker (the same uid as its init) cannot read its init's environment, once the test
+        // has seen launch_all return (astraeus-init has taken the identity by then): "go".
+        auto s = spec({"sh", "-c", "echo worker $RANK up; while [ ! -e '" + (dir_ / "go").string() +
+                                       "' ]; do sleep 0.02; done; cat /proc/1/environ > /dev/null 2>&1 && "
+                                       "echo init readable; echo checked; exec sleep 30"});
+        s.env["RANK"] = std::to_string(k);
+        s.log_path = (dir_ / ("w" + std::to_string(k) + ".log")).string();
+        s.sandbox.on = true;
+        s.sandbox.id = *id;
+        s.sandbox.cgroup = "unit-gang-" + std::to_string(::getpid()) + "-" + std::to_string(k);
+        s.sandbox.keep = {dir_.string()};
+        specs.push_back(std::move(s));
+    }
+    std::vector<const WorkerSpec*> ptrs;
+    for (const auto& s : specs) ptrs.push_back(&s);
+    auto hs = r.launch_all(ptrs);
+    ASSERT_EQ(hs.size(), 4u);
+    std::vector<WorkerRunner::Handle> handles;
+    for (auto& h : hs) {
+        ASSERT_TRUE(h.has_value()) << h.error().message;
+        EXPECT_TRUE(r.started(*h));
+        handles.push_back(*h);
+        const pid_t init = r.pid(*h);
+        EXPECT_TRUE(ends_with(exe_of(init), "/astraeus-init")) << exe_of(init);
+        EXPECT_EQ(uid_of(init), 3000009);  // astraeus-init took the workspace's identity
+        // Nothing of this process's but the standard streams and the status pipe (the error pipe
+        // closed, the cgroup files and astraeus-init's own descriptor closed at the exec).
+        const auto fds = fds_above_2(init);
+        ASSERT_EQ(fds.size(), 1u) << ::testing::PrintToString(fds);
+        EXPECT_EQ(fds[0].find("pipe:"), fds[0].find(" -> ") + 4) << fds[0];
+    }
+    std::ofstream(dir_ / "go") << "go\n";
+    ::chmod((dir_ / "go").c_str(), 0644);
+    // Each worker's own lines (drained from its pipe by poll).
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    auto expected = [](int k) { return "worker " + std::to_string(k) + " up\nchecked\n"; };
+    auto all_done = [&] {
+        for (int k = 0; k < 4; ++k)
+            if (read(dir_ / ("w" + std::to_string(k) + ".log")).find("checked") == std::string::npos) return false;
+        return true;
+    };
+    while (!all_done() && std::chrono::steady_clock::now() < end) (void)r.poll(20);
+    for (int k = 0; k < 4; ++k) EXPECT_EQ(read(dir_ / ("w" + std::to_string(k) + ".log")), expected(k));
+    for (auto h : handles) r.stop(h);
+    std::vector<WorkerRunner::Report> reps;
+    const auto end2 = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (r.live() > 0 && std::chrono::steady_clock::now() < end2)
+        for (const auto& rep : r.poll(20)) reps.push_back(rep);
+    int exited = 0, gone = 0;
+    for (const auto& rep : reps) {
+        if (rep.kind == Kind::Exited) {
+            ++exited;
+            EXPECT_EQ(rep.signal, SIGTERM) << "the checkpoint signal, passed on by astraeus-init";
+            EXPECT_EQ(rep.exit_code, -1);
+        }
+        gone += rep.kind == Kind::Gone;
+    }
+    EXPECT_EQ(exited, 4);
+    EXPECT_EQ(gone, 4);
+}
+
+// The stop through astraeus-init as through the init it replaced: the checkpoint signal reaches
+// the worker (its trap runs and exits 7; 7 is passed on), and after a stop the init waits for
+// every process of the namespace (a helper that ignores the signal finishes its write half a
+// second after the worker has exited; left to itself, the init would have ended the namespace).
+TEST_F(Runner, SandboxedStopReachesTheWorkerAndItsStatusIsPassedOn) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+    namespace sb = astraeus::exec::sandbox;
+    sb::SandboxConfig cfg;
+    auto probe = std::make_shared<sb::Probe>(sb::probe(cfg, "unit-stop-" + std::to_string(::getpid())));
+    if (!probe->full()) GTEST_SKIP() << "sandbox incomplete here: " << probe->missing();
+    RunnerConfig c;
+    c.sandbox = probe;
+    c.hide = {dir_.string()};
+    c.init_program = ASTRAEUS_INIT;
+    c.grace_s = 20;
+    WorkerRunner r(c);
+    auto s = spec({"sh", "-c",
+                   "(trap '' TERM; echo armed; sleep 0.5; echo helper done) & "
+                   "trap 'echo got TERM; exit 7' TERM; echo ready; while :; do sleep 0.05; done"});
+    s.sandbox.on = true;
+    auto id = sb::identity_for(cfg, false, "", "ws", 10);
+    ASSERT_TRUE(id.has_value());
+    s.sandbox.id = *id;
+    s.sandbox.cgroup = "unit-stop-" + std::to_string(::getpid());
+    s.sandbox.keep = {dir_.string()};
+    auto h = r.launch(s);
+    ASSERT_TRUE(h.has_value()) << h.error().message;
+    EXPECT_TRUE(ends_with(exe_of(r.pid(*h)), "/astraeus-init")) << exe_of(r.pid(*h));
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    auto both = [&] {  // the worker's trap and the helper's are set
+        const std::string l = read(dir_ / "w.log");
+        return l.find("ready") != std::string::npos && l.find("armed") != std::string::npos;
+    };
+    while (!both() && std::chrono::steady_clock::now() < end) (void)r.poll(20);
+    ASSERT_TRUE(both()) << read(dir_ / "w.log");
+    r.stop(*h);
+    const auto reps = until_gone(r, *h, 20);
+    const auto* ex = find(reps, Kind::Exited);
+    ASSERT_NE(ex, nullptr);
+    EXPECT_EQ(ex->exit_code, 7);
+    EXPECT_EQ(ex->signal, 0);
+    ASSERT_NE(find(reps, Kind::Gone), nullptr);
+    const std::string log = read(dir_ / "w.log");
+    EXPECT_NE(log.find("got TERM"), std::string::npos) << log;
+    EXPECT_NE(log.find("helper done"), std::string::npos) << "the init did not wait for the namespace after the stop: " << log;
+}
+
+// A gang launched at once keeps each worker's own outcome: one runs, one whose program does
+// not exist and one whose working directory does not exist fail with their own step in their
+// own log, one with an empty command is refused alone; the others are not disturbed.
+TEST_F(Runner, SandboxedGangReportsEachWorkersFailureOnItsOwn) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+    namespace sb = astraeus::exec::sandbox;
+    sb::SandboxConfig cfg;
+    auto probe = std::make_shared<sb::Probe>(sb::probe(cfg, "unit-gangerr-" + std::to_string(::getpid())));
+    if (!probe->full()) GTEST_SKIP() << "sandbox incomplete here: " << probe->missing();
+    RunnerConfig c;
+    c.sandbox = probe;
+    c.hide = {dir_.string()};
+    c.init_program = ASTRAEUS_INIT;
+    WorkerRunner r(c);
+    auto id = sb::identity_for(cfg, false, "", "ws", 12);
+    ASSERT_TRUE(id.has_value());
+    const std::vector<std::vector<std::string>> argvs = {{"sh", "-c", "exit 3"}, {"/nonexistent/prog"}, {"true"}, {}};
+    std::vector<WorkerSpec> specs;
+    for (std::size_t k = 0; k < argvs.size(); ++k) {
+        auto s = spec(argvs[k]);
+        s.log_path = (dir_ / ("w" + std::to_string(k) + ".log")).string();
+        if (k == 2) s.workdir = (dir_ / "no-such-dir").string();
+        s.sandbox.on = true;
+        s.sandbox.id = *id;
+        s.sandbox.cgroup = "unit-gangerr-" + std::to_string(::getpid()) + "-" + std::to_string(k);
+        s.sandbox.keep = {dir_.string()};
+        specs.push_back(std::move(s));
+    }
+    std::vector<const WorkerSpec*> ptrs;
+    for (const auto& s : specs) ptrs.push_back(&s);
+    auto hs = r.launch_all(ptrs);
+    ASSERT_EQ(hs.size(), 4u);
+    ASSERT_TRUE(hs[0] && hs[1] && hs[2]);
+    ASSERT_FALSE(hs[3]);
+    EXPECT_EQ(hs[3].error().message, "the worker's command is empty");
+    EXPECT_TRUE(r.started(*hs[0]));
+    EXPECT_FALSE(r.started(*hs[1]));
+    EXPECT_FALSE(r.started(*hs[2]));
+    std::map<WorkerRunner::Handle, int> codes;
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    while (r.live() > 0 && std::chrono::steady_clock::now() < end)
+        for (const auto& rep : r.poll(20))
+            if (rep.kind == Kind::Exited) codes[rep.worker] = rep.exit_code;
+    EXPECT_EQ(codes[*hs[0]], 3);
+    EXPECT_EQ(codes[*hs[1]], 127);
+    EXPECT_EQ(codes[*hs[2]], 127);
+    EXPECT_EQ(read(dir_ / "w0.log"), "");
+    EXPECT_EQ(read(dir_ / "w1.log"), "astraeus: cannot run '/nonexistent/prog': No such file or directory (working directory " +
+                                         dir_.string() + ")\n");
+    EXPECT_EQ(read(dir_ / "w2.log"), "astraeus: cannot enter working directory '" + (dir_ / "no-such-dir").string() +
+                                         "': No such file or directory\n");
+}
+
+// Without astraeus-init (not found), the init stays a copy of this program and does its work
+// itself: the worker's status is passed on all the same.
+TEST_F(Runner, SandboxedWithoutTheSmallInitFallsBack) {
+    if (::geteuid() != 0) GTEST_SKIP() << "needs root";
+    namespace sb = astraeus::exec::sandbox;
+    sb::SandboxConfig cfg;
+    auto probe = std::make_shared<sb::Probe>(sb::probe(cfg, "unit-noinit-" + std::to_string(::getpid())));
+    if (!probe->full()) GTEST_SKIP() << "sandbox incomplete here: " << probe->missing();
+    RunnerConfig c;
+    c.sandbox = probe;
+    c.hide = {dir_.string()};
+    c.init_program = (dir_ / "no-such-astraeus-init").string();
+    WorkerRunner r(c);
+    EXPECT_EQ(r.init_program(), "");
+    auto s = spec({"sh", "-c", "sleep 0.3; exit 4"});
+    s.sandbox.on = true;
+    auto id = sb::identity_for(cfg, false, "", "ws", 11);
+    ASSERT_TRUE(id.has_value());
+    s.sandbox.id = *id;
+    s.sandbox.cgroup = "unit-noinit-" + std::to_string(::getpid());
+    s.sandbox.keep = {dir_.string()};
+    auto h = r.launch(s);
+    ASSERT_TRUE(h.has_value()) << h.error().message;
+    EXPECT_EQ(exe_of(r.pid(*h)), exe_of(::getpid())) << "the init is a copy of this program";
+    const auto reps = until_gone(r, *h, 20);
+    const auto* ex = find(reps, Kind::Exited);
+    ASSERT_NE(ex, nullptr);
+    EXPECT_EQ(ex->exit_code, 4);
 }
 
 TEST(RunnerParts, ParseProgressAndSignals) {

@@ -13,6 +13,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "astraeus/exec/gpu_sampler.hpp"
 #include "astraeus/exec/sandbox/safe_fs.hpp"
@@ -172,6 +173,12 @@ void LocalExecutor::launch(Seconds t, const ExecRun& r) {
         const int port = free_port(c_.master_addr);
         const auto base = current_env();
         std::map<std::int64_t, int> per_machine;
+        struct Pending {
+            WorkerSpec spec;
+            int log_fd = -1;
+            std::optional<std::string> error;  ///< nothing launched: why
+        };
+        std::vector<Pending> pending(static_cast<std::size_t>(r.workers));
         for (int w = 0; w < r.workers; ++w) {
             WorkerIdentity id;
             id.run = r.run_name;
@@ -210,20 +217,33 @@ void LocalExecutor::launch(Seconds t, const ExecRun& r) {
                 spec.sandbox.limits.gpus = id.gpus;
                 spec.sandbox.keep = {dir.string()};
             }
-            Result<WorkerRunner::Handle> h = fail(setup_error);
-            if (setup_error.empty()) {
+            Pending& p = pending[static_cast<std::size_t>(w)];
+            p.log_fd = log_fd;
+            if (!setup_error.empty()) p.error = setup_error;
+            else if (spec.argv.empty()) p.error = "the run has no command";
+            else {
                 spec.log_fd = ::dup(log_fd);  // ours stays open for a launch error
-                h = spec.argv.empty() ? Result<WorkerRunner::Handle>(fail("the run has no command")) : runner_.launch(spec);
-                if (spec.argv.empty() && spec.log_fd >= 0) ::close(spec.log_fd);
+                p.spec = std::move(spec);
             }
-            if (!h) {  // nothing started: the worker failed at once (the reason in its log)
-                if (log_fd >= 0) write_text(log_fd, "astraeus: cannot launch worker " + std::to_string(w) + ": " + h.error().message + "\n");
-                if (log_fd >= 0) ::close(log_fd);
+        }
+        // Every worker of the gang at once (their namespaces and execve overlap), then each
+        // result: a worker that could not start failed at once (the reason in its log).
+        std::vector<const WorkerSpec*> specs;
+        for (const Pending& p : pending)
+            if (!p.error) specs.push_back(&p.spec);
+        std::vector<Result<WorkerRunner::Handle>> launched = runner_.launch_all(specs);
+        for (int w = 0, k = 0; w < r.workers; ++w) {
+            Pending& p = pending[static_cast<std::size_t>(w)];
+            Result<WorkerRunner::Handle> h = p.error ? Result<WorkerRunner::Handle>(fail(*p.error))
+                                                     : std::move(launched[static_cast<std::size_t>(k++)]);
+            if (!h) {
+                if (p.log_fd >= 0) write_text(p.log_fd, "astraeus: cannot launch worker " + std::to_string(w) + ": " + h.error().message + "\n");
+                if (p.log_fd >= 0) ::close(p.log_fd);
                 st.gang.worker_exited(w, 127, 0, false, t, out);
                 st.gang.worker_gone(w, t, out);
                 continue;
             }
-            ::close(log_fd);
+            ::close(p.log_fd);
             st.handles[static_cast<std::size_t>(w)] = *h;
             owner_[*h] = {r.run, w};
             if (runner_.started(*h)) st.gang.worker_up(w, t, out);
@@ -359,7 +379,12 @@ void LocalExecutor::loop() {
             wake();
             lk.lock();
         }
-        cv_.wait_for(lk, std::chrono::milliseconds(c_.poll_ms), [&] { return quit_; });
+        // A worker writing fast (a poll read at least 64 KiB): poll again within a millisecond, so
+        // that its pipe is drained as it fills (at 20 ms, a 4 MiB pipe caps a worker near 200 MB/s,
+        // and far less when the wakeups come late on a loaded machine).
+        const bool busy = runner_.drained_last_poll() >= (64u << 10);
+        cv_.wait_for(lk, busy ? std::chrono::milliseconds(1) : std::chrono::milliseconds(c_.poll_ms),
+                     [&] { return quit_; });
     }
 }
 

@@ -14,6 +14,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
+#include <mutex>
+#include <optional>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -76,6 +79,10 @@ struct ChildArgs {
     char** argv = nullptr;
     char** envp = nullptr;
     const char* workdir = nullptr;
+    int init_fd = -1;  ///< ns: astraeus-init, exec'd by the init once its worker is cloned (-1: none)
+    const char* init_uid = nullptr;  ///< its identity arguments (when the plan drops it)
+    const char* init_gid = nullptr;
+    const char* init_groups = nullptr;
 };
 
 /// {step, errno} to the parent: which step failed (ChildStep) and why.
@@ -98,6 +105,49 @@ struct ChildArgs {
 volatile sig_atomic_t g_stopping = 0;  // in the init: the stop signal came
 void on_stop(int) { g_stopping = 1; }
 
+/// Decimal digits of v >= 0 into buf (at least 12 chars), no allocation.
+void format_int(long v, char* buf) {
+    char d[24];
+    int k = 0;
+    do d[k++] = static_cast<char>('0' + v % 10);
+    while ((v /= 10) > 0);
+    int i = 0;
+    while (k > 0) buf[i++] = d[--k];
+    buf[i] = '\0';
+}
+
+/// In the init, its worker `w` cloned, still root: replaces this copy of the service by
+/// astraeus-init (init_main.cpp), which takes the identity, reaps and passes the worker's status
+/// on, holding none of the service's pages. The stop signal stays blocked across the exec (one
+/// sent meanwhile waits for astraeus-init's handler); one already seen is passed as STOPPING.
+/// The error pipe stays open through the exec, for astraeus-init's identity step; the status
+/// pipe is passed by number. Returns only when the exec failed (then nothing has changed).
+void exec_init(const ChildArgs& a, pid_t w) {
+    sigset_t stop, old;
+    sigemptyset(&stop);
+    sigaddset(&stop, a.stop_signal);
+    ::sigprocmask(SIG_BLOCK, &stop, &old);
+    char wbuf[24], sbuf[24], status_buf[24], err_buf[24];
+    format_int(w, wbuf);
+    format_int(a.stop_signal, sbuf);
+    format_int(a.status_w, status_buf);
+    format_int(a.err_w, err_buf);
+    char stopping[2] = {g_stopping ? '1' : '0', '\0'};
+    char name[] = "astraeus-init";
+    const bool drop = a.plan && a.plan->id.drop && a.init_uid && a.init_gid && a.init_groups;
+    char* argv[] = {name, wbuf, sbuf, status_buf, err_buf, stopping,
+                    drop ? const_cast<char*>(a.init_uid) : nullptr, const_cast<char*>(a.init_gid),
+                    const_cast<char*>(a.init_groups), nullptr};
+    char* envp[] = {nullptr};
+    if (::fcntl(a.status_w, F_SETFD, 0) == 0 && ::fcntl(a.err_w, F_SETFD, 0) == 0) {
+        char empty[] = "";
+        ::syscall(SYS_execveat, a.init_fd, empty, argv, envp, AT_EMPTY_PATH);
+    }
+    ::fcntl(a.status_w, F_SETFD, FD_CLOEXEC);
+    ::fcntl(a.err_w, F_SETFD, FD_CLOEXEC);
+    ::sigprocmask(SIG_SETMASK, &old, nullptr);
+}
+
 /// The child (async-signal-safe calls only). With `ns` it is the init of its pid namespace: it
 /// runs the worker as its child and reaps every orphan; when the worker exits on its own the
 /// init exits at once (the kernel then kills whatever is left in the namespace: nothing
@@ -115,9 +165,10 @@ int child_main(void* arg) {
     if (a.ns) {
         // The init never execs: it must not keep the service's descriptors (its store, its
         // sockets, its lock). Kept: the three pipes and the cgroup files to join.
-        int keep[3 + 8];
+        int keep[4 + 8];
         int n = 0;
         for (int fd : {a.out_w, a.err_w, a.status_w}) keep[n++] = fd;
+        if (a.init_fd >= 0) keep[n++] = a.init_fd;
         for (int fd : a.plan->join_fds)
             if (n < 10) keep[n++] = fd;
         if (a.plan->worker_join_fd >= 0) keep[n++] = a.plan->worker_join_fd;
@@ -168,15 +219,16 @@ int child_main(void* arg) {
         }
         exec_worker(a);
     }
+    if (a.plan && a.plan->worker_join_fd >= 0) ::close(a.plan->worker_join_fd);
+    ::close(a.out_w);
+    if (a.init_fd >= 0) exec_init(a, w);  // returns only when the exec failed
     if (a.plan) {
-        if (a.plan->worker_join_fd >= 0) ::close(a.plan->worker_join_fd);
         if (const int e = sandbox::drop_identity(*a.plan); e != 0) die(a, ChildStep::Setup, e);
         // A change of credentials clears the parent-death signal: set it again (the init, and
         // with it the whole namespace, dies with the service).
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     }
     ::close(a.err_w);
-    ::close(a.out_w);
     int wst = 0;
     for (;;) {
         int st = 0;
@@ -263,6 +315,29 @@ WorkerRunner::WorkerRunner(RunnerConfig c) : c_(std::move(c)) {
     // Orphaned members of a worker's group (its leader gone) come back to this process, so that
     // poll() reaps them: no zombies.
     (void)::prctl(PR_SET_CHILD_SUBREAPER, 1);
+    if (c_.sandbox && c_.sandbox->namespaces) {
+        std::string path = c_.init_program;
+        if (path.empty()) {
+            std::error_code ec;
+            const auto self = std::filesystem::read_symlink("/proc/self/exe", ec);
+            if (!ec) path = (self.parent_path() / "astraeus-init").string();
+        }
+        // Opened here, executed in each namespace by descriptor (execveat): the file need not be
+        // visible in the worker's mount namespace.
+        init_fd_ = path.empty() ? -1 : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+        if (init_fd_ >= 0) {
+            init_path_ = path;
+        } else {
+            static std::once_flag said;
+            const int e = errno;
+            std::call_once(said, [&] {
+                std::fprintf(stderr,
+                             "astraeus: the workers' namespace init program %s cannot be opened (%s): each sandboxed "
+                             "worker's init stays a copy of the service (it keeps the service's pages)\n",
+                             path.empty() ? "astraeus-init" : path.c_str(), std::strerror(e));
+            });
+        }
+    }
 }
 
 WorkerRunner::~WorkerRunner() {
@@ -280,6 +355,7 @@ WorkerRunner::~WorkerRunner() {
         w.cg.kill();
         w.cg.remove();
     }
+    if (init_fd_ >= 0) ::close(init_fd_);
 }
 
 void WorkerRunner::kill_all(Worker& w) {
@@ -292,7 +368,94 @@ bool WorkerRunner::empty(const Worker& w) const {
     return ::kill(-w.pid, 0) != 0 && errno == ESRCH;
 }
 
+/// One worker between its preparation and its start's confirmation (launch_all): everything
+/// its child needs, at a stable address (ChildArgs points into it) until the clone.
+struct WorkerRunner::Pending {
+    const WorkerSpec* spec = nullptr;
+    bool boxed = false, ns = false, drop = false;
+    uid_t uid = 0;
+    gid_t gid = 0;
+    std::vector<gid_t> groups;
+    std::string user_home, user_name;
+    int log_fd = -1;
+    sandbox::Cgroup cg;
+    sandbox::ChildPlan plan;
+    std::string prog;
+    std::vector<std::string> env_strs;
+    std::vector<char*> argv, envp;
+    char init_uid[16] = "", init_gid[16] = "";
+    std::string init_groups;  ///< comma-separated, "-" for none (astraeus-init's argument)
+    int out[2] = {-1, -1}, err[2] = {-1, -1}, status[2] = {-1, -1};
+    /// ns: the child's stack until it has cloned its worker. Not zeroed (a zeroed vector cost a
+    /// 256 KiB memset and its page faults per worker): the child's copy touches only what it uses.
+    std::unique_ptr<char[]> stack;
+    static constexpr std::size_t kStack = 256 * 1024;
+    pid_t pid = -1;
+    int fork_errno = 0;
+    ChildArgs args;
+    std::optional<Error> error;  ///< the launch failed before the clone (everything released)
+};
+
 Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
+    std::vector<const WorkerSpec*> one{&spec};
+    return std::move(launch_all(one).front());
+}
+
+std::vector<Result<WorkerRunner::Handle>> WorkerRunner::launch_all(const std::vector<const WorkerSpec*>& specs) {
+    // 1. Each worker's parent side (identity, log, cgroups, mount plan, argv, pipes), in turn.
+    std::vector<std::unique_ptr<Pending>> pend;
+    for (const WorkerSpec* spec : specs) {
+        pend.push_back(std::make_unique<Pending>());
+        pend.back()->spec = spec;
+        if (auto ok = prepare(*pend.back()); !ok) pend.back()->error = ok.error();
+    }
+    // 2. Every clone at once, from the runner's own thread (fork_thread.hpp: PR_SET_PDEATHSIG
+    // follows the forking thread, and the caller's thread may end long before the worker
+    // should): their namespaces, mounts and execve then run side by side.
+    fork_thread_.run([&] {
+        for (auto& pp : pend) {
+            Pending& p = *pp;
+            if (p.error) continue;
+            if (p.ns) {
+                p.pid = ::clone(child_main, p.stack.get() + Pending::kStack, CLONE_NEWPID | CLONE_NEWNS | SIGCHLD, &p.args);
+            } else {
+                p.pid = ::fork();
+                if (p.pid == 0) ::_exit(child_main(&p.args));
+            }
+            if (p.pid < 0) {
+                p.fork_errno = errno;
+                continue;
+            }
+            ::setpgid(p.pid, p.pid);  // also here: no race with an early signal to the group
+        }
+    });
+    // 3. The parent's copies of what the children hold; then each start's confirmation.
+    for (auto& pp : pend) {
+        Pending& p = *pp;
+        if (p.error) continue;
+        sandbox::close_plan(p.plan);
+        p.cg.close_join_fds();
+        p.stack.reset();
+        ::close(p.out[1]);
+        ::close(p.err[1]);
+        ::close(p.status[1]);
+        if (p.pid < 0) {
+            ::close(p.out[0]), ::close(p.err[0]), ::close(p.status[0]);
+            ::close(p.log_fd);
+            p.cg.remove();
+            p.error = Error{"fork: " + errno_text(p.fork_errno)};
+        }
+    }
+    std::vector<Result<Handle>> out;
+    for (auto& pp : pend) {
+        if (pp->error) out.emplace_back(std::unexpected(*pp->error));
+        else out.emplace_back(finish(*pp));
+    }
+    return out;
+}
+
+Result<void> WorkerRunner::prepare(Pending& p) {
+    const WorkerSpec& spec = *p.spec;
     auto close_log = [&] {
         if (spec.log_fd >= 0) ::close(spec.log_fd);
     };
@@ -300,13 +463,14 @@ Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
         close_log();
         return fail("the worker's command is empty");
     }
-    const bool boxed = spec.sandbox.on && c_.sandbox;
+    const bool boxed = p.boxed = spec.sandbox.on && c_.sandbox;
     // Who runs it.
-    bool drop = false;
-    uid_t uid = 0;
-    gid_t gid = 0;
-    std::vector<gid_t> groups;
-    std::string user_home, user_name;
+    bool& drop = p.drop;
+    uid_t& uid = p.uid;
+    gid_t& gid = p.gid;
+    std::vector<gid_t>& groups = p.groups;
+    std::string& user_home = p.user_home;
+    std::string& user_name = p.user_name;
     if (boxed) {
         drop = spec.sandbox.id.drop;
         uid = spec.sandbox.id.uid;
@@ -341,7 +505,8 @@ Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
                         "workers) or allow_root in the configuration");
         }
     }
-    int log_fd = spec.log_fd;
+    int& log_fd = p.log_fd;
+    log_fd = spec.log_fd;
     if (log_fd < 0) {
         std::error_code ec;
         std::filesystem::create_directories(std::filesystem::path(spec.log_path).parent_path(), ec);
@@ -350,12 +515,12 @@ Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
     }
 
     // The sandbox: its cgroup and what the child does first.
-    sandbox::Cgroup cg;
-    sandbox::ChildPlan plan;
+    sandbox::Cgroup& cg = p.cg;
+    sandbox::ChildPlan& plan = p.plan;
     if (boxed) {
-        const sandbox::Probe& p = *c_.sandbox;
+        const sandbox::Probe& pr = *c_.sandbox;
         if (!spec.sandbox.cgroup.empty()) {
-            auto g = sandbox::Cgroup::create(p, spec.sandbox.cgroup, spec.sandbox.limits);
+            auto g = sandbox::Cgroup::create(pr, spec.sandbox.cgroup, spec.sandbox.limits);
             if (!g) {
                 ::close(log_fd);
                 return fail("the worker's cgroup: " + g.error().message);
@@ -363,11 +528,11 @@ Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
             cg = std::move(*g);
         }
         plan.join_fds = cg.join_fds();
-        if (p.namespaces && cg.memory_join_fd() >= 0) {  // the init stays out of the memory limit
+        if (pr.namespaces && cg.memory_join_fd() >= 0) {  // the init stays out of the memory limit
             plan.worker_join_fd = cg.memory_join_fd();
             std::erase(plan.join_fds, plan.worker_join_fd);
         }
-        plan.mounts = p.namespaces;
+        plan.mounts = pr.namespaces;
         if (plan.mounts) {
             plan.hide = c_.hide;
             plan.hide.push_back("/tmp");
@@ -383,27 +548,33 @@ Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
         }
         plan.id = spec.sandbox.id;
     }
-    const bool ns = boxed && c_.sandbox->namespaces;
+    const bool ns = p.ns = boxed && c_.sandbox->namespaces;
 
     // Everything the child needs, built before fork (the child only makes system calls).
     auto path_it = spec.env.find("PATH");
-    const std::string prog = resolve(spec.argv.front(), path_it == spec.env.end() ? "" : path_it->second);
+    p.prog = resolve(spec.argv.front(), path_it == spec.env.end() ? "" : path_it->second);
     std::map<std::string, std::string> env = spec.env;
     if (drop) {  // the user's own identity, not the service's
         if (!user_home.empty()) env["HOME"] = user_home;
         else if (!spec.workdir.empty()) env["HOME"] = spec.workdir;
         env["USER"] = env["LOGNAME"] = user_name;
     }
-    std::vector<std::string> env_strs;
-    for (const auto& [k, v] : env) env_strs.push_back(k + "=" + v);
-    std::vector<char*> argv, envp;
-    for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    for (auto& e : env_strs) envp.push_back(e.data());
-    envp.push_back(nullptr);
+    for (const auto& [k, v] : env) p.env_strs.push_back(k + "=" + v);
+    for (const auto& a : spec.argv) p.argv.push_back(const_cast<char*>(a.c_str()));
+    p.argv.push_back(nullptr);
+    for (auto& e : p.env_strs) p.envp.push_back(e.data());
+    p.envp.push_back(nullptr);
     const char* workdir = spec.workdir.empty() ? nullptr : spec.workdir.c_str();
+    if (ns && plan.id.drop) {  // astraeus-init's identity arguments
+        std::snprintf(p.init_uid, sizeof p.init_uid, "%u", static_cast<unsigned>(plan.id.uid));
+        std::snprintf(p.init_gid, sizeof p.init_gid, "%u", static_cast<unsigned>(plan.id.gid));
+        for (gid_t g : plan.id.groups) p.init_groups += (p.init_groups.empty() ? "" : ",") + std::to_string(g);
+        if (p.init_groups.empty()) p.init_groups = "-";
+    }
 
-    int out[2], err[2], status[2] = {-1, -1};
+    int* out = p.out;
+    int* err = p.err;
+    int* status = p.status;
     auto undo = [&](const std::string& what) {
         ::close(log_fd);
         sandbox::close_plan(plan);
@@ -419,9 +590,9 @@ Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
         ::close(out[0]), ::close(out[1]), ::close(err[0]), ::close(err[1]);
         return undo("pipe");
     }
-    // A worker never waits on its log: a big pipe (the service drains it every poll).
+    // A worker never waits on its log: a big pipe (the service drains it as it fills).
     if (::fcntl(out[0], F_SETPIPE_SZ, 4 << 20) < 0) (void)::fcntl(out[0], F_SETPIPE_SZ, 1 << 20);
-    ChildArgs a;
+    ChildArgs& a = p.args;
     a.out_w = out[1];
     a.err_w = err[1];
     a.status_w = status[1];
@@ -433,58 +604,41 @@ Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
     a.uid = uid;
     a.gid = gid;
     a.groups = &groups;
-    a.prog = prog.c_str();
-    a.argv = argv.data();
-    a.envp = envp.data();
+    a.prog = p.prog.c_str();
+    a.argv = p.argv.data();
+    a.envp = p.envp.data();
     a.workdir = workdir;
-    // Forked from the runner's own thread (fork_thread.hpp): PR_SET_PDEATHSIG follows the
-    // forking thread, and the caller's thread may end long before the worker should.
-    pid_t pid = -1;
-    int fork_errno = 0;
-    std::vector<char> stack(ns ? 256 * 1024 : 0);
-    fork_thread_.run([&] {
-        if (ns) pid = ::clone(child_main, stack.data() + stack.size(), CLONE_NEWPID | CLONE_NEWNS | SIGCHLD, &a);
-        else {
-            pid = ::fork();
-            if (pid == 0) ::_exit(child_main(&a));
-        }
-        if (pid < 0) {
-            fork_errno = errno;
-            return;
-        }
-        ::setpgid(pid, pid);  // also here: no race with an early signal to the group
-    });
-    sandbox::close_plan(plan);
-    cg.close_join_fds();
-    if (pid < 0) {
-        ::close(out[0]), ::close(out[1]), ::close(err[0]), ::close(err[1]), ::close(status[0]), ::close(status[1]);
-        errno = fork_errno;
-        return undo("fork");
-    }
-    ::close(out[1]);
-    ::close(err[1]);
-    ::close(status[1]);
+    a.init_fd = ns ? init_fd_ : -1;
+    a.init_uid = p.init_uid;
+    a.init_gid = p.init_gid;
+    a.init_groups = p.init_groups.empty() ? nullptr : p.init_groups.c_str();
+    if (ns) p.stack.reset(new char[Pending::kStack]);  // NOLINT: uninitialised on purpose
+    return {};
+}
+
+Result<WorkerRunner::Handle> WorkerRunner::finish(Pending& p) {
+    const WorkerSpec& spec = *p.spec;
     int child_msg[2] = {0, 0};  // {ChildStep, errno}; nothing read: execve succeeded
     for (;;) {
-        const ssize_t n = ::read(err[0], child_msg, sizeof child_msg);
+        const ssize_t n = ::read(p.err[0], child_msg, sizeof child_msg);
         if (n < 0 && errno == EINTR) continue;
         if (n != static_cast<ssize_t>(sizeof child_msg)) child_msg[0] = child_msg[1] = 0;
         break;
     }
     const int child_errno = child_msg[1];
-    ::close(err[0]);
-    ::fcntl(out[0], F_SETFL, ::fcntl(out[0], F_GETFL) | O_NONBLOCK);
+    ::close(p.err[0]);
+    ::fcntl(p.out[0], F_SETFL, ::fcntl(p.out[0], F_GETFL) | O_NONBLOCK);
     Worker w;
-    w.pid = pid;
-    w.out_fd = out[0];
-    w.log_fd = log_fd;
+    w.pid = p.pid;
+    w.out_fd = p.out[0];
+    w.log_fd = p.log_fd;
     w.cap = spec.log_cap_bytes.value_or(c_.log_cap_bytes);
     w.progress_path = spec.progress_path;
     w.exec_errno = child_errno;
-    w.ns = ns;
-    w.status_fd = status[0];
-    w.cg = std::move(cg);
-    w.memory_limit = boxed ? spec.sandbox.limits.memory_bytes : 0;
+    w.ns = p.ns;
+    w.status_fd = p.status[0];
+    w.cg = std::move(p.cg);
+    w.memory_limit = p.boxed ? spec.sandbox.limits.memory_bytes : 0;
     if (child_errno != 0) {
         std::string m;
         switch (static_cast<ChildStep>(child_msg[0])) {
@@ -497,11 +651,11 @@ Result<WorkerRunner::Handle> WorkerRunner::launch(const WorkerSpec& spec) {
             break;
         case ChildStep::Exec:
             m = "astraeus: cannot run '" + spec.argv.front() + "': " + errno_text(child_errno);
-            if (workdir) m += " (working directory " + spec.workdir + ")";
+            if (!spec.workdir.empty()) m += " (working directory " + spec.workdir + ")";
             break;
         }
         m += "\n";
-        write_all(log_fd, m.data(), m.size());
+        write_all(p.log_fd, m.data(), m.size());
         w.logged = m.size();
     }
     const Handle h = next_++;
@@ -571,11 +725,12 @@ void WorkerRunner::drain(Worker& w) {
             w.out_fd = -1;
             return;
         }
-        if (w.capped) continue;
+        if (w.capped) continue;  // read and dropped: not counted (a capped worker is not hurried)
         std::uint64_t take = static_cast<std::uint64_t>(n);
         if (w.logged + take > w.cap) take = w.cap > w.logged ? w.cap - w.logged : 0;
         write_all(w.log_fd, buf, static_cast<std::size_t>(take));
         w.logged += take;
+        drained_ += take;
         if (take < static_cast<std::uint64_t>(n)) {
             w.capped = true;
             const std::string m = "\n[astraeus: log capped at " + std::to_string(w.cap) +
@@ -587,6 +742,7 @@ void WorkerRunner::drain(Worker& w) {
 
 std::vector<WorkerRunner::Report> WorkerRunner::poll(int timeout_ms) {
     std::vector<Report> out;
+    drained_ = 0;
     std::vector<pollfd> fds;
     for (auto& [h, w] : workers_)
         if (w.out_fd >= 0) fds.push_back({w.out_fd, POLLIN, 0});

@@ -10,7 +10,11 @@
 //     outlives its attempt; with the sandbox (spec.sandbox.on, exec/sandbox/sandbox.hpp) the
 //     worker's first process is the init of its own pid namespace (a process that leaves the
 //     group with setsid dies with the namespace) in its own cgroup, and "gone" means the cgroup
-//     is empty; without it a process that calls setsid escapes (a limit);
+//     is empty; without it a process that calls setsid escapes (a limit); once that init has
+//     cloned the worker it execs astraeus-init (exec/init_main.cpp: it reaps and passes the
+//     worker's status on, holding none of the service's pages; missing: the init stays a copy);
+//   - launch_all() starts a gang's workers at once: every clone first, then every execve's
+//     confirmation (their namespace setups overlap);
 //   - every child is reaped (waitpid on the group; the runner makes its process a child
 //     subreaper so orphaned group members come back to it), the destructor kills and reaps all;
 //   - never as root unless configured: as root, workers run as `run_as_user` when set, else
@@ -46,6 +50,11 @@ struct RunnerConfig {
     /// Folders covered by an empty tmpfs in the sandboxed workers' view (the service's data
     /// folder, the other runs' folders); /tmp and /dev/shm are always made private.
     std::vector<std::string> hide;
+    /// astraeus-init (exec/init_main.cpp), which a sandboxed worker's namespace init execs once it
+    /// has cloned the worker (so that it holds none of the service's pages); "": `astraeus-init`
+    /// beside this program (/proc/self/exe). Missing: the init stays a copy of the service (said
+    /// once on stderr).
+    std::string init_program;
 };
 
 /// How one worker is confined (when `on` and the runner has a probe).
@@ -128,6 +137,13 @@ public:
     /// log: "cannot enter working directory 'D': ..." when chdir failed, "cannot run 'P': ..."
     /// when execve did). Errors: refusing to run as root, no such user, the log file or a pipe or fork failed.
     Result<Handle> launch(const WorkerSpec& spec);
+    /// launch() for several workers at once (a gang's on this machine): every worker is prepared
+    /// (log, cgroups, pipes) and cloned first, then every start's confirmation is awaited, so
+    /// that their namespaces, mounts and execve overlap. One result per spec, in order, each as
+    /// launch()'s (a failure of one does not stop the others).
+    std::vector<Result<Handle>> launch_all(const std::vector<const WorkerSpec*>& specs);
+    /// The path of astraeus-init in use ("" when not found: the inits are copies of the service).
+    const std::string& init_program() const { return init_path_; }
     /// Whether its program started (execve succeeded).
     bool started(Handle h) const;
     /// As root with `run_as_user`: gives `path` to that user (the workers write there); else
@@ -151,6 +167,10 @@ public:
     void forget(Handle h);
     /// Workers not yet gone.
     std::size_t live() const;
+    /// Bytes of workers' output the last poll() wrote to their logs (output past a log's cap is
+    /// not counted). A caller that polls with no wait, on a timer, polls again soon while workers
+    /// write fast, so that their pipes never fill.
+    std::uint64_t drained_last_poll() const { return drained_; }
 
 private:
     struct Worker {
@@ -180,10 +200,18 @@ private:
     /// No process of the worker left.
     bool empty(const Worker& w) const;
     void close_fds(Worker& w);
+    struct Pending;
+    /// The parent's side of a launch (everything before the clone); releases what it took on error.
+    Result<void> prepare(Pending& p);
+    /// Awaits the child's execve (or its failing step) and records the worker.
+    Result<Handle> finish(Pending& p);
 
     RunnerConfig c_;
+    int init_fd_ = -1;       ///< astraeus-init, open (close-on-exec) for execveat in the inits
+    std::string init_path_;
     std::map<Handle, Worker> workers_;
     Handle next_ = 1;
+    std::uint64_t drained_ = 0;  ///< output read by the last poll()
     ForkThread fork_thread_;  ///< every worker is forked from it (PR_SET_PDEATHSIG follows it)
 };
 
