@@ -26,8 +26,10 @@ void FollowerSnapshots::load_once() {
     std::shared_ptr<Service> fresh;
     if (shared_) {
         auto s = Service::open_snapshot(cfg_, store::read_only_view(shared_), agent_machines_);
-        if (s) fresh = std::shared_ptr<Service>(std::move(*s));
-        else {
+        if (s) {
+            (*s)->await_forecasts();  // its lists show the pending runs' positions at once
+            fresh = std::shared_ptr<Service>(std::move(*s));
+        } else {
             why = s.error().message;
             // Made again at the next load (a broken connection, a database replaced). The
             // snapshots still serving keep the old one until they are dropped.

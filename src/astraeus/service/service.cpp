@@ -936,6 +936,7 @@ void Service::on_exec(const ExecEvent& e) {
 }
 
 void Service::minute_work(Seconds now) {
+    if (read_only_) return;  // a snapshot: the leader counts, alerts and prunes
     const Seconds minute = gp::minute_start(now);
     if (minute <= last_minute_s_) return;
     last_minute_s_ = minute;

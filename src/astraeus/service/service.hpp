@@ -100,6 +100,10 @@ public:
     static Result<std::unique_ptr<Service>> open_snapshot(ServiceConfig config, std::unique_ptr<store::Store> store,
                                                           bool agent_machines);
     ~Service();
+    /// Waits (at most kForecastWaitS per pool) until every pool with pending runs has a current
+    /// forecast: a follower's snapshot, before it is served, so that its lists show the pending
+    /// runs' positions and estimated starts as the leader's do (a fresh snapshot has none yet).
+    void await_forecasts();
 
     /// The caller of an `Authorization` header value ("Bearer astx_..."); 401 otherwise; 403
     /// for agent tokens (they call the agent endpoints only).
