@@ -114,7 +114,7 @@ check "b: a run's logs 503 naming the leader ($(code))" refused "$(code)"
 check "b never stored rb1" test "$(sql "SELECT COUNT(*) FROM runs WHERE name = 'rb1'")" = 0
 
 # 4. B writes nothing: A stopped, the data before and after B's work.
-check "b's database session is read-only (application astraeus-follower)" \
+check "b reads through its own session (application astraeus-follower; read-only: FollowerSnapshot gtest)" \
     test "$(psql "$ASTRAEUS_TEST_PG" -Atqc "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = '$DB' AND application_name = 'astraeus-follower'")" -ge 1
 kill -STOP "$PA"
 sleep 1
