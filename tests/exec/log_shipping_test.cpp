@@ -112,6 +112,7 @@ struct FakeService {
     fs::path dir;
     std::uint64_t cap = 1 << 20;
     int calls = 0, fail_every = 0, lose_every = 0, status = 200;
+    std::int64_t generation = -1;  ///< >= 0: the replies carry it ("generation")
     std::size_t max_request_bytes = 0;
     std::string path_of(const json& ch) const {
         std::ostringstream name;  // (not operator+: GCC 12's false -Wrestrict)
@@ -139,7 +140,9 @@ struct FakeService {
             }
             max_request_bytes = std::max(max_request_bytes, bytes);
             if (lose_every > 0 && calls % lose_every == 0) return astraeus::fail("read timeout");  // written, answer lost
-            return std::pair{200, json{{"chunks", out}}};
+            json reply{{"chunks", out}};
+            if (generation >= 0) reply["generation"] = generation;
+            return std::pair{200, reply};
         };
     }
 };
@@ -183,6 +186,68 @@ TEST(LogShipper, FailedAndLostAnswersLoseAndDuplicateNothing) {
     EXPECT_LE(svc.max_request_bytes, 1000u);
     EXPECT_GT(svc.calls, 80);  // about 84 KB in 1000-byte requests
     EXPECT_EQ(slurp(d.path / "agent.logs"), "");
+}
+
+// Fencing (issue 23): the shipper counts an answer only when the agent's rule takes it (the lease
+// generation not below the highest seen). A deposed leader (generation 1) that still has the
+// log's first part acknowledges the rest after the worker exited; a follower answers 503; neither
+// moves the offset nor releases the exit, so the leader (generation 2) gets every byte before the
+// exit is reported. Without the rule the deposed leader's "have" ends the stream: the exit is
+// released and the leader's copy lacks the rest for good.
+TEST(LogShipper, AStaleGenerationOrAFollowerDoesNotCountAsDelivered) {
+    TempDir d;
+    FakeService leader{d.path / "leader"}, deposed{d.path / "deposed"};
+    leader.generation = 2;
+    deposed.generation = 1;
+    enum { Leader, Deposed, Follower } answering = Leader;
+    int follower_calls = 0;
+    auto to_leader = leader.post(), to_deposed = deposed.post();
+    astraeus::exec::LogPost post = [&](const std::string& path, const json& body) -> astraeus::Result<std::pair<int, json>> {
+        if (answering == Follower) {
+            ++follower_calls;
+            return std::pair{503, json{{"error", "writes go to the leader: this replica is a follower"},
+                                       {"status", "follower"}, {"leader", "ra"}, {"generation", 2}}};
+        }
+        return answering == Leader ? to_leader(path, body) : to_deposed(path, body);
+    };
+    std::int64_t highest = 0;
+    int refused = 0;
+    auto accept = [&](const json& reply) {  // the agent's rule (NodeAgent::fenced_ok)
+        const std::int64_t g = astraeus::exec::reply_generation(reply);
+        if (!astraeus::exec::generation_obeyed(g, highest)) return ++refused, false;
+        highest = std::max(highest, g);
+        return true;
+    };
+    LogShipper sh(LogShipperConfig{"m1", 4096, 0, 0, ""}, post, accept);
+    const fs::path w = d.path / "w0.log";
+    const std::string part1 = "epoch 1 loss 0.9\n", part2 = "epoch 2 loss 0.5\n", part3 = "epoch 3 loss 0.2\n";
+    append_to(w, part1);
+    sh.add({5, 1, 0}, w.string());
+    EXPECT_TRUE(sh.tick());
+    ASSERT_EQ(slurp(leader.dir / "r5-a1-w0.log"), part1);
+    EXPECT_EQ(highest, 2);
+    // The worker writes the rest and exits. The deposed leader kept its copy of the first part;
+    // it takes the rest and says "have" all of it.
+    fs::create_directories(deposed.dir);
+    append_to(deposed.dir / "r5-a1-w0.log", part1);
+    append_to(w, part2 + part3);
+    sh.finish({5, 1, 0}, json{{"kind", "exited"}, {"worker", 0}});
+    answering = Deposed;
+    EXPECT_FALSE(sh.tick());  // refused: not delivered
+    EXPECT_EQ(refused, 1);
+    EXPECT_EQ(slurp(deposed.dir / "r5-a1-w0.log"), part1 + part2 + part3);  // (it did write its copy)
+    EXPECT_TRUE(sh.take_released().empty());  // the exit waits: the leader lacks the rest
+    EXPECT_EQ(sh.streams(), 1u);
+    answering = Follower;
+    EXPECT_FALSE(sh.tick());  // a follower's 503: not delivered either
+    EXPECT_EQ(follower_calls, 1);
+    EXPECT_TRUE(sh.take_released().empty());
+    answering = Leader;
+    for (int k = 0; k < 10 && sh.streams() > 0; ++k) sh.tick();
+    EXPECT_EQ(sh.streams(), 0u);
+    EXPECT_EQ(sh.take_released().size(), 1u);
+    EXPECT_EQ(slurp(leader.dir / "r5-a1-w0.log"), part1 + part2 + part3);
+    EXPECT_EQ(slurp(leader.dir / "r5-a1-w0.log"), slurp(w));
 }
 
 TEST(LogShipper, ARestartedAgentResumesWhereTheServiceIs) {

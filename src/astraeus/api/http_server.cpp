@@ -84,6 +84,7 @@ struct Route {
     bool assets = false;                ///< "/assets/<file>": any path under /assets/
     Auth auth = Auth::User;
     bool inline_ok = false;             ///< answered on the I/O thread (no service lock)
+    bool leader_only = false;           ///< a follower refuses it, even a GET (logs: on the leader's disk)
     std::size_t max_body_bytes = 0;     ///< the route's own body bound (0: HttpLimits')
     Handler handler;
 };
@@ -231,8 +232,8 @@ struct HttpServer::Impl {
         std::atomic<std::int64_t> refused_log_s{0};
     };
 
-    Impl(service::Service& s, int threads, const TlsFiles& tls, const HttpLimits& l)
-        : svc(s), limits(l), user_pool(static_cast<std::size_t>(threads)),
+    Impl(std::function<std::shared_ptr<service::Service>()> s, int threads, const TlsFiles& tls, const HttpLimits& l)
+        : svc_now(std::move(s)), limits(l), user_pool(static_cast<std::size_t>(threads)),
           agent_pool(static_cast<std::size_t>(threads)) {
         if (tls.enabled()) ssl = make_tls(tls, tls_error);
         fd_limit = raise_fd_limit();
@@ -255,7 +256,15 @@ struct HttpServer::Impl {
     void start_session(Listener& l, tcp::socket sock);
     const Route* match(std::string_view path, std::string_view method, std::vector<std::string>& captures) const;
 
-    service::Service& svc;
+    /// The service answering now: the leader's one, or a follower's current snapshot (held by
+    /// the caller for the duration of one call).
+    std::function<std::shared_ptr<service::Service>()> svc_now;
+    std::optional<FollowerSource> follower;
+    /// A follower's own answer to a request before its token (FollowerSource): health, refusals,
+    /// the lease's metrics; nullopt: served from the snapshot as on the leader.
+    std::optional<Reply> follower_answer(const HttpRequest& req, const std::string& path, const Route* r) const;
+    /// 503 naming the leader (FollowerSource).
+    Reply follower_refusal(const std::string& what) const;
     HttpLimits limits;
     net::io_context ioc;
     std::unique_ptr<net::ssl::context> ssl;
@@ -393,6 +402,8 @@ private:
         if (lis_.agents_only && r && r->auth != Auth::Agent && call_->path != "/healthz" && call_->path != "/readyz")
             r = nullptr;
         route_ = r;
+        if (srv_.follower)
+            if (auto own = srv_.follower_answer(req, call_->path, r)) return send(std::move(*own), true);
         const bool v1 = call_->path == "/v1" || call_->path.starts_with("/v1/");
         const Auth auth = r ? r->auth : (v1 && !lis_.agents_only ? Auth::User : Auth::None);
         if (auth == Auth::None) return after_auth(std::nullopt);
@@ -412,9 +423,11 @@ private:
         auto& pool = auth == Auth::Agent ? srv_.agent_pool : srv_.user_pool;
         net::post(pool, [self = this->shared_from_this(), auth, authorization = std::move(authorization),
                          session = std::move(session)] {
-            ApiResult<Caller> c = auth == Auth::Agent ? self->srv_.svc.authenticate_agent(authorization)
-                                  : session           ? self->srv_.svc.authenticate_session(*session)
-                                                      : self->srv_.svc.authenticate(authorization);
+            const auto svc = self->srv_.svc_now();
+            ApiResult<Caller> c = !svc                ? ApiResult<Caller>(std::unexpected(ApiError{503, "no state loaded yet", 1}))
+                                  : auth == Auth::Agent ? svc->authenticate_agent(authorization)
+                                  : session           ? svc->authenticate_session(*session)
+                                                      : svc->authenticate(authorization);
             const bool by_session = session.has_value();
             net::post(self->strand_, [self, c = std::move(c), by_session]() mutable {
                 if (!c) {
@@ -516,6 +529,11 @@ private:
         auto res = std::make_shared<bhttp::response<bhttp::string_body>>(
             static_cast<bhttp::status>(reply.status), parser_ ? parser_->request().version : 11);
         for (auto& [k, v] : reply.fields) res->insert(k, v);
+        if (srv_.follower) {
+            res->insert("X-Astraeus-Role", "follower");
+            if (const std::int64_t age = srv_.follower->data_age_ms(); age >= 0)
+                res->insert("X-Astraeus-Data-Age-Ms", std::to_string(age));
+        }
         if (!reply.content_type.empty()) res->set(bhttp::field::content_type, reply.content_type);
         res->keep_alive(!reply.close);
         if (reply.status == 304 || reply.status == 204) {
@@ -636,10 +654,67 @@ void HttpServer::Impl::accept(Listener& l) {
 
 // ------------------------------------------------------------------------------------------------
 
+std::optional<Reply> HttpServer::Impl::follower_answer(const HttpRequest& req, const std::string& path,
+                                                       const Route* r) const {
+    const bool get = req.method == "GET" || req.method == "HEAD";
+    if (get && path == "/healthz") {
+        Reply ok;
+        set_json(ok, 200, nlohmann::json{{"status", "ok"}, {"role", "follower"}});
+        return ok;
+    }
+    if (get && path == "/readyz") return follower_refusal("not ready");
+    if (get && (path == "/metrics" || path == "/v1/goodput/metrics")) {
+        Reply m;
+        m.content_type = std::string(goodput::kPrometheusContentType);
+        m.body = follower->lease_metrics();
+        return m;
+    }
+    if (r != nullptr && (r->method != "GET" || r->auth == Auth::Agent))
+        return follower_refusal("writes go to the leader");
+    if (r != nullptr && r->leader_only) return follower_refusal("served by the leader only");
+    if (r != nullptr && r->auth == Auth::None) return std::nullopt;  // the web pages
+    if (!follower->snapshot()) return follower_refusal("no state loaded from the database yet");
+    return std::nullopt;
+}
+
+Reply HttpServer::Impl::follower_refusal(const std::string& what) const {
+    const store::LeaseView v = follower->leader();
+    Reply r;
+    set_json(r, 503,
+             nlohmann::json{{"error", what + ": this replica is a follower; the leader is " +
+                                          (v.holder.empty() ? std::string("not known yet") : v.holder) +
+                                          (v.holder_address.empty() ? "" : " at " + v.holder_address)},
+                            {"status", "follower"},
+                            {"leader", v.holder},
+                            {"leader_address", v.holder_address},
+                            {"generation", v.generation},
+                            {"retry_after_s", follower->retry_after_s}});
+    r.fields.emplace_back("Retry-After", std::to_string(follower->retry_after_s));
+    return r;
+}
+
 HttpServer::HttpServer(service::Service& svc, int threads, const TlsFiles& tls, const HttpLimits& limits)
-    : impl_(std::make_unique<Impl>(svc, threads, tls, limits)) {
+    : impl_(std::make_unique<Impl>(
+          [p = &svc] { return std::shared_ptr<service::Service>(std::shared_ptr<service::Service>{}, p); }, threads,
+          tls, limits)) {
+    add_routes();
+}
+
+HttpServer::HttpServer(FollowerSource follower, int threads, const TlsFiles& tls, const HttpLimits& limits)
+    : impl_(std::make_unique<Impl>(follower.snapshot, threads, tls, limits)) {
+    follower.retry_after_s = std::max(1, follower.retry_after_s);
+    impl_->follower = std::move(follower);
+    add_routes();
+}
+
+void HttpServer::add_routes() {
     Impl& s = *impl_;
-    service::Service& sv = svc;
+    /// The service answering this call (a follower's snapshot lives until the call returns).
+    struct SvcNow {
+        const Impl* impl;
+        std::shared_ptr<service::Service> operator()() const { return impl->svc_now(); }
+    };
+    const SvcNow sv{&s};
     for (const auto& a : web::all_assets())
         if (std::string z = gzip(a.body); !z.empty() && z.size() < a.body.size()) s.gzipped.emplace(std::string(a.path), std::move(z));
 
@@ -666,35 +741,36 @@ HttpServer::HttpServer(service::Service& svc, int threads, const TlsFiles& tls, 
         };
     };
     const Auth U = Auth::User;
-    s.add("POST", "/v1/runs", U, route(201, [&sv](const Caller& c, const Call& r) { return sv.submit(c, r.req.body, std::string(r.req.field("Idempotency-Key"))); }));
-    s.add("GET", "/v1/runs", U, route(200, [&sv](const Caller& c, const Call& r) { return sv.list_runs(c, params_of(r)); }));
-    s.add("GET", "/v1/runs/([^/]+)/goodput", U, route(200, [&sv](const Caller& c, const Call& r) {
-              return sv.run_goodput(c, r.captures[0], params_of(r));
+    s.add("POST", "/v1/runs", U, route(201, [sv](const Caller& c, const Call& r) { return sv()->submit(c, r.req.body, std::string(r.req.field("Idempotency-Key"))); }));
+    s.add("GET", "/v1/runs", U, route(200, [sv](const Caller& c, const Call& r) { return sv()->list_runs(c, params_of(r)); }));
+    s.add("GET", "/v1/runs/([^/]+)/goodput", U, route(200, [sv](const Caller& c, const Call& r) {
+              return sv()->run_goodput(c, r.captures[0], params_of(r));
           }));
-    s.add("POST", "/v1/runs/([^/]+)/stop", U, route(202, [&sv](const Caller& c, const Call& r) {
-              return sv.stop_run(c, r.captures[0], params_of(r));
+    s.add("POST", "/v1/runs/([^/]+)/stop", U, route(202, [sv](const Caller& c, const Call& r) {
+              return sv()->stop_run(c, r.captures[0], params_of(r));
           }));
-    s.add("POST", "/v1/runs/([^/]+)/progress", U, route(200, [&sv](const Caller& c, const Call& r) {
-              return sv.report_progress(c, r.captures[0], params_of(r), r.req.body);
+    s.add("POST", "/v1/runs/([^/]+)/progress", U, route(200, [sv](const Caller& c, const Call& r) {
+              return sv()->report_progress(c, r.captures[0], params_of(r), r.req.body);
           }));
-    s.add("GET", "/v1/runs/([^/]+)/logs", U, route(200, [&sv](const Caller& c, const Call& r) {
-              return sv.run_logs(c, r.captures[0], params_of(r));
+    s.add("GET", "/v1/runs/([^/]+)/logs", U, route(200, [sv](const Caller& c, const Call& r) {
+              return sv()->run_logs(c, r.captures[0], params_of(r));
           }));
-    s.add("GET", "/v1/runs/([^/]+)", U, route(200, [&sv](const Caller& c, const Call& r) {
-              return sv.show_run(c, r.captures[0], params_of(r));
+    s.routes.back().leader_only = true;  // the logs are on the leader's disk
+    s.add("GET", "/v1/runs/([^/]+)", U, route(200, [sv](const Caller& c, const Call& r) {
+              return sv()->show_run(c, r.captures[0], params_of(r));
           }));
-    s.add("GET", "/v1/goodput", U, route(200, [&sv](const Caller& c, const Call& r) { return sv.goodput(c, params_of(r)); }));
-    s.add("GET", "/v1/goodput/weekly", U, route(200, [&sv](const Caller& c, const Call& r) {
-              return sv.goodput_weekly(c, params_of(r));
+    s.add("GET", "/v1/goodput", U, route(200, [sv](const Caller& c, const Call& r) { return sv()->goodput(c, params_of(r)); }));
+    s.add("GET", "/v1/goodput/weekly", U, route(200, [sv](const Caller& c, const Call& r) {
+              return sv()->goodput_weekly(c, params_of(r));
           }));
-    s.add("GET", "/v1/fairness", U, route(200, [&sv](const Caller& c, const Call&) { return sv.fairness(c); }));
-    s.add("GET", "/v1/whoami", U, route(200, [&sv](const Caller& c, const Call&) { return sv.whoami(c); }));
-    s.add("GET", "/v1/stalls", U, route(200, [&sv](const Caller& c, const Call&) { return sv.stalls(c); }));
-    s.add("GET", "/v1/runs/([^/]+)/history", U, route(200, [&sv](const Caller& c, const Call& r) {
-              return sv.run_history(c, r.captures[0], params_of(r));
+    s.add("GET", "/v1/fairness", U, route(200, [sv](const Caller& c, const Call&) { return sv()->fairness(c); }));
+    s.add("GET", "/v1/whoami", U, route(200, [sv](const Caller& c, const Call&) { return sv()->whoami(c); }));
+    s.add("GET", "/v1/stalls", U, route(200, [sv](const Caller& c, const Call&) { return sv()->stalls(c); }));
+    s.add("GET", "/v1/runs/([^/]+)/history", U, route(200, [sv](const Caller& c, const Call& r) {
+              return sv()->run_history(c, r.captures[0], params_of(r));
           }));
-    s.add("GET", "/v1/runs/([^/]+)/attempts", U, route(200, [&sv](const Caller& c, const Call& r) {
-              return sv.run_attempts(c, r.captures[0], params_of(r));
+    s.add("GET", "/v1/runs/([^/]+)/attempts", U, route(200, [sv](const Caller& c, const Call& r) {
+              return sv()->run_attempts(c, r.captures[0], params_of(r));
           }));
     // The web pages' sessions (docs/security.md "Web sessions"): the page trades its token for
     // an HttpOnly cookie (POST), and ends it (DELETE); both under the CSRF rule, so that another
@@ -702,23 +778,23 @@ HttpServer::HttpServer(service::Service& svc, int threads, const TlsFiles& tls, 
     // the call itself (POST's is in its body, at most 4 KiB).
     {
         const bool https = s.ssl != nullptr;
-        s.add("POST", "/v1/session", Auth::None, [&sv, https](Call& c, Reply& res) {
+        s.add("POST", "/v1/session", Auth::None, [sv, https](Call& c, Reply& res) {
             if (const std::string why = service::csrf_refusal(csrf_of(c.req, https)); !why.empty())
                 return set_error(res, {403, why});
             if (!valid_utf8(c.req.body)) return set_error(res, {400, "the body is not valid UTF-8 (RFC 8259 JSON is UTF-8)"});
             if (const std::string dup = duplicate_json_key(c.req.body); !dup.empty())
                 return set_error(res, {400, "duplicate key '" + dup + "' in the JSON body"});
-            auto opened = sv.open_session(c.req.body);
+            auto opened = sv()->open_session(c.req.body);
             if (!opened) return set_error(res, opened.error());
             res.fields = {{"Set-Cookie", service::session_set_cookie(opened->secret, opened->max_age_s, https)},
                           {"Cache-Control", "no-store"}};
             set_json(res, 201, opened->doc);
         }, false, 4096);
-        s.add("DELETE", "/v1/session", Auth::None, [&sv, https](Call& c, Reply& res) {
+        s.add("DELETE", "/v1/session", Auth::None, [sv, https](Call& c, Reply& res) {
             if (const std::string why = service::csrf_refusal(csrf_of(c.req, https)); !why.empty())
                 return set_error(res, {403, why});
             if (auto secret = service::cookie_value(c.req.field("Cookie"), service::session_cookie_name(https)))
-                if (auto ended = sv.close_session(*secret); !ended) return set_error(res, ended.error());
+                if (auto ended = sv()->close_session(*secret); !ended) return set_error(res, ended.error());
             res.fields = {{"Set-Cookie", service::session_clear_cookie(https)}, {"Cache-Control", "no-store"}};
             res.status = 204;
         });
@@ -756,32 +832,32 @@ HttpServer::HttpServer(service::Service& svc, int threads, const TlsFiles& tls, 
     s.add("GET", "/", Auth::None, page, true);
     s.add("GET", "/assets/[A-Za-z0-9_./-]+", Auth::None, page, true);
     s.add("GET", "/v1/organizations/([^/]+)/clusters/([^/]+)/goodput", U,
-          route(200, [&sv](const Caller& c, const Call& r) {
-              return sv.cluster_goodput(c, r.captures[0], r.captures[1], params_of(r));
+          route(200, [sv](const Caller& c, const Call& r) {
+              return sv()->cluster_goodput(c, r.captures[0], r.captures[1], params_of(r));
           }));
-    s.add("GET", "/v1/alerts", U, route(200, [&sv](const Caller& c, const Call&) { return sv.alerts(c); }));
+    s.add("GET", "/v1/alerts", U, route(200, [sv](const Caller& c, const Call&) { return sv()->alerts(c); }));
     // Machines (operators and org admins) and the node agents' endpoints (agent tokens only).
-    s.add("GET", "/v1/machines", U, route(200, [&sv](const Caller& c, const Call&) { return sv.machines_list(c); }));
+    s.add("GET", "/v1/machines", U, route(200, [sv](const Caller& c, const Call&) { return sv()->machines_list(c); }));
     for (const char* op : {"drain", "undrain"})
         s.add("POST", std::string("/v1/machines/([^/]+)/") + op, U,
-              route(200, [&sv, drain = std::string(op) == "drain"](const Caller& c, const Call& r) {
-                  return sv.drain_machine(c, r.captures[0], drain);
+              route(200, [sv, drain = std::string(op) == "drain"](const Caller& c, const Call& r) {
+                  return sv()->drain_machine(c, r.captures[0], drain);
               }));
     const Auth A = Auth::Agent;
-    s.add("POST", "/v1/agent/register", A, agent_route([&sv](const Caller& c, const Call& r) {
-              return sv.agent_register(c, r.req.body, r.remote_addr);
+    s.add("POST", "/v1/agent/register", A, agent_route([sv](const Caller& c, const Call& r) {
+              return sv()->agent_register(c, r.req.body, r.remote_addr);
           }));
-    s.add("POST", "/v1/agent/heartbeat", A, agent_route([&sv](const Caller& c, const Call& r) {
-              return sv.agent_heartbeat(c, r.req.body);
+    s.add("POST", "/v1/agent/heartbeat", A, agent_route([sv](const Caller& c, const Call& r) {
+              return sv()->agent_heartbeat(c, r.req.body);
           }));
-    s.add("POST", "/v1/agent/events", A, agent_route([&sv](const Caller& c, const Call& r) {
-              return sv.agent_heartbeat(c, r.req.body);
+    s.add("POST", "/v1/agent/events", A, agent_route([sv](const Caller& c, const Call& r) {
+              return sv()->agent_heartbeat(c, r.req.body);
           }));
-    s.add("POST", "/v1/agent/logs", A, agent_route([&sv](const Caller& c, const Call& r) {
-              return sv.agent_logs(c, r.req.body);
+    s.add("POST", "/v1/agent/logs", A, agent_route([sv](const Caller& c, const Call& r) {
+              return sv()->agent_logs(c, r.req.body);
           }));
-    s.add("GET", "/v1/goodput/metrics", U, [&sv](Call& c, Reply& res) {
-        auto text = sv.metrics(*c.caller);
+    s.add("GET", "/v1/goodput/metrics", U, [sv](Call& c, Reply& res) {
+        auto text = sv()->metrics(*c.caller);
         if (!text) return set_error(res, text.error());
         res.status = 200;
         res.content_type = std::string(goodput::kPrometheusContentType);
@@ -791,8 +867,8 @@ HttpServer::HttpServer(service::Service& svc, int threads, const TlsFiles& tls, 
     // answered on the I/O thread: it says the server answers, whatever the handlers do.
     s.add("GET", "/healthz", Auth::None, [](Call&, Reply& res) { set_json(res, 200, nlohmann::json{{"status", "ok"}}); },
           true);
-    s.add("GET", "/readyz", Auth::None, [&sv](Call&, Reply& res) {
-        auto r = sv.readiness();
+    s.add("GET", "/readyz", Auth::None, [sv](Call&, Reply& res) {
+        auto r = sv()->readiness();
         if (!r) return set_error(res, r.error());
         set_json(res, 200, *r);
     });

@@ -10,9 +10,13 @@
 #include <memory>
 #include <string>
 
+#include <cstdint>
+#include <functional>
+
 #include "astraeus/api/http_limits.hpp"
 #include "astraeus/base/error.hpp"
 #include "astraeus/service/service.hpp"
+#include "astraeus/store/lease.hpp"
 
 namespace astraeus::api {
 
@@ -31,12 +35,30 @@ Result<void> check_tls_files(const TlsFiles& tls);
 /// otherwise (or when it cannot be examined).
 std::string tls_key_warning(const TlsFiles& tls);
 
+/// What a follower replica's server answers from (issue 23, docs/operations.md "Replicas"):
+/// the user reads (GET under /v1 but a run's logs, and the web pages) from the current read-only
+/// snapshot, with the same tokens, visibility and JSON as the leader, plus the headers
+/// X-Astraeus-Role: follower and X-Astraeus-Data-Age-Ms; /healthz 200; /readyz, every write
+/// (POST, PUT, PATCH, DELETE: the web sessions included), the agents' endpoints, the logs, and
+/// everything while no snapshot is loaded: 503 with Retry-After and the leader's id and address
+/// ({"error", "status": "follower", "leader", "leader_address", "generation", "retry_after_s"});
+/// /metrics and /v1/goodput/metrics: the lease's series only, no token (they name no tenant).
+struct FollowerSource {
+    std::function<std::shared_ptr<service::Service>()> snapshot;  ///< null until one is loaded
+    std::function<std::int64_t()> data_age_ms;                    ///< the snapshot's age (-1: none)
+    std::function<store::LeaseView()> leader;                     ///< the lease as last seen
+    std::function<std::string()> lease_metrics;                   ///< Prometheus text of the lease
+    int retry_after_s = 1;                                        ///< refusals' Retry-After
+};
+
 class HttpServer {
 public:
     /// `threads` handler threads for users and as many for the node agents; TLS when
     /// tls.enabled() (check the files with check_tls_files first). Raises RLIMIT_NOFILE's soft
     /// limit to its hard limit (the connection budget comes from it).
     HttpServer(service::Service& svc, int threads, const TlsFiles& tls = {}, const HttpLimits& limits = {});
+    /// A follower replica's server (FollowerSource); otherwise as above.
+    HttpServer(FollowerSource follower, int threads, const TlsFiles& tls = {}, const HttpLimits& limits = {});
     ~HttpServer();
     /// Binds host:port, an IP address (port 0: any free port); the bound port, or an error.
     Result<int> bind(const std::string& host, int port);
@@ -52,6 +74,7 @@ public:
     void stop();
 
 private:
+    void add_routes();
     Result<int> listen(const std::string& host, int port, bool agents_only);
     struct Impl;
     std::unique_ptr<Impl> impl_;

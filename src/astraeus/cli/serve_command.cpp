@@ -16,11 +16,11 @@
 #include <vector>
 
 #include "astraeus/api/http_server.hpp"
-#include "astraeus/api/standby_server.hpp"
 #include "astraeus/exec/agent_hub.hpp"
 #include "astraeus/cli/commands.hpp"
 #include "astraeus/service/config.hpp"
 #include "astraeus/service/store_open.hpp"
+#include "astraeus/service/follower_snapshots.hpp"
 #include "astraeus/service/leadership.hpp"
 #include "astraeus/service/log.hpp"
 #include "astraeus/service/service.hpp"
@@ -28,6 +28,7 @@
 #include "astraeus/exec/nvml.hpp"
 #include "astraeus/cli/serve_slurm.hpp"
 #include "astraeus/service/sim_executor.hpp"
+#include "astraeus/store/pg_store.hpp"
 #include "astraeus/store/store.hpp"
 
 namespace astraeus::cli {
@@ -236,22 +237,46 @@ int run_serve(const ServeOptions& o) {
         }
         leadership = std::move(*l);
         if (!leadership->try_lead()) {
-            // Follow: a standby server answers (503 naming the leader) while the lease is tried
-            // again every lease_renew_s; SIGTERM/SIGINT end the wait.
+            // Follow: serve the users' reads from a read-only snapshot of the database, reloaded
+            // every follower_refresh_s (service/follower_snapshots.hpp), and refuse the rest
+            // with 503 naming the leader (api/http_server.hpp FollowerSource), while the lease
+            // is tried again every lease_renew_s; SIGTERM/SIGINT end the wait.
             service::Leadership& ld = *leadership;
-            api::StandbyServer standby([&ld] { return ld.view(); }, [&ld] { return ld.metrics_text(); },
-                                       static_cast<int>(std::ceil(cfg->lease_renew_s)));
-            auto sp = standby.start(hp->first, hp->second);
+            const std::string conninfo = cfg->store_postgresql;
+            service::FollowerSnapshots snapshots(
+                *cfg, [conninfo] { return store::open_postgresql_read_only(conninfo); }, o.executor == "agents");
+            snapshots.start();
+            api::FollowerSource src;
+            src.snapshot = [&snapshots] { return snapshots.current(); };
+            src.data_age_ms = [&snapshots] { return snapshots.age_ms(); };
+            src.leader = [&ld] { return ld.view(); };
+            src.lease_metrics = [&ld] { return ld.metrics_text(); };
+            src.retry_after_s = static_cast<int>(std::ceil(cfg->lease_renew_s));
+            api::HttpLimits flimits;
+            flimits.header_timeout = std::chrono::seconds(o.header_timeout_s);
+            flimits.body_timeout = std::chrono::seconds(o.body_timeout_s);
+            std::optional<api::HttpServer> standby;
+            standby.emplace(std::move(src), std::max(1, cfg->threads), o.tls, flimits);
+            auto sp = standby->bind(hp->first, hp->second);
             if (!sp) {
                 std::cerr << "astraeus serve: " << sp.error().message << "\n";
                 return 1;
             }
             listen_port = *sp;
+            std::thread standby_thread([&standby] { standby->serve(); });
+            const auto end_standby = [&] {  // the leader's server binds the same port next
+                standby->stop();
+                standby_thread.join();
+                standby.reset();
+                snapshots.stop();
+            };
             if (!o.port_file.empty()) write_port_file(o.port_file, *sp);
             const store::LeaseView v = ld.view();
             log(LogLevel::Info, "leader.following",
                 {{"replica", ld.replica()}, {"leader", v.holder}, {"leader_address", v.holder_address},
-                 {"generation", std::to_string(v.generation)}, {"port", std::to_string(*sp)}});
+                 {"generation", std::to_string(v.generation)}, {"port", std::to_string(*sp)},
+                 {"refresh_s", std::to_string(cfg->follower_refresh_s)},
+                 {"snapshot", snapshots.current() ? "loaded" : "not loaded: " + snapshots.last_error()}});
             for (;;) {
                 const double w = cfg->lease_renew_s;
                 timespec ts{static_cast<time_t>(w), static_cast<long>((w - std::floor(w)) * 1e9)};
@@ -259,13 +284,13 @@ int run_serve(const ServeOptions& o) {
                 const int sg = sigtimedwait(&set, &info, &ts);
                 if (sg == SIGTERM || sg == SIGINT) {
                     log(LogLevel::Info, "shutdown", {{"signal", sg == SIGTERM ? "SIGTERM" : "SIGINT"}, {"role", "follower"}});
-                    standby.stop();
+                    end_standby();
                     log(LogLevel::Info, "stopped");
                     return 0;
                 }
                 if (ld.try_lead()) break;
             }
-            standby.stop();  // the leader's server binds the same port next
+            end_standby();
             log(LogLevel::Info, "leader.taking_over",
                 {{"replica", ld.replica()}, {"generation", std::to_string(ld.generation())},
                  {"previous_leader", v.holder}});

@@ -101,7 +101,7 @@ NodeAgent::NodeAgent(NodeAgentConfig c, std::vector<std::string> services, Agent
       sampler_(c_.gpu_source, c_.utilization_period_s),
       shipper_(LogShipperConfig{c_.name, c_.log_chunk_bytes, 0.25, c_.retry_s,
                                 c_.work_dir + "/agent-" + safe(c_.name) + ".logs"},
-               post_) {}
+               post_, [this](const json& reply) { return fenced_ok(reply, "logs"); }) {}
 
 // The runners' destructors kill and reap what is left (the workers die with their agent anyway:
 // the runner gives them PR_SET_PDEATHSIG); the service sees the new session, or the silence.

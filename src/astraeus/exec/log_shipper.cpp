@@ -52,7 +52,8 @@ std::string key_text(const LogShipper::Key& k) {
 
 }  // namespace
 
-LogShipper::LogShipper(LogShipperConfig c, LogPost post) : c_(std::move(c)), post_(std::move(post)) {
+LogShipper::LogShipper(LogShipperConfig c, LogPost post, std::function<bool(const nlohmann::json&)> accept)
+    : c_(std::move(c)), post_(std::move(post)), accept_(std::move(accept)) {
     c_.chunk_bytes = std::clamp<std::size_t>(c_.chunk_bytes, 1, 512 << 10);
 }
 
@@ -185,6 +186,12 @@ bool LogShipper::tick() {
     if (!r || r->first >= 500) {
         log(LogLevel::Warn, "agent.logs_failed",
             {{"error", !r ? r.error().message : r->second.value("error", std::to_string(r->first))}});
+        retry_at_ = now + std::chrono::milliseconds(static_cast<std::int64_t>(c_.retry_s * 1000));
+        return false;
+    }
+    if (r->first == 200 && accept_ && !accept_(r->second)) {
+        // A deposed leader's answer (agent.stale_generation logged): nothing counted, the same
+        // bytes sent again after retry_s (to the leader the agent moves to).
         retry_at_ = now + std::chrono::milliseconds(static_cast<std::int64_t>(c_.retry_s * 1000));
         return false;
     }

@@ -10,6 +10,10 @@
 // take_released()), so that a run ends only when its logs can be read in full. A stream the
 // service refuses (an error answer, a 4xx status) or that reached the service's cap is dropped
 // and its event released.
+// Fencing (docs/agents.md "Replicas"): an answer is counted (offsets moved, streams finished)
+// only when `accept` takes it (the agent's rule for every reply: the leader's lease generation,
+// not below the highest seen); otherwise, as after a 5xx (a follower's 503 included), the same
+// bytes are sent again later, to the leader.
 // The streams not yet fully shipped are kept in `state_path` (one line each: run, attempt,
 // worker, path), so that a restarted agent ships the rest of its previous workers' logs.
 // Thread safety: not thread-safe (the agent's thread).
@@ -45,7 +49,8 @@ public:
     using Key = std::tuple<std::int64_t, int, int>;  ///< (run, attempt, worker)
     using Clock = std::chrono::steady_clock;
 
-    LogShipper(LogShipperConfig c, LogPost post);
+    /// `accept`: whether a 200 answer may be counted (empty: every one is).
+    LogShipper(LogShipperConfig c, LogPost post, std::function<bool(const nlohmann::json&)> accept = {});
     /// Takes the streams of `state_path` left by a previous life of this agent: their writers
     /// are gone; they are shipped to their end (the service says where to resume).
     void load();
@@ -76,6 +81,7 @@ private:
 
     LogShipperConfig c_;
     LogPost post_;
+    std::function<bool(const nlohmann::json&)> accept_;
     std::map<Key, Stream> streams_;
     std::vector<nlohmann::json> released_;
     Key next_{};  ///< the stream served first in the next request (round robin)

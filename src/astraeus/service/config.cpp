@@ -94,7 +94,7 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
     }
     ServiceConfig c;
     TRY(only_keys(j,
-                  {"organization", "cluster", "pools", "policy", "placer", "lease_s", "lease_duration_s", "lease_renew_s",
+                  {"organization", "cluster", "pools", "policy", "placer", "lease_s", "lease_duration_s", "lease_renew_s", "follower_refresh_s",
                    "replica", "address",
                    "starvation_s", "stall_timeout_s", "busy_pct", "goodput_drop",
                    "threshold_alerts", "executor", "time_scale", "listen", "data_dir", "threads",
@@ -175,6 +175,10 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
     TRY(get(j, "threads", c.threads, where));
     TRY(get(j, "lease_duration_s", c.lease_duration_s, where));
     TRY(get(j, "lease_renew_s", c.lease_renew_s, where));
+    TRY(get(j, "follower_refresh_s", c.follower_refresh_s, where));
+    if (!(c.follower_refresh_s >= 0.1 && c.follower_refresh_s <= 3600))
+        return fail(where + ": follower_refresh_s must be in 0.1..3600 (seconds between a follower's reloads of its "
+                            "read-only snapshot)");
     TRY(get(j, "replica", c.replica, where));
     TRY(get(j, "address", c.address, where));
     if (!(c.lease_duration_s >= 1 && c.lease_duration_s <= 3600))

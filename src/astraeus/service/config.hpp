@@ -122,6 +122,9 @@ struct ServiceConfig {
     /// replica's id (empty: HOSTNAME:ABSOLUTE_DATA_DIR) and its advertised URL (told by followers).
     double lease_duration_s = 6;
     double lease_renew_s = 2;
+    /// Seconds between a follower's reloads of the state it serves reads from (its data is at
+    /// most about this old, plus one load's time; docs/operations.md "Replicas").
+    double follower_refresh_s = 2;
     std::string replica;
     std::string address;
 };

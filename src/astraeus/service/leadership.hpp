@@ -1,6 +1,6 @@
 // Leadership of several `astraeus serve` replicas on one PostgreSQL database (issue 23,
 // docs/operations.md "Replicas"): the leader lease (store/lease.hpp) taken, renewed every
-// lease_renew_s and watched. A replica that does not lead follows (api/standby_server.hpp) and
+// lease_renew_s and watched. A replica that does not lead follows (serves reads: service/follower_snapshots.hpp) and
 // tries again every lease_renew_s; once it leads, a thread renews the lease and stops the
 // process (exit 3, log line leader.deposed) when another replica took it over; a second thread
 // stops it when its lease may have expired: lease_duration_s (less a tenth, at most 0.5 s) after

@@ -14,6 +14,7 @@
 #include "astraeus/policies/registry.hpp"
 #include "astraeus/service/log.hpp"
 #include "astraeus/service/service_state.hpp"
+#include "astraeus/service/snapshot_executor.hpp"
 
 namespace astraeus::service {
 
@@ -125,6 +126,7 @@ Service::Service(ServiceConfig config, std::unique_ptr<store::Store> store,
       clock_(std::move(clock)) {
     sink_ = std::make_unique<Sink>(ledger_, batch_);
     agents_ = dynamic_cast<exec::AgentHub*>(exec_.get());
+    agent_machines_ = agents_ != nullptr;
     if (agents_) agents_->set_notify([this] { agent_cv_.notify_all(); });
     // A utilization sample decides 2 sampling periods, on the service's clock (the samplers'
     // period is real time: local.utilization_period_s, an agent's default alike).
@@ -177,6 +179,22 @@ Result<std::unique_ptr<Service>> Service::open(ServiceConfig config,
     return s;
 }
 
+Result<std::unique_ptr<Service>> Service::open_snapshot(ServiceConfig config, std::unique_ptr<store::Store> store,
+                                                        bool agent_machines) {
+    auto last = store->meta("last_event_s");
+    if (!last) return std::unexpected(last.error());
+    // The leader's clock, as open() sets it (never behind the stored one at time_scale > 1).
+    const Seconds real = Clock::real_now();
+    const Seconds base = config.time_scale == 1.0 ? real : std::max(real, last->value_or(0));
+    const double scale = config.time_scale;
+    std::unique_ptr<Service> s(new Service(std::move(config), std::move(store), std::make_unique<SnapshotExecutor>(),
+                                           Clock(base, scale)));
+    s->read_only_ = true;
+    s->agent_machines_ = agent_machines;
+    if (auto ok = s->load(); !ok) return std::unexpected(ok.error());
+    return s;
+}
+
 Result<std::unique_ptr<Service>> Service::open_manual(ServiceConfig config,
                                                       std::unique_ptr<store::Store> store,
                                                       std::unique_ptr<Executor> executor,
@@ -193,6 +211,7 @@ Result<void> Service::load() {
     // Tenancy: create what the config names when the store is empty.
     auto orgs = store_->orgs();
     if (!orgs) return std::unexpected(orgs.error());
+    if (orgs->empty() && read_only_) return fail("the database holds no organisation yet (the leader creates it)");
     if (orgs->empty()) {
         auto ids = store_->init(cfg_.organization, cfg_.cluster);
         if (!ids) return std::unexpected(ids.error());
@@ -218,12 +237,21 @@ Result<void> Service::load() {
     if (!have_pools) return std::unexpected(have_pools.error());
     const bool from_config = cfg_.pools_given || have_pools->empty();
     std::set<std::string> keep_pools, keep_machines;
-    if (from_config)
+    if (from_config && read_only_) {
+        // A snapshot adds nothing: the names the leader keeps, to retire the same others.
+        for (const PoolConfig& pc : cfg_.pools) {
+            keep_pools.insert(pc.name);
+            int k = 0;
+            if (!agent_machines_)
+                for (const MachineGroup& g : pc.machines)
+                    for (int i = 0; i < g.count; ++i) keep_machines.insert(pc.name + "-" + std::to_string(++k));
+        }
+    } else if (from_config)
         for (const PoolConfig& pc : cfg_.pools) {
             auto pid = store_->add_pool(cluster_.id, pc.name);
             if (!pid) return std::unexpected(pid.error());
             keep_pools.insert(pc.name);
-            if (agents_) continue;  // with node agents, machines come from their agents
+            if (agent_machines_) continue;  // with node agents, machines come from their agents
             auto ms = store_->machines(cluster_.id);
             if (!ms) return std::unexpected(ms.error());
             int k = 0;
@@ -257,14 +285,14 @@ Result<void> Service::load() {
         auto ps = std::make_unique<PoolState>();
         ps->rec = p;
         for (const auto& m : *machines)
-            if (m.pool_id == p.id && (!cfg_.pools_given || agents_ || keep_machines.contains(m.name)))
+            if (m.pool_id == p.id && (!cfg_.pools_given || agent_machines_ || keep_machines.contains(m.name)))
                 ps->machines.push_back(m);
         if (cfg_.local_gpus > 0) {  // the local executor: this machine only, its GPUs
             if (!pools_.empty()) ps->machines.clear();
             if (ps->machines.size() > 1) ps->machines.resize(1);
             if (!ps->machines.empty()) ps->machines.front().gpus = cfg_.local_gpus;
         }
-        if ((ps->machines.empty() && !agents_) || (cfg_.pools_given && !keep_pools.contains(p.name))) {
+        if ((ps->machines.empty() && !agent_machines_) || (cfg_.pools_given && !keep_pools.contains(p.name))) {
             retired_pools_[p.id] = p.name;  // (an agents pool waits for its machines)
             continue;
         }
@@ -291,7 +319,8 @@ Result<void> Service::load() {
         const bool local = cfg_.local_gpus > 0 && !pools_.front()->machines.empty();
         up.meta.push_back({"local_machine_id", local ? pools_.front()->machines.front().id : 0});
         up.meta.push_back({"local_machine_gpus", local ? cfg_.local_gpus : 0});
-        if (auto ok = store_->apply(up); !ok) return ok;
+        if (!read_only_)
+            if (auto ok = store_->apply(up); !ok) return ok;
     }
     exec_->set_machines(ids, clock_.now());
     for (const auto& m : *machines) {
@@ -302,7 +331,7 @@ Result<void> Service::load() {
         if (agents_) {  // up once its agent has registered (again)
             agents_->add_machine(m.id, m.name, m.gpus, m.addr, clock_.now());
             ps.sched->set_machine_up(at->second.second, false);
-        } else if (m.drained) {
+        } else if (m.drained || (read_only_ && !m.up)) {
             ps.sched->set_machine_up(at->second.second, false);
         }
     }
@@ -358,7 +387,8 @@ Result<void> Service::load() {
     last_event_s_ = last->value_or(0);
     for (auto& rec : *runs) {
         next_run_id_ = std::max(next_run_id_, rec.id + 1);
-        if (auto ok = reconcile_run(rec, std::max(rec.submitted_s, counted_to)); !ok) return ok;
+        if (!read_only_)  // (a snapshot shows the runs as the leader stored them)
+            if (auto ok = reconcile_run(rec, std::max(rec.submitted_s, counted_to)); !ok) return ok;
         auto r = std::make_unique<RunMem>();
         r->rec = std::move(rec);
         for (std::size_t p = 0; p < pools_.size(); ++p)
@@ -371,7 +401,8 @@ Result<void> Service::load() {
         if (!r->ended()) live_.insert(r->rec.id);
         runs_[r->rec.id] = std::move(r);
     }
-    if (auto ok = save_resumed_count(); !ok) return ok;
+    if (read_only_) resumed_ = store::Batch{};  // the leader writes them
+    else if (auto ok = save_resumed_count(); !ok) return ok;
     // The rounds' fairness history (tenant LTGF windows, jobs' deserved service), replayed from
     // the runs and their attempts up to the stored clock; the first round goes on from there.
     {
@@ -403,10 +434,11 @@ Result<void> Service::load() {
         ledger_.add({static_cast<int>(g.run_id), static_cast<int>(g.machine_id), g.hour,
                      static_cast<gp::Category>(g.category), g.held, g.gpu_s});
     auto al = store_->alerts();
-    if (al) log(LogLevel::Info, "alerts.loaded", {{"count", std::to_string(al->size())}});
+    const LogLevel loaded = read_only_ ? LogLevel::Debug : LogLevel::Info;  // (a follower reloads every few s)
+    if (al) log(loaded, "alerts.loaded", {{"count", std::to_string(al->size())}});
     for (auto& p : pools_) p->dirty = true;
     last_minute_s_ = gp::minute_start(clock_.now());
-    log(LogLevel::Info, "service.loaded",
+    log(loaded, "service.loaded",
         {{"runs", std::to_string(runs_.size())}, {"rows", std::to_string(rows->size())},
          {"counted_to", gp::format_rfc3339(counted_to)}, {"policy", cfg_.policy}});
     return {};
@@ -446,6 +478,11 @@ namespace {
 }  // namespace
 
 bool Service::commit() {
+    if (read_only_) {  // a snapshot never writes (open_snapshot); nothing changed it anyway
+        batch_ = store::Batch{};
+        dirty_.clear();
+        return true;
+    }
     const Seconds now = std::max(last_event_s_, clock_.now());
     for (store::Id id : dirty_) {
         RunMem& r = *runs_.at(id);
@@ -491,6 +528,7 @@ bool Service::commit() {
 }
 
 ApiResult<void> Service::writable() const {
+    if (read_only_) return std::unexpected(ApiError{503, "this replica is a follower: it serves reads only", 1});
     if (!store_failing_) return {};
     return std::unexpected(ApiError{507, "the service cannot write its store (" + store_error_ +
                                              "): writes are refused until it can (a full disk? free space in "
@@ -523,6 +561,7 @@ constexpr Seconds kLeaseAlignS = 60;
 }  // namespace
 
 void Service::catch_up(Seconds now, bool pending_rounds) {
+    if (read_only_) return;  // a snapshot: no events, rounds nor count (the leader's)
     now = std::max(now, last_event_s_);
     for (int guard = 0; guard < 100000; ++guard) {
         const Seconds t = next_timed_event();
@@ -897,6 +936,7 @@ void Service::on_exec(const ExecEvent& e) {
 }
 
 void Service::minute_work(Seconds now) {
+    if (read_only_) return;  // a snapshot: the leader counts, alerts and prunes
     const Seconds minute = gp::minute_start(now);
     if (minute <= last_minute_s_) return;
     last_minute_s_ = minute;

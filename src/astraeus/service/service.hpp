@@ -90,7 +90,20 @@ public:
                                                         std::unique_ptr<store::Store> store,
                                                         std::unique_ptr<Executor> executor,
                                                         std::shared_ptr<const ManualTime> time);
+    /// A follower replica's read-only view (docs/operations.md "Replicas"): the state of `store`
+    /// (a read-only store: store/read_only_store.hpp) loaded as open() does, but writing nothing
+    /// (no organisation created, no pool or machine added, no run reconciled, no count resumed),
+    /// with no executor (service/snapshot_executor.hpp): the rounds, the goodput count and every
+    /// write operation are never run (loop() must not be called). `agent_machines`: the leader
+    /// runs node agents (machines come from the store, as the leader's). Errors: the store's, or
+    /// "the database holds no organisation yet" before a leader initialised it.
+    static Result<std::unique_ptr<Service>> open_snapshot(ServiceConfig config, std::unique_ptr<store::Store> store,
+                                                          bool agent_machines);
     ~Service();
+    /// Waits (at most kForecastWaitS per pool) until every pool with pending runs has a current
+    /// forecast: a follower's snapshot, before it is served, so that its lists show the pending
+    /// runs' positions and estimated starts as the leader's do (a fresh snapshot has none yet).
+    void await_forecasts();
 
     /// The caller of an `Authorization` header value ("Bearer astx_..."); 401 otherwise; 403
     /// for agent tokens (they call the agent endpoints only).
@@ -367,6 +380,8 @@ private:
     std::unique_ptr<store::Store> store_;
     std::unique_ptr<Executor> exec_;
     exec::AgentHub* agents_ = nullptr;  ///< exec_ when it is the agents executor
+    bool read_only_ = false;            ///< open_snapshot: never writes, never schedules nor counts
+    bool agent_machines_ = false;       ///< machines come from node agents (agents_, or a snapshot of such a leader)
     std::set<store::Id> drained_;       ///< drained machines
     std::map<store::Id, std::string> foreign_;  ///< machine -> whose GPUs are held outside us
     std::map<store::Id, std::string> agent_tokens_;  ///< agent token -> its machine (registered)

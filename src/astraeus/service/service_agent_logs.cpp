@@ -141,7 +141,9 @@ ApiResult<json> Service::agent_logs(const Caller& c, std::string_view body) {
             log(LogLevel::Warn, "agent.log_refused", {{"machine", name}, {"error", a["error"].get<std::string>()}});
         out.push_back(std::move(a));
     }
-    return json{{"chunks", std::move(out)}};
+    // The lease generation, as every reply to agents: an agent counts these chunks as delivered
+    // only from the leader it follows (exec/log_shipper.hpp).
+    return json{{"chunks", std::move(out)}, {"generation", agents_ ? agents_->generation() : 0}};
 }
 
 }  // namespace astraeus::service

@@ -190,10 +190,15 @@ ApiResult<json> Service::machines_list(const Caller& c) {
             } else if (!up_in_sched) {
                 state = "lost";
             }
+            if (read_only_ && agent_machines_) {  // a follower's snapshot: as the leader stored it
+                state = m.up ? "up" : (m.last_heartbeat_s >= 0 ? "lost" : "waiting");
+                v.last_heartbeat_s = m.last_heartbeat_s;
+                v.addr = m.addr;
+            }
             if (drained_.contains(m.id)) state = state == "up" ? "drained" : state + ",drained";
             j["state"] = state;
             j["drained"] = drained_.contains(m.id);
-            j["source"] = agents_ ? "agent" : "config";
+            j["source"] = agent_machines_ ? "agent" : "config";
             if (v.last_heartbeat_s >= 0) j["last_heartbeat"] = gp::format_rfc3339(v.last_heartbeat_s);
             if (!v.addr.empty()) j["addr"] = v.addr;
             // What runs there: the runs holding its GPUs, with their workers and GPUs.

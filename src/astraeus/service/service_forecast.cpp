@@ -50,6 +50,12 @@ void Service::add_forecast_json(nlohmann::json& j, const RunMem& r) const {
         it->second.start_s < 0 ? nlohmann::json(nullptr) : nlohmann::json(goodput::format_rfc3339(it->second.start_s));
 }
 
+void Service::await_forecasts() {
+    std::unique_lock lk(mu_);
+    for (std::size_t pi = 0; pi < pools_.size(); ++pi)
+        if (pools_[pi]->sched->pending_total() > 0) await_forecast(lk, pi);
+}
+
 void Service::await_forecast(std::unique_lock<std::mutex>& lk, std::size_t pi) const {
     const PoolState& pool = *pools_[pi];
     if (forecast_current(pool)) return;

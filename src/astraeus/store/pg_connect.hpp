@@ -15,6 +15,9 @@ std::string pq_message(const char* m);
 
 /// A connection to `conninfo` named `application` (PostgreSQL's fallback_application_name), owned
 /// by the caller (PQfinish). Errors: "cannot connect to PostgreSQL: <libpq's words>".
-Result<PGconn*> connect_postgresql(const std::string& conninfo, const char* application);
+/// `read_only`: the session's transactions are read-only (PostgreSQL's
+/// default_transaction_read_only, set at connection time, so also after a PQreset): the server
+/// refuses any write ("cannot execute ... in a read-only transaction").
+Result<PGconn*> connect_postgresql(const std::string& conninfo, const char* application, bool read_only = false);
 
 }  // namespace astraeus::store

@@ -605,4 +605,16 @@ Result<std::unique_ptr<Store>> open_postgresql(const std::string& conninfo, bool
     return std::unique_ptr<Store>(std::move(s));
 }
 
+Result<std::unique_ptr<Store>> open_postgresql_read_only(const std::string& conninfo) {
+    auto connected = connect_postgresql(conninfo, "astraeus-follower", /*read_only=*/true);
+    if (!connected) return std::unexpected(connected.error());
+    auto s = std::make_unique<PgStore>(*connected);
+    const int have = s->schema_version();
+    const int latest = static_cast<int>(migrations().size());
+    if (have != latest)
+        return fail("the database's schema version is " + std::to_string(have) + ", this program's " +
+                    std::to_string(latest) + " (the leader migrates it)");
+    return std::unique_ptr<Store>(std::move(s));
+}
+
 }  // namespace astraeus::store

@@ -26,4 +26,10 @@ namespace astraeus::store {
 /// took it meanwhile, every call fails (restart this one).
 Result<std::unique_ptr<Store>> open_postgresql(const std::string& conninfo, bool serve_lock = false);
 
+/// Connects to `conninfo` for reading only (a follower replica's snapshots): a session whose
+/// transactions are read-only (PostgreSQL refuses every write on it, whatever the program asks),
+/// no lock, no migration. An error when the server cannot be reached or the database's schema
+/// is not this program's version (the leader migrates it; a follower tries again later).
+Result<std::unique_ptr<Store>> open_postgresql_read_only(const std::string& conninfo);
+
 }  // namespace astraeus::store
