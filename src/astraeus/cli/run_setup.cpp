@@ -150,8 +150,9 @@ void add_run_options(CLI::App* sub, RunArgs& a, SweepLists* sweeps) {
         ->check(whole_number(0, kMaxTraceTime, "SECONDS"))
         ->group(better);
     sub->add_option("--arrival-headroom", a.arrival_headroom,
-                    "astraea: the last N free GPUs go to new jobs only (never to a renewal or "
-                    "resume), so an arrival at a full cluster starts there instead of preempting; "
+                    "astraea: the last N free GPUs go to no job waiting to resume (only to new jobs "
+                    "and runs whose lease ends now), so an arrival at a full cluster starts there "
+                    "instead of preempting; "
                     "0: off (docs/policies.md, \"Arrival headroom\")")
         ->capture_default_str()
         ->check(whole_number(0, 1000000, "GPUS"))

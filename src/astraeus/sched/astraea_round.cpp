@@ -61,6 +61,12 @@ const std::vector<int>& name_ranks(const RoundInput& in) {
 /// A job that has never run (no work, never preempted): the only kind that preempts.
 bool never_ran(const RunState& r) { return r.executed_s == 0 && r.preemptions == 0; }
 
+/// A job that has run, waits, and whose lease did not end at this instant (arrival_headroom).
+bool waits_to_resume(const RoundInput& in, int j) {
+    const RunState& r = in.runs[j];
+    return !never_ran(r) && r.last_checkpoint_s != in.now;
+}
+
 /// Jobs the round started before phase 1 (reservations): skipped by phases 1 and 2.
 bool started_early(const std::vector<int>& early, int j) {
     return std::find(early.begin(), early.end(), j) != early.end();
@@ -121,8 +127,9 @@ void phase1_budgets(RoundInput& in, const ClusterState& cluster, const AstraeaOp
     }
     int free = cluster.free_gpus();
     std::size_t active = n;
-    // arrival_headroom: the last `headroom` free GPUs go to new jobs only, while some GPU is in
-    // use (its lease end or completion brings the next round: nothing waits for good).
+    // arrival_headroom: the last `headroom` free GPUs go to no job waiting to resume (new jobs
+    // and renewals at this lease end may take them), while some GPU is in use (its lease end or
+    // completion brings the next round: nothing waits for good).
     int in_use = 0;
     for (std::size_t u = 0; u < n; ++u) in_use += in.tenants[u].used;
     const int headroom = in_use > 0 ? imp.arrival_headroom : 0;
@@ -172,7 +179,7 @@ void phase1_budgets(RoundInput& in, const ClusterState& cluster, const AstraeaOp
             if (!early.empty() && started_early(early, j)) continue;
             const int g = in.jobs[j].gpus;
             if (free < g) continue;  // dropped for this round
-            if (free - g < headroom && !never_ran(in.runs[j])) continue;  // kept for arrivals
+            if (free - g < headroom && waits_to_resume(in, j)) continue;  // kept for arrivals
             f.budget += g;
             free -= g;
             const int quota = in.tenants[u].quota;
