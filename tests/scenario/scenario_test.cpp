@@ -8,7 +8,8 @@
 //                                     checkpoint restore window bucket; baselines: thresholds
 //                                     (comma-separated) promote themis_f themis_lease quantum
 //                                     max_share, docs/policies.md; lease ends: victim_margin
-//                                     preempt_horizon)
+//                                     preempt_horizon; preemptions: arrival_headroom
+//                                     free_before_victims)
 //   tenant NAME WEIGHT               (tenant order = file order)
 //   job NAME TENANT gpus=G submit=S duration=D
 //   expect JOB key=value ...         (start end jct preemptions lease_expiries checkpoints
@@ -106,6 +107,8 @@ Scenario parse(const std::filesystem::path& path) {
                 else if (k == "max_share") o.params.yarn_max_share = std::stod(v);
                 else if (k == "victim_margin") o.improve.victim_margin = std::stod(v);
                 else if (k == "preempt_horizon") o.improve.preempt_horizon_s = std::stoll(v);
+                else if (k == "arrival_headroom") o.improve.arrival_headroom = std::stoi(v);
+                else if (k == "free_before_victims") o.improve.free_before_victims = v == "1";
                 else throw std::runtime_error(where() + ": unknown option " + k);
             }
             if (o.mode == Mode::Compat) o.checkpoint_s = o.restore_s = 0;

@@ -149,6 +149,14 @@ void add_run_options(CLI::App* sub, RunArgs& a, SweepLists* sweeps) {
         ->capture_default_str()
         ->check(whole_number(0, kMaxTraceTime, "SECONDS"))
         ->group(better);
+    sub->add_option("--arrival-headroom", a.arrival_headroom,
+                    "astraea: the last N free GPUs go to no job waiting to resume (only to new jobs "
+                    "and runs whose lease ends now), so an arrival at a full cluster starts there "
+                    "instead of preempting; "
+                    "0: off (docs/policies.md, \"Arrival headroom\")")
+        ->capture_default_str()
+        ->check(whole_number(0, 1000000, "GPUS"))
+        ->group(better);
     sub->add_flag("--move-renewals", a.move_renewals,
                   "astraea: runs renewed at their lease end may be moved to other GPUs when a "
                   "start took theirs first (as published)")
@@ -281,6 +289,7 @@ Result<PreparedRun> prepare_run(const RunArgs& a) {
     o.improve.gang_weight = a.gang_weight;
     o.improve.victim_margin = a.victim_margin;
     o.improve.preempt_horizon_s = a.preempt_horizon_s;
+    o.improve.arrival_headroom = a.arrival_headroom;
     o.quota_mode = *quota;
     o.lease_s = a.lease_s;
     o.starvation_s = a.starvation_s;

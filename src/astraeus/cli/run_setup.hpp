@@ -34,6 +34,7 @@ struct RunArgs {
     double gang_weight = 1;
     double victim_margin = -1;       ///< --victim-margin (< 0: off)
     Seconds preempt_horizon_s = 0;   ///< --preempt-horizon (0: off)
+    int arrival_headroom = 0;        ///< --arrival-headroom, GPUs (0: off)
     // Baseline policies' parameters (docs/policies.md).
     std::string tiresias_thresholds = "3250";
     double tiresias_promote = 0, themis_f = 0.2, yarn_max_share = 1.0;

@@ -95,6 +95,7 @@ void as_published(AstraeaOptions& o) {
     o.improve.free_before_victims = false;
     o.improve.victim_margin = -1;
     o.improve.preempt_horizon_s = 0;
+    o.improve.arrival_headroom = 0;
 }
 
 /// The default astraea: its changes in default mode (compat reproduces the reference).

@@ -41,7 +41,7 @@ struct Fill {
 AstraeaImprovements improvements(const AstraeaOptions& opt) {
     if (opt.mode == Mode::Compat)
         return {false, false, 0, false, 0, false, false, 0, false, false, false, false, false,
-                -1, 0};
+                -1, 0, 0};
     return opt.improve;
 }
 
@@ -56,6 +56,15 @@ const std::vector<int>& name_ranks(const RoundInput& in) {
         for (std::size_t u = 0; u < n; ++u) rank[u] = static_cast<int>(u);
     }
     return rank;
+}
+
+/// A job that has never run (no work, never preempted): the only kind that preempts.
+bool never_ran(const RunState& r) { return r.executed_s == 0 && r.preemptions == 0; }
+
+/// A job that has run, waits, and whose lease did not end at this instant (arrival_headroom).
+bool waits_to_resume(const RoundInput& in, int j) {
+    const RunState& r = in.runs[j];
+    return !never_ran(r) && r.last_checkpoint_s != in.now;
 }
 
 /// Jobs the round started before phase 1 (reservations): skipped by phases 1 and 2.
@@ -118,6 +127,12 @@ void phase1_budgets(RoundInput& in, const ClusterState& cluster, const AstraeaOp
     }
     int free = cluster.free_gpus();
     std::size_t active = n;
+    // arrival_headroom: the last `headroom` free GPUs go to no job waiting to resume (new jobs
+    // and renewals at this lease end may take them), while some GPU is in use (its lease end or
+    // completion brings the next round: nothing waits for good).
+    int in_use = 0;
+    for (std::size_t u = 0; u < n; ++u) in_use += in.tenants[u].used;
+    const int headroom = in_use > 0 ? imp.arrival_headroom : 0;
     while (free > 0 && in.pending_jobs > 0 && active > 0) {
         // Least ratio first (ties: tenant order); under 20 % of quota it wins outright, else
         // the least projected U/W (ties: the order the weights were declared).
@@ -164,6 +179,7 @@ void phase1_budgets(RoundInput& in, const ClusterState& cluster, const AstraeaOp
             if (!early.empty() && started_early(early, j)) continue;
             const int g = in.jobs[j].gpus;
             if (free < g) continue;  // dropped for this round
+            if (free - g < headroom && waits_to_resume(in, j)) continue;  // kept for arrivals
             f.budget += g;
             free -= g;
             const int quota = in.tenants[u].quota;
@@ -586,7 +602,7 @@ void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& 
             }
             const int g = in.jobs[j].gpus;
             const RunState& r = in.runs[j];
-            const bool is_new = r.executed_s == 0 && r.preemptions == 0;
+            const bool is_new = never_ran(r);
             // placed_victims_only: the preemptions j makes, undone if j does not start.
             const std::size_t actions_before = actions.size(), victims_before = next_victim;
             const int used_before = used;

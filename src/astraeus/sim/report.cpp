@@ -208,10 +208,12 @@ Result<nlohmann::json> manifest_json(const SimConfig& c, const std::vector<Input
                        {"yarn_max_share", o.params.yarn_max_share}}}}},
         {"inputs", files},
     };
-    // The lease-end rules (off by default) are recorded only when set, so that a run without
+    // The lease-end rules and the arrival headroom (off by default) are recorded only when set, so that a run without
     // them writes the manifest it always wrote.
     auto& improvements = manifest["options"]["astraea_improvements"];
     if (o.improve.victim_margin >= 0) improvements["victim_margin"] = o.improve.victim_margin;
+    if (o.improve.arrival_headroom > 0)
+        improvements["arrival_headroom"] = o.improve.arrival_headroom;
     if (o.improve.preempt_horizon_s > 0)
         improvements["preempt_horizon_s"] = o.improve.preempt_horizon_s;
     return manifest;
