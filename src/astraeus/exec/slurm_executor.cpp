@@ -199,6 +199,20 @@ std::string SlurmExecutor::script(const RunState& s) const {
     std::string argv;
     for (const auto& a : r.argv) argv += " " + quote(a);
     if (argv.empty()) argv = " /bin/true";
+    // The step sandbox around each task (step_sandbox.hpp), or why not, in job.out.
+    std::string box = "box=()\n";
+    if (c_.step_sandbox) {
+        std::string flags;
+        for (const auto& h : c_.step_hide) flags += " --hide " + quote(h);
+        flags += " --keep \"$ASTRAEUS_RUN_DIR\" --keep \"$ASTRAEUS_WORKDIR\"";
+        if (c_.step_sandbox_required) flags += " --require";
+        box += "if [ -x \"$ASTRAEUS_STEP_SANDBOX\" ]; then box=(\"$ASTRAEUS_STEP_SANDBOX\" step-sandbox" + flags +
+               " --)\n"
+               "else echo \"astraeus: step sandbox OFF: '$ASTRAEUS_STEP_SANDBOX' is not an executable on $(hostname)" +
+               (c_.step_sandbox_required ? std::string("; the sandbox is required (local.sandbox.require): the job fails\"; exit 1")
+                                         : std::string(": the workers run unconfined\"")) +
+               "; fi\n";
+    }
     // The batch shell runs one task per node (srun); the checkpoint signal goes to the tasks (the
     // workers); the shell waits for the step and exits with its status.
     return "#!/bin/bash\n"
@@ -206,9 +220,10 @@ std::string SlurmExecutor::script(const RunState& s) const {
            "export ASTRAEUS_ATTEMPT=$(( ${SLURM_RESTART_COUNT:-0} + 1 ))\n"
            "export A=\"$ASTRAEUS_RUN_DIR/attempt-$ASTRAEUS_ATTEMPT\"\n"
            "mkdir -p \"$A\" \"$ASTRAEUS_CHECKPOINT_DIR\"\n"
-           "echo \"astraeus: attempt $ASTRAEUS_ATTEMPT on $SLURM_JOB_NODELIST at $(date +%s)\"\n"
+           "echo \"astraeus: attempt $ASTRAEUS_ATTEMPT on $SLURM_JOB_NODELIST at $(date +%s)\"\n" +
+           box +
            "srun --kill-on-bad-exit=1 --ntasks-per-node=1 -N \"$SLURM_JOB_NUM_NODES\" "
-           "--job-name=\"$SLURM_JOB_NAME\" /bin/bash -c '"
+           "--job-name=\"$SLURM_JOB_NAME\" \"${box[@]}\" /bin/bash -c '"
            "export ASTRAEUS_WORKER=$SLURM_PROCID RANK=$SLURM_PROCID NODE_RANK=$SLURM_PROCID "
            "LOCAL_RANK=0 WORLD_SIZE=$SLURM_NTASKS ASTRAEUS_WORKERS=$SLURM_NTASKS; "
            "export ASTRAEUS_PROGRESS_FILE=\"$A/worker-$SLURM_PROCID.progress\"; "
@@ -342,6 +357,7 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
                         "MASTER_ADDR=" + node_addr_[first],
                         "MASTER_PORT=" + std::to_string(29500 + r.run % 1000),
                         "ASTRAEUS_SAMPLER=" + sampler_path(c_.sampler),
+                        "ASTRAEUS_STEP_SANDBOX=" + sampler_path(c_.step_program),
                         "ASTRAEUS_SAMPLE_PERIOD=" + std::to_string(c_.sample_period_s)};
             // The NVML library and the fake's file (tests), when this process was given them.
             for (const char* k : {"ASTRAEUS_NVML_LIBRARY", "FAKE_NVML_FILE"})
