@@ -204,7 +204,8 @@ int run_step_sandbox(const StepSandboxSpec& spec) {
     std::vector<std::string> keep;
     for (std::string k : spec.keep) {
         while (k.size() > 1 && k.back() == '/') k.pop_back();
-        if (!k.empty() && k.front() == '/') keep.push_back(k);  // relative: under the job's folder, kept
+        // Relative: under the job's folder, kept anyway.
+        if (!k.empty() && k.front() == '/' && std::find(keep.begin(), keep.end(), k) == keep.end()) keep.push_back(k);
     }
     std::vector<char*> argv;
     for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
