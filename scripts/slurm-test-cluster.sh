@@ -21,15 +21,15 @@
 # Env: BASE (/tmp/astraeus-slurm)  KEEP (stop: keep $BASE)  NODES (4)  GPUS (8)  CPUS (16)  PORT0 (16817: slurmctld; slurmd i
 #      listens on PORT0+100+i)  CREDEXP (10 s)  ACCT (auto: slurmdbd when slurmdbd and mariadbd are
 #      installed, else none)  DBDPORT (16819)  DBPORT (16306)
-#      CGROUP (auto: proctrack/cgroup + task/cgroup, cgroup.conf, when the cgroup v1 freezer and
-#      memory hierarchies are writable and no other cluster's slurm_gpu* cgroups are in use there;
-#      no: proctrack/linuxproc + task/none)
+#      CGROUP (no: proctrack/linuxproc + task/none; yes: proctrack/cgroup + task/cgroup and a
+#      cgroup.conf; auto: yes when the cgroup v1 freezer and memory hierarchies are writable and
+#      no other cluster's slurm_gpu* cgroups are in use there. Default no: docs/slurm.md says why)
 set -euo pipefail
 BASE=${BASE:-/tmp/astraeus-slurm}
 NODES=${NODES:-4}; GPUS=${GPUS:-8}; CPUS=${CPUS:-16}
 PORT0=${PORT0:-16817}; CREDEXP=${CREDEXP:-10}
 DBDPORT=${DBDPORT:-16819}; DBPORT=${DBPORT:-16306}
-CGROUP=${CGROUP:-auto}
+CGROUP=${CGROUP:-no}
 if [ -z "${ACCT:-}" ]; then
   ACCT=none
   if command -v slurmdbd >/dev/null 2>&1 && [ -x /usr/sbin/mariadbd ]; then ACCT=slurmdbd; fi
