@@ -206,9 +206,12 @@ std::string SlurmExecutor::script(const RunState& s) const {
         for (const auto& h : c_.step_hide) flags += " --hide " + quote(h);
         flags += " --keep \"$ASTRAEUS_RUN_DIR\" --keep \"$ASTRAEUS_WORKDIR\"";
         if (c_.step_sandbox_required) flags += " --require";
-        box += "if [ -x \"$ASTRAEUS_STEP_SANDBOX\" ]; then box=(\"$ASTRAEUS_STEP_SANDBOX\" step-sandbox" + flags +
+        // The program's path is written into the script, not read from the job's environment,
+        // which the run's own `env` could set.
+        const std::string prog = quote(sampler_path(c_.step_program));
+        box += "if [ -x " + prog + " ]; then box=(" + prog + " step-sandbox" + flags +
                " --)\n"
-               "else echo \"astraeus: step sandbox OFF: '$ASTRAEUS_STEP_SANDBOX' is not an executable on $(hostname)" +
+               "else echo \"astraeus: step sandbox OFF: \"" + prog + "\" is not an executable on $(hostname)" +
                (c_.step_sandbox_required ? std::string("; the sandbox is required (local.sandbox.require): the job fails\"; exit 1")
                                          : std::string(": the workers run unconfined\"")) +
                "; fi\n";
@@ -357,7 +360,6 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
                         "MASTER_ADDR=" + node_addr_[first],
                         "MASTER_PORT=" + std::to_string(29500 + r.run % 1000),
                         "ASTRAEUS_SAMPLER=" + sampler_path(c_.sampler),
-                        "ASTRAEUS_STEP_SANDBOX=" + sampler_path(c_.step_program),
                         "ASTRAEUS_SAMPLE_PERIOD=" + std::to_string(c_.sample_period_s)};
             // The NVML library and the fake's file (tests), when this process was given them.
             for (const char* k : {"ASTRAEUS_NVML_LIBRARY", "FAKE_NVML_FILE"})
