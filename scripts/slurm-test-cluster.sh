@@ -21,17 +21,40 @@
 # Env: BASE (/tmp/astraeus-slurm)  KEEP (stop: keep $BASE)  NODES (4)  GPUS (8)  CPUS (16)  PORT0 (16817: slurmctld; slurmd i
 #      listens on PORT0+100+i)  CREDEXP (10 s)  ACCT (auto: slurmdbd when slurmdbd and mariadbd are
 #      installed, else none)  DBDPORT (16819)  DBPORT (16306)
+#      CGROUP (no: proctrack/linuxproc + task/none; yes: proctrack/cgroup + task/cgroup and a
+#      cgroup.conf; auto: yes when the cgroup v1 freezer and memory hierarchies are writable and
+#      no other cluster's slurm_gpu* cgroups are in use there. Default no: docs/slurm.md says why)
 set -euo pipefail
 BASE=${BASE:-/tmp/astraeus-slurm}
 NODES=${NODES:-4}; GPUS=${GPUS:-8}; CPUS=${CPUS:-16}
 PORT0=${PORT0:-16817}; CREDEXP=${CREDEXP:-10}
 DBDPORT=${DBDPORT:-16819}; DBPORT=${DBPORT:-16306}
+CGROUP=${CGROUP:-no}
 if [ -z "${ACCT:-}" ]; then
   ACCT=none
   if command -v slurmdbd >/dev/null 2>&1 && [ -x /usr/sbin/mariadbd ]; then ACCT=slurmdbd; fi
 fi
 export SLURM_CONF=$BASE/etc/slurm.conf
 MUNGE_SOCK=$BASE/munge/munge.socket
+
+# Slurm's cgroup v1 plugin (22.05, built for several slurmd per host) puts each node's jobs under
+# /sys/fs/cgroup/<controller>/slurm_<node>/uid_U/job_J/step_S. Two clusters on one host with the
+# same node names would share those folders (and job ids): auto falls back to linuxproc then.
+cgroup_ok() {
+  local c
+  for c in freezer memory; do
+    grep -q " /sys/fs/cgroup/$c .* cgroup .*[ ,]$c\(,\|$\)" /proc/self/mountinfo || return 1
+    [ -w "/sys/fs/cgroup/$c" ] || return 1
+    if compgen -G "/sys/fs/cgroup/$c/slurm_gpu*/uid_*" >/dev/null; then return 1; fi
+  done
+}
+cgroup_sweep() {   # the empty slurm_gpu* folders Slurm leaves behind (rmdir: only empty ones go)
+  local d
+  for d in /sys/fs/cgroup/*/slurm_gpu*; do
+    [ -d "$d" ] && find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null
+  done
+  return 0
+}
 
 log() { echo "[slurm-test-cluster $(date +%T.%N | cut -c1-12)] $*"; }
 die() { log "ERROR: $*" >&2; exit 1; }
@@ -47,6 +70,23 @@ write_conf() {
     for i in $(seq 0 $((GPUS-1))); do ln -sfn /dev/null "$BASE/dev/gpu$n/nvidia$i"; done
   done
   local p1=$((PORT0+101)) pN=$((PORT0+100+NODES))
+  local acct proctrack=proctrack/linuxproc task=task/none
+  if [ "$CGROUP" = yes ] || { [ "$CGROUP" = auto ] && cgroup_ok; }; then
+    proctrack=proctrack/cgroup task=task/cgroup
+    # Slurm's confinement of each job and step (docs/slurm.md, "What confines a step"):
+    # ConstrainCores=no: the 4 fake nodes share this host's few cores, and a cpuset of each job's
+    # abstract CPUs would pin every job to core 0; ConstrainDevices=no: the fake GPUs are
+    # symlinks to /dev/null (c 1:3), which the devices controller would deny to every job.
+    cat > "$BASE/etc/cgroup.conf" <<CG
+CgroupPlugin=cgroup/v1
+CgroupMountpoint=/sys/fs/cgroup
+CgroupAutomount=no
+ConstrainCores=no
+ConstrainRAMSpace=yes
+ConstrainSwapSpace=no
+ConstrainDevices=no
+CG
+  fi
   local acct
   if [ "$ACCT" = slurmdbd ]; then
     acct="AccountingStorageType=accounting_storage/slurmdbd
@@ -101,8 +141,8 @@ SlurmctldLogFile=$BASE/log/slurmctld.log
 SlurmdLogFile=$BASE/log/slurmd-%n.log
 SlurmctldDebug=info
 SlurmdDebug=info
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
+ProctrackType=$proctrack
+TaskPlugin=$task
 MpiDefault=none
 SwitchType=switch/none
 $acct
@@ -262,6 +302,7 @@ start() {
   [ $done_ = 1 ] || log "warning: warm-up job $jid did not finish within 10 s"
   echo "export SLURM_CONF=$SLURM_CONF" > "$BASE/env"
   sinfo -N -o '%N %T %G %c'
+  log "process tracking: $(grep -h '^ProctrackType\|^TaskPlugin' "$SLURM_CONF" | tr '\n' ' ')"
   log "cluster up in $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.2f", b-a}') s (ACCT=$ACCT); $(cat "$BASE/env")"
 }
 
@@ -314,6 +355,7 @@ stop() {
   mapfile -t pids < <(stepd_pids)
   stop_pids slurmstepd "${pids[@]}"
   rm -f "$BASE/env"
+  if grep -q '^ProctrackType=proctrack/cgroup' "$SLURM_CONF" 2>/dev/null; then cgroup_sweep; fi
   remove_tenants
   # 4. Everything it made lives under $BASE (config, state, spool, logs, munge, database): gone,
   #    unless KEEP=1 (to read the logs). Only a tree this script generated is removed.

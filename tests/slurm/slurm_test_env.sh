@@ -57,11 +57,12 @@ slurm_accounting_check() {
 }
 
 # The `serve --executor slurm` tests' scaffolding.
-# slurm_serve_scratch PREFIX: $T = a new folder /tmp/PREFIX.XXXXXX (0755: the jobs' nodes read
-# it), removed on exit unless KEEP; on exit the service ($SERVER_PID) is stopped, every
-# astraeus-* job cancelled and the four nodes resumed.
+# slurm_serve_scratch PREFIX: $T = a new folder /var/tmp/PREFIX.XXXXXX (0755: the jobs' nodes read
+# it; not under /tmp, which each step sees as its own empty tmpfs: the step sandbox), removed on
+# exit unless KEEP; on exit the service ($SERVER_PID) is stopped, every astraeus-* job cancelled
+# and the four nodes resumed.
 slurm_serve_scratch() {
-  T=$(mktemp -d "/tmp/$1.XXXXXX")
+  T=$(mktemp -d "/var/tmp/$1.XXXXXX")
   chmod 755 "$T"
   SERVER_PID=""
   trap slurm_serve_cleanup EXIT

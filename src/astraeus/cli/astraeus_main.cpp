@@ -1,11 +1,14 @@
 // `astraeus`: the Astraeus scheduler's command line (simulate, compare, trace, goodput, serve, admin).
 #include <CLI/CLI.hpp>
 #include <iostream>
+#include <string_view>
 
 #include "astraeus/cli/commands.hpp"
 #include "astraeus/sim/report.hpp"
 
 int main(int argc, char** argv) {
+    // A Slurm step's sandbox (the executor's batch script): its own parser, the command after --.
+    if (argc > 1 && std::string_view(argv[1]) == "step-sandbox") return astraeus::cli::step_sandbox_main(argc, argv);
     CLI::App app{"Astraeus: fair scheduling for multi-tenant GPU clusters (ASTRAEA and baselines) in a\n"
                  "trace-driven simulator.\n"
                  "Run `astraeus SUBCOMMAND --help` for each subcommand."};

@@ -34,4 +34,8 @@ std::function<int()> add_agent(CLI::App& app);
 /// `astraeus gpu-sample`: a Slurm step's GPU sampler (gpu_sample_command.cpp).
 std::function<int()> add_gpu_sample(CLI::App& app);
 
+/// `astraeus step-sandbox ... -- COMMAND...`: a Slurm step's sandbox (step_sandbox_command.cpp).
+/// Called by main() before CLI11 when argv[1] is "step-sandbox"; returns the exit code.
+int step_sandbox_main(int argc, char** argv);
+
 }  // namespace astraeus::cli

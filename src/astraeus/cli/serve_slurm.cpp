@@ -50,6 +50,12 @@ Result<std::unique_ptr<service::Executor>> make_slurm_executor(service::ServiceC
     sc.allow_root = cfg.local.runner.allow_root;
     sc.run_as_user = cfg.local.runner.run_as_user;
     sc.accounts = cfg.slurm_accounts;
+    // The steps' sandbox (docs/slurm.md "What confines a step"): the data directory and the
+    // runs' root hidden from the workers; required as the local sandbox is (on by default as root).
+    sc.step_sandbox = sc.identity.enabled;
+    sc.step_sandbox_required = sc.identity.enabled && sc.identity.require_full.value_or(::geteuid() == 0);
+    sc.step_hide = {data_abs, runs};
+    for (const std::string& h : sc.identity.hide) sc.step_hide.push_back(h);
     std::vector<std::string> users = {sc.run_as_user};
     for (const auto& [ws, user] : sc.identity.users) users.push_back(user);
     for (const auto& user : users) {
@@ -76,6 +82,12 @@ Result<std::unique_ptr<service::Executor>> make_slurm_executor(service::ServiceC
         service::log(service::LogLevel::Warn, "executor.slurm.identity",
                      {{"message", "not root: every job runs as this service's own user (Slurm lets only root "
                                   "or SlurmUser submit for another user; docs/slurm.md \"Tenants\")"}});
+    service::log(sc.step_sandbox ? service::LogLevel::Info : service::LogLevel::Warn, "executor.slurm.step_sandbox",
+                 {{"on", sc.step_sandbox ? "yes" : "no"},
+                  {"required", sc.step_sandbox_required ? "yes" : "no"},
+                  {"why", sc.step_sandbox ? "each step in user, pid and mount namespaces (astraeus step-sandbox); "
+                                            "what a node cannot give is said in the job's job.out"
+                                          : "local.sandbox.enabled is false: the steps run unconfined"}});
     sc.grace_s = grace_s;
     sc.sample_period_s = cfg.local.utilization_period_s;  // the service counts a sample 2 periods
     return std::make_unique<exec::SlurmExecutor>(sc, std::move(*client), std::move(*pools));

@@ -208,6 +208,23 @@ std::string SlurmExecutor::script(const RunState& s) const {
     std::string argv;
     for (const auto& a : r.argv) argv += " " + quote(a);
     if (argv.empty()) argv = " /bin/true";
+    // The step sandbox around each task (step_sandbox.hpp), or why not, in job.out.
+    std::string box = "box=()\n";
+    if (c_.step_sandbox) {
+        std::string flags;
+        for (const auto& h : c_.step_hide) flags += " --hide " + quote(h);
+        flags += " --keep \"$ASTRAEUS_RUN_DIR\" --keep \"$ASTRAEUS_WORKDIR\"";
+        if (c_.step_sandbox_required) flags += " --require";
+        // The program's path is written into the script, not read from the job's environment,
+        // which the run's own `env` could set.
+        const std::string prog = quote(sampler_path(c_.step_program));
+        box += "if [ -x " + prog + " ]; then box=(" + prog + " step-sandbox" + flags +
+               " --)\n"
+               "else echo \"astraeus: step sandbox OFF: \"" + prog + "\" is not an executable on $(hostname)" +
+               (c_.step_sandbox_required ? std::string("; the sandbox is required (local.sandbox.require): the job fails\"; exit 1")
+                                         : std::string(": the workers run unconfined\"")) +
+               "; fi\n";
+    }
     // The batch shell runs one task per node (srun); the checkpoint signal goes to the tasks (the
     // workers); the shell waits for the step and exits with its status.
     return "#!/bin/bash\n"
@@ -215,9 +232,10 @@ std::string SlurmExecutor::script(const RunState& s) const {
            "export ASTRAEUS_ATTEMPT=$(( ${SLURM_RESTART_COUNT:-0} + 1 ))\n"
            "export A=\"$ASTRAEUS_RUN_DIR/attempt-$ASTRAEUS_ATTEMPT\"\n"
            "mkdir -p \"$A\" \"$ASTRAEUS_CHECKPOINT_DIR\"\n"
-           "echo \"astraeus: attempt $ASTRAEUS_ATTEMPT on $SLURM_JOB_NODELIST at $(date +%s)\"\n"
+           "echo \"astraeus: attempt $ASTRAEUS_ATTEMPT on $SLURM_JOB_NODELIST at $(date +%s)\"\n" +
+           box +
            "srun --kill-on-bad-exit=1 --ntasks-per-node=1 -N \"$SLURM_JOB_NUM_NODES\" "
-           "--job-name=\"$SLURM_JOB_NAME\" /bin/bash -c '"
+           "--job-name=\"$SLURM_JOB_NAME\" \"${box[@]}\" /bin/bash -c '"
            "export ASTRAEUS_WORKER=$SLURM_PROCID RANK=$SLURM_PROCID NODE_RANK=$SLURM_PROCID "
            "LOCAL_RANK=0 WORLD_SIZE=$SLURM_NTASKS ASTRAEUS_WORKERS=$SLURM_NTASKS; "
            "export ASTRAEUS_PROGRESS_FILE=\"$A/worker-$SLURM_PROCID.progress\"; "

@@ -42,6 +42,7 @@
 // gres binding). Files under runs_dir/<workspace>/<run>/ (a folder every node must see; the
 // workspace's and run's folders belong to the job's user, 0700):
 // checkpoint/, job.out (the batch shell, appended), attempt-K/worker-I.log.
+// Steps: each task is `astraeus step-sandbox` around the worker (SlurmExecutorConfig::step_sandbox).
 // Thread safety: the service serialises its calls; the poll thread shares state under a mutex
 // and calls `wake` without holding it.
 #pragma once
@@ -77,6 +78,19 @@ struct SlurmExecutorConfig {
     /// empty: this process's own executable, which the nodes must see at the same path).
     std::string sampler;
     double sample_period_s = 10;  ///< the samplers' period (the service's utilization period)
+    /// The steps' sandbox: each task runs `PROGRAM step-sandbox --hide ... --keep <run> -- worker`
+    /// (exec/sandbox/step_sandbox.hpp: user, pid and mount namespaces; docs/slurm.md "What
+    /// confines a step"). Off: the bare worker, as before.
+    bool step_sandbox = true;
+    /// A node that cannot make the namespaces (or lacks PROGRAM) fails the step, with the reason
+    /// in job.out; otherwise the step runs unconfined and job.out says what is off and why.
+    bool step_sandbox_required = false;
+    /// Folders the workers must not see (the service's data directory, the runs' root,
+    /// local.sandbox.hide): each covered by an empty tmpfs, the run's own folder bound back.
+    std::vector<std::string> step_hide;
+    /// The `astraeus` executable the steps run as the sandbox (empty: this process's own, which
+    /// the nodes must see at the same path, as for the sampler).
+    std::string step_program;
 };
 
 /// A pool per Slurm partition (in Slurm's order), its machines the partition's nodes not listed
