@@ -25,6 +25,8 @@
 #include <csignal>
 #include <cstring>
 
+#include "astraeus/exec/sandbox/init_reap.hpp"
+
 namespace {
 
 volatile sig_atomic_t g_stopping = 0;
@@ -97,19 +99,7 @@ int main(int argc, char** argv) {
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);  // a stop signal pending since the exec comes now
-    int wst = 0;
-    for (;;) {
-        int st = 0;
-        const pid_t r = ::waitpid(-1, &st, 0);
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            break;  // ECHILD: no process left
-        }
-        if (r == static_cast<pid_t>(worker)) {
-            wst = st;
-            if (!g_stopping) break;
-        }
-    }
+    const int wst = astraeus::exec::sandbox::reap_until_worker_exits(static_cast<pid_t>(worker), g_stopping);
     (void)!::write(static_cast<int>(status_fd), &wst, sizeof wst);
     ::_exit(0);
 }

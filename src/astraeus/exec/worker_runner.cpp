@@ -1,5 +1,6 @@
 #include "astraeus/exec/worker_runner.hpp"
 
+#include "astraeus/exec/sandbox/init_reap.hpp"
 #include "astraeus/exec/sandbox/safe_fs.hpp"
 
 #include <fcntl.h>
@@ -229,19 +230,7 @@ int child_main(void* arg) {
         ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     }
     ::close(a.err_w);
-    int wst = 0;
-    for (;;) {
-        int st = 0;
-        const pid_t r = ::waitpid(-1, &st, 0);
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            break;  // ECHILD: no process left
-        }
-        if (r == w) {
-            wst = st;
-            if (!g_stopping) break;
-        }
-    }
+    const int wst = sandbox::reap_until_worker_exits(w, g_stopping);
     (void)!::write(a.status_w, &wst, sizeof wst);
     ::_exit(0);
 }

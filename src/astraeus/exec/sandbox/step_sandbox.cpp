@@ -14,6 +14,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "astraeus/exec/sandbox/init_reap.hpp"
 #include "astraeus/exec/sandbox/sandbox.hpp"
 
 namespace astraeus::exec::sandbox {
@@ -138,22 +139,8 @@ struct Report {
     if (w == 0) exec_worker(spec, argv);
     g_worker = w;
     ::sigprocmask(SIG_UNBLOCK, &fwd, nullptr);
-    int wst = 0;
-    for (;;) {
-        int st = 0;
-        const pid_t r = ::waitpid(-1, &st, 0);
-        if (r < 0) {
-            if (errno == EINTR) continue;
-            break;  // ECHILD: nothing left
-        }
-        if (r == w) {
-            wst = st;
-            g_worker = 0;
-            // Exited on its own: the init goes now and the kernel ends the rest of the namespace.
-            // After a stop signal the others get their grace (Slurm's KillWait ends them).
-            if (!g_stopping) break;
-        }
-    }
+    // After a stop signal the others get their grace (Slurm's KillWait ends them).
+    const int wst = reap_until_worker_exits(w, g_stopping, &g_worker);
     report(Report::Worker, wst);
     ::_exit(0);
 }
