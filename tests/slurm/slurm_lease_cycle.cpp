@@ -21,38 +21,12 @@
 #include <vector>
 
 #include "astraeus/exec/slurm_client.hpp"
+#include "slurm_job_checks.hpp"
 
 using namespace astraeus::exec::slurm;
-using Clock = std::chrono::steady_clock;
+using namespace slurm_test;
 
 namespace {
-
-int fails = 0;
-void check(bool ok, const std::string& what) {
-    std::printf("%s: %s\n", ok ? "ok" : "FAIL", what.c_str());
-    if (!ok) ++fails;
-}
-
-std::optional<JobInfo> find(const SlurmClient& c, std::uint32_t id) {
-    auto jobs = c.jobs();
-    if (!jobs) return std::nullopt;
-    for (auto& j : *jobs)
-        if (j.id == id) return j;
-    return std::nullopt;
-}
-
-// Polls every 20 ms until pred(job) or the timeout; returns the last view.
-template <class Pred>
-std::optional<JobInfo> wait_for(const SlurmClient& c, std::uint32_t id, Pred pred, double timeout_s) {
-    const auto until = Clock::now() + std::chrono::duration<double>(timeout_s);
-    std::optional<JobInfo> j;
-    while (Clock::now() < until) {
-        j = find(c, id);
-        if (j && pred(*j)) return j;
-        std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    return j;
-}
 
 double secs(Clock::time_point a, Clock::time_point b) {
     return std::chrono::duration<double>(b - a).count();
