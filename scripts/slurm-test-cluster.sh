@@ -14,7 +14,7 @@
 #           with slurmdbd, Slurm accounts ml and vision with those users (TENANTS).
 #   stop    cancels every job, `scontrol shutdown`, then TERM (KILL after 15 s) by pid file; also ends
 #           this cluster's leftover slurmstepd (found by SLURM_CONF in their environment); then
-#           deletes the Unix users start made, removes $BASE (all it made; KEEP=1 keeps it, e.g.
+#           deletes the Unix users start made (once no other test cluster runs), removes $BASE (all it made; KEEP=1 keeps it, e.g.
 #           to read the logs). Exit 0.
 #   status  exit 0 when the controller answers, with the node list; 1 otherwise.
 #   env     prints `export SLURM_CONF=...` for this cluster.
@@ -228,6 +228,7 @@ TENANTS=${TENANTS:-ml vision}
 make_tenants() {
   local w u
   : > "$BASE/made-users"
+  register_cluster
   for w in $TENANTS; do
     u=astraeus-$w
     if ! getent passwd "$u" >/dev/null; then
@@ -248,13 +249,34 @@ make_tenants() {
   log "tenants: $(for w in $TENANTS; do echo -n "$w=astraeus-$w($(id -u "astraeus-$w")) "; done)"
 }
 
+# The tenant users are shared by every test cluster on the host (another BASE, other ports): start
+# registers its BASE in a host-wide list, and a stop hands the users it made to a host-wide list and
+# deletes them only when no other cluster is registered, so that stopping one cluster never takes
+# the users from under another one still running.
+SHARED_MADE_USERS=/tmp/astraeus-slurm-test-made-users
+RUNNING_CLUSTERS=/tmp/astraeus-slurm-test-clusters
+register_cluster() { echo "$BASE" >> "$RUNNING_CLUSTERS"; }
 remove_tenants() {   # the Unix users start made (their accounts go with the database in $BASE)
-  local u
-  [ -s "$BASE/made-users" ] || return 0
+  local u others=''
+  if [ -s "$BASE/made-users" ]; then cat "$BASE/made-users" >> "$SHARED_MADE_USERS"; fi
+  rm -f "$BASE/made-users"
+  if [ -f "$RUNNING_CLUSTERS" ]; then
+    local b
+    for b in $(grep -vxF "$BASE" "$RUNNING_CLUSTERS" | sort -u || true); do   # still alive only
+      alive "$(pid_of "$b/run/slurmctld.pid")" && others+="$b "
+    done
+    others=${others% }
+    if [ -n "$others" ]; then tr ' ' '\n' <<<"$others" > "$RUNNING_CLUSTERS"; else rm -f "$RUNNING_CLUSTERS"; fi
+  fi
+  [ -s "$SHARED_MADE_USERS" ] || return 0
+  if [ -n "$others" ]; then
+    log "kept users $(sort -u "$SHARED_MADE_USERS" | tr '\n' ' ')(test cluster $others still runs)"
+    return 0
+  fi
   while read -r u; do
     [ -n "$u" ] && getent passwd "$u" >/dev/null && userdel "$u" 2>/dev/null && log "removed user $u"
-  done < "$BASE/made-users"
-  rm -f "$BASE/made-users"
+  done < <(sort -u "$SHARED_MADE_USERS")
+  rm -f "$SHARED_MADE_USERS"
 }
 
 start() {
