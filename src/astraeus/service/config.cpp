@@ -94,7 +94,7 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
     }
     ServiceConfig c;
     TRY(only_keys(j,
-                  {"organization", "cluster", "pools", "policy", "placer", "lease_s", "lease_duration_s", "lease_renew_s", "follower_refresh_s",
+                  {"organization", "cluster", "pools", "policy", "placer", "scheduler", "lease_s", "lease_duration_s", "lease_renew_s", "follower_refresh_s",
                    "replica", "address",
                    "starvation_s", "stall_timeout_s", "busy_pct", "goodput_drop",
                    "threshold_alerts", "executor", "time_scale", "listen", "data_dir", "threads",
@@ -165,6 +165,11 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
     TRY(get(j, "cluster", c.cluster, where));
     TRY(get(j, "policy", c.policy, where));
     TRY(get(j, "placer", c.placer, where));
+    if (j.contains("scheduler")) {
+        auto sw = parse_scheduler_switches(j["scheduler"], where + ": scheduler");
+        if (!sw) return std::unexpected(sw.error());
+        c.scheduler = *sw;
+    }
     TRY(get(j, "lease_s", c.lease_s, where));
     TRY(get(j, "starvation_s", c.starvation_s, where));
     TRY(get(j, "stall_timeout_s", c.stall_timeout_s, where));

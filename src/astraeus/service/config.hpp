@@ -2,6 +2,7 @@
 //   {"organization": "default", "cluster": "default",
 //    "pools": [{"name": "default", "machines": [{"count": 4, "gpus": 8}]}],
 //    "policy": "astraea", "placer": "consolidate", "lease_s": 1800, "starvation_s": 14400,
+//    "scheduler": {"arrival_headroom": 0, "free_before_victims": false, ...},
 //    "stall_timeout_s": 600, "busy_pct": 5,
 //    "goodput_drop": {"below": 0.5, "points": 0.2, "min_held_gpu_hours": 1},
 //    "threshold_alerts": [{"metric": "pool_goodput_hour", "scope": "default", "op": "<",
@@ -39,6 +40,7 @@
 #include "astraeus/base/time.hpp"
 #include "astraeus/exec/agent_hub.hpp"
 #include "astraeus/exec/local_executor.hpp"
+#include "astraeus/service/scheduler_switches.hpp"
 #include "astraeus/service/sim_executor.hpp"
 
 namespace astraeus::service {
@@ -91,6 +93,8 @@ struct ServiceConfig {
     bool pools_given = false;
     std::string policy = "astraea";
     std::string placer = "consolidate";
+    /// "scheduler": the astraea policy's opt-in rules (service/scheduler_switches.hpp).
+    SchedulerSwitches scheduler;
     Seconds lease_s = 1800;
     Seconds starvation_s = 4 * 3600;
     Seconds stall_timeout_s = 600;

@@ -9,6 +9,8 @@ namespace astraeus::service {
 Result<void> check_config_names(const ServiceConfig& c, const std::string& where) {
     if (auto p = policy_options(c.policy, AstraeaOptions{}); !p)
         return fail(where + ": policy: " + p.error().message);
+    if (auto p = scheduler_options(c.policy, c.lease_s, c.starvation_s, c.scheduler); !p)
+        return fail(where + ": " + p.error().message);
     if (auto p = make_placer(c.placer); !p) return fail(where + ": placer: " + p.error().message);
     for (std::size_t i = 0; i < c.thresholds.size(); ++i) {
         const std::string w = where + ": threshold_alerts[" + std::to_string(i) + "]: ";

@@ -275,10 +275,7 @@ Result<void> Service::load() {
     if (!pools) return std::unexpected(pools.error());
     auto machines = store_->machines(cluster_.id);
     if (!machines) return std::unexpected(machines.error());
-    AstraeaOptions base;
-    base.lease_s = cfg_.lease_s;
-    base.starvation_s = cfg_.starvation_s;
-    auto opt = policy_options(cfg_.policy, base);
+    auto opt = scheduler_options(cfg_.policy, cfg_.lease_s, cfg_.starvation_s, cfg_.scheduler);
     if (!opt) return std::unexpected(opt.error());
     for (const auto& m : *machines) machine_names_[m.id] = m.name;
     for (const auto& p : *pools) {
@@ -991,7 +988,7 @@ void Service::tick() {
 }
 
 void Service::loop() {
-    log(LogLevel::Info, "scheduler.started", {{"policy", cfg_.policy}});
+    log(LogLevel::Info, "scheduler.started", {{"policy", cfg_.policy}, {"switches", cfg_.scheduler.describe()}});
     std::unique_lock lk(mu_);
     loop_running_ = true;
     while (!stopping_) {
