@@ -310,6 +310,20 @@ TEST(Config, SlurmAccounts) {
     EXPECT_FALSE(service::parse_config(R"({"slurm": []})", "c.json"));
 }
 
+TEST(Config, SlurmPartitions) {
+    auto c = service::parse_config(R"({"slurm": {"partitions": ["astraeus", "gpu-b"]}})", "c.json");
+    ASSERT_TRUE(c) << c.error().message;
+    EXPECT_EQ(c->slurm_partitions, (std::vector<std::string>{"astraeus", "gpu-b"}));
+    EXPECT_TRUE(service::parse_config("{}", "c.json")->slurm_partitions.empty());
+    auto bad = service::parse_config(R"({"slurm": {"partitions": "astraeus"}})", "c.json");
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message.find("slurm: partitions must be a list of Slurm partition names"), std::string::npos);
+    bad = service::parse_config(R"({"slurm": {"partitions": ["astraeus", ""]}})", "c.json");
+    ASSERT_FALSE(bad);
+    EXPECT_NE(bad.error().message.find("each must be a partition name"), std::string::npos);
+    EXPECT_FALSE(service::parse_config(R"({"slurm": {"partitions": [3]}})", "c.json"));
+}
+
 namespace {
 service::ExecRun sim_run(std::int64_t run, int workers, Seconds duration_s, Seconds limit_s) {
     service::ExecRun r;

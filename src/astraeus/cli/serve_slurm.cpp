@@ -19,8 +19,20 @@ Result<std::unique_ptr<service::Executor>> make_slurm_executor(service::ServiceC
 #ifdef ASTRAEUS_HAVE_SLURM
     auto client = exec::slurm::SlurmClient::open(slurm_conf);
     if (!client) return fail("--executor slurm: " + client.error().message);
-    auto pools = exec::slurm_machines(*client);
+    // Which setup (docs/slurm.md, "Two setups"): what Slurm's scheduler is, and which partitions
+    // Astraeus owns; refused when backfill would share Astraeus's nodes and order.
+    auto scheduler = client->scheduler_type();
+    if (!scheduler) return fail("--executor slurm: " + scheduler.error().message);
+    auto parts = client->partitions();
+    if (!parts) return fail("--executor slurm: " + parts.error().message);
+    auto mode = exec::slurm_mode(*scheduler, cfg.slurm_partitions, *parts);
+    if (!mode) return fail("--executor slurm: " + mode.error().message);
+    auto pools = exec::slurm_machines(*client, cfg.slurm_partitions);
     if (!pools) return fail("--executor slurm: " + pools.error().message);
+    service::log(service::LogLevel::Info, "executor.slurm.mode",
+                 {{"mode", mode->name}, {"scheduler", *scheduler}, {"message", mode->text}});
+    for (const auto& w : mode->warnings)
+        service::log(service::LogLevel::Warn, "executor.slurm.mode", {{"message", w}});
     cfg.pools.clear();
     for (const auto& p : *pools) {
         service::PoolConfig pc;

@@ -374,4 +374,12 @@ Result<std::vector<PartitionInfo>> SlurmClient::partitions() const {
     return out;
 }
 
+Result<std::string> SlurmClient::scheduler_type() const {
+    slurm_conf_t* conf = nullptr;
+    if (slurm_load_ctl_conf(0, &conf) != SLURM_SUCCESS) return slurm_fail("loading the controller's configuration");
+    std::string out = str(conf->schedtype);
+    slurm_free_ctl_conf(conf);
+    return out;
+}
+
 }  // namespace astraeus::exec::slurm

@@ -138,6 +138,9 @@ public:
     /// its GPUs per node (one slurm_load_jobs with SHOW_DETAIL: `scontrol -d show job`).
     Result<std::vector<JobAlloc>> allocations() const;
     Result<std::vector<PartitionInfo>> partitions() const;
+    /// The controller's SchedulerType ("sched/backfill", "sched/builtin"; `scontrol show config`),
+    /// read with slurm_load_ctl_conf. Errors: the controller does not answer.
+    Result<std::string> scheduler_type() const;
 
 private:
     SlurmClient() = default;

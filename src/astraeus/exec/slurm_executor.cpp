@@ -82,27 +82,12 @@ bool final_state(slurm::JobState s) {
 
 }  // namespace
 
-Result<std::vector<SlurmPool>> slurm_machines(const slurm::SlurmClient& c) {
+Result<std::vector<SlurmPool>> slurm_machines(const slurm::SlurmClient& c, const std::vector<std::string>& owned) {
     auto parts = c.partitions();
     if (!parts) return std::unexpected(parts.error());
     auto nodes = c.nodes();
     if (!nodes) return std::unexpected(nodes.error());
-    std::map<std::string, slurm::NodeInfo> by_name;
-    for (auto& n : *nodes) by_name[n.name] = n;
-    std::set<std::string> taken;
-    std::vector<SlurmPool> out;
-    for (const auto& p : *parts) {
-        SlurmPool pool{p.name, {}};
-        for (const auto& name : p.nodes) {
-            auto it = by_name.find(name);
-            if (it == by_name.end() || it->second.gpus <= 0 || taken.contains(name)) continue;
-            taken.insert(name);
-            pool.nodes.push_back(it->second);
-        }
-        if (!pool.nodes.empty()) out.push_back(std::move(pool));
-    }
-    if (out.empty()) return fail("Slurm has no partition with GPU nodes (gres gpu)");
-    return out;
+    return slurm_pools(*parts, *nodes, owned);
 }
 
 SlurmExecutor::SlurmExecutor(SlurmExecutorConfig c, slurm::SlurmClient client,

@@ -34,7 +34,9 @@
 // launch() resumes a held job left by an earlier process (found the same way at start) instead of
 // submitting another one.
 // Machines: the service's machines of `--executor slurm` are the partitions' nodes, in order
-// (slurm_machines()); the executor maps the service's machine ids to node names in that order.
+// (slurm_machines(): every partition with GPU nodes, or only those Astraeus owns, `slurm.partitions`);
+// the executor maps the service's machine ids to node names in that order. A job is submitted to
+// the partition of its first node.
 // Worker environment (set in the job; docs/slurm.md): ASTRAEUS_RUN, ASTRAEUS_WORKSPACE,
 // ASTRAEUS_WORKER = RANK = NODE_RANK = SLURM_PROCID, ASTRAEUS_WORKERS = WORLD_SIZE, LOCAL_RANK = 0,
 // ASTRAEUS_ATTEMPT = SLURM_RESTART_COUNT + 1, MASTER_ADDR (the first node's NodeAddr),
@@ -57,6 +59,7 @@
 #include "astraeus/exec/executor.hpp"
 #include "astraeus/exec/sandbox/sandbox.hpp"
 #include "astraeus/exec/slurm_client.hpp"
+#include "astraeus/exec/slurm_pools.hpp"
 
 namespace astraeus::exec {
 
@@ -93,13 +96,10 @@ struct SlurmExecutorConfig {
     std::string step_program;
 };
 
-/// A pool per Slurm partition (in Slurm's order), its machines the partition's nodes not listed
-/// by an earlier partition, each with its gres GPU count; nodes without GPUs are left out.
-struct SlurmPool {
-    std::string partition;
-    std::vector<slurm::NodeInfo> nodes;
-};
-Result<std::vector<SlurmPool>> slurm_machines(const slurm::SlurmClient& c);
+/// The pools of Slurm's partitions now (slurm_pools(): every partition with GPU nodes, or the
+/// `owned` ones only). Errors: Slurm's, or slurm_pools()'s.
+Result<std::vector<SlurmPool>> slurm_machines(const slurm::SlurmClient& c,
+                                              const std::vector<std::string>& owned = {});
 
 class SlurmExecutor final : public Executor {
 public:

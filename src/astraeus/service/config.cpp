@@ -288,7 +288,17 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
         const json& l = j["slurm"];
         const std::string w = where + ": slurm";
         if (!l.is_object()) return fail(w + ": must be an object");
-        TRY(only_keys(l, {"accounts"}, w));
+        TRY(only_keys(l, {"accounts", "partitions"}, w));
+        if (l.contains("partitions")) {
+            const json& ps = l["partitions"];
+            if (!ps.is_array()) return fail(w + ": partitions must be a list of Slurm partition names");
+            c.slurm_partitions.clear();
+            for (const auto& v : ps) {
+                if (!v.is_string() || v.get<std::string>().empty())
+                    return fail(w + ": partitions: each must be a partition name (a non-empty string)");
+                c.slurm_partitions.push_back(v.get<std::string>());
+            }
+        }
         if (l.contains("accounts")) {
             if (!l["accounts"].is_object()) return fail(w + ": accounts must map workspace names to Slurm accounts");
             for (const auto& [k, v] : l["accounts"].items()) {

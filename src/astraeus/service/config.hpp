@@ -109,6 +109,10 @@ struct ServiceConfig {
     /// "slurm": {"accounts": {"WORKSPACE": "ACCOUNT"}}: the Slurm account of each workspace's
     /// jobs (`serve --executor slurm`); unmapped: the workspace's name; "": the user's default.
     std::map<std::string, std::string> slurm_accounts;
+    /// "slurm": {"partitions": ["astraeus"]}: the partitions Astraeus owns, the only ones that
+    /// become pools (docs/slurm.md, "Two setups"); empty: every partition with GPU nodes, which
+    /// needs SchedulerType=sched/builtin cluster-wide.
+    std::vector<std::string> slurm_partitions;
     int max_failures = 3;
     WorkspaceLimits limits;
     WebSessionConfig web_sessions;
