@@ -1,0 +1,91 @@
+#!/bin/bash
+# A stale rank after a node crash (docs/slurm.md, "A stale rank after a node crash"): a 2-node
+# gang runs; the slurmd of its second node (not the batch host) is killed with SIGKILL and the
+# node set DOWN (what Slurm does itself after SlurmdTimeout), so Slurm requeues the job but
+# cannot end that node's rank: its processes (found by their environment: the run's folder and
+# ASTRAEUS_ATTEMPT=1) still run. Astraeus places attempt 2 on other nodes; the old rank's step
+# sandbox reads the run's attempt.current, kills its pid namespace, and says so in job.out.
+# Checked: no process of attempt 1 is left once attempt 2's workers run, attempt 1's last
+# heartbeat in the checkpoint folder comes before attempt 2's first, and attempt 2 succeeds.
+# The node's slurmd is started again and the node resumed on exit. Skipped (77) without the
+# cluster.
+# usage: serve_slurm_stale_rank_test.sh ASTRAEUS_BINARY
+set -uo pipefail
+BIN=$1
+. "$(dirname "$0")/slurm_test_env.sh"
+slurm_cluster_or_skip
+slurm_serve_scratch astraeus-slurm-stale
+VICTIM=""
+revive() {
+  if [ -n "$VICTIM" ]; then
+    local pid; pid=$(cat "$SLURM_BASE/run/slurmd-$VICTIM.pid" 2>/dev/null)
+    { [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null; } || slurmd -N "$VICTIM"
+    for _ in $(seq 100); do scontrol update NodeName="$VICTIM" State=RESUME >/dev/null 2>&1; \
+      sinfo -h -n "$VICTIM" -o %T | grep -qE '^(idle|mixed|allocated)' && break; sleep 0.1; done
+  fi
+}
+cleanup() { revive; slurm_serve_cleanup; }
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; [ -f "$T/server.log" ] && tail -20 "$T/server.log"; exit 1; }
+slurm_serve_ml
+slurm_serve_start || fail "server did not start"
+RUNDIR="$DATA-runs/ml/stale"
+get() { curl -sS -H "Authorization: Bearer $ML" "$API/runs/stale"; }
+field() { get | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get(sys.argv[1], ""))' "$1" 2>/dev/null; }
+is() { [ "$(field state) $(field attempts)" = "$1" ]; }
+# The worker: a heartbeat (ns since the epoch) into the checkpoint folder every 0.1 s; attempt 1
+# beats until it is killed, attempt 2 beats 30 times and succeeds.
+cat > "$T/work.sh" <<'WORK'
+f="$ASTRAEUS_CHECKPOINT_DIR/beat-$ASTRAEUS_ATTEMPT-$RANK"
+n=0
+while :; do
+  date +%s%N >> "$f"; n=$((n + 1))
+  [ "$ASTRAEUS_ATTEMPT" -ge 2 ] && [ "$n" -ge 30 ] && exit 0
+  sleep 0.1
+done
+WORK
+chmod 644 "$T/work.sh"
+# Pids of the processes of attempt 1 of this run, on any node.
+old_procs() {
+  local f p
+  for f in /proc/[0-9]*/environ; do
+    p=${f#/proc/}; p=${p%/environ}
+    tr '\0' '\n' < "$f" 2>/dev/null | grep -qx "ASTRAEUS_RUN_DIR=$RUNDIR" || continue
+    tr '\0' '\n' < "$f" 2>/dev/null | grep -qx "ASTRAEUS_ATTEMPT=1" && echo "$p"
+  done
+}
+curl -sS -X POST -H "Authorization: Bearer $ML" -H 'Content-Type: application/json' \
+  --data "{\"name\": \"stale\", \"workers\": 2, \"gpus_per_worker\": 8, \"command\": \"bash $T/work.sh\"}" "$API/runs" > /dev/null
+waitfor 300 is 'running 1' || fail "stale not running: $(get)"
+job=$(squeue -h -n astraeus-ml-stale -o %i)
+waitfor 100 test -s "$RUNDIR/checkpoint/beat-1-1" || fail "rank 1 of attempt 1 does not beat"
+batch=$(scontrol show job "$job" | sed -n 's/.*BatchHost=\([^ ]*\).*/\1/p')
+VICTIM=$(scontrol show hostnames "$(squeue -h -j "$job" -o %N)" | grep -vx "$batch" | head -1)
+[ -n "$VICTIM" ] || fail "no second node in $(squeue -h -j "$job" -o %N)"
+[ "$(cat "$RUNDIR/attempt.current" | cut -d' ' -f1)" = 1 ] || fail "attempt.current: $(cat "$RUNDIR/attempt.current")"
+n1=$(old_procs | wc -l)
+[ "$n1" -gt 0 ] || fail "no process of attempt 1 found by its environment"
+echo "job $job on $(squeue -h -j "$job" -o %N) (batch host $batch): $n1 processes of attempt 1"
+
+kill -9 "$(cat "$SLURM_BASE/run/slurmd-$VICTIM.pid")"
+scontrol update NodeName="$VICTIM" State=DOWN Reason=astraeus-test-slurmd-crash
+echo "killed slurmd of $VICTIM (SIGKILL), node set DOWN"
+waitfor 100 bash -c "[ \"\$(squeue -h -j $job -o %T)\" != RUNNING ]" || fail "job $job not requeued"
+sleep 0.5
+left=$(old_procs | wc -l)
+echo "after Slurm's requeue: $left processes of attempt 1 left (rank 1 on $VICTIM; Slurm cannot end them)"
+waitfor 300 is 'running 2' || fail "stale not running as attempt 2: $(get)"
+waitfor 100 bash -c "ls $RUNDIR/checkpoint/beat-2-* >/dev/null 2>&1" || fail "attempt 2 does not beat"
+now=$(old_procs | tr '\n' ' ')
+[ -z "$now" ] || fail "processes of attempt 1 still run beside attempt 2: $now ($(ps -o pid,args -p "${now// /,}" | tail -n +2))"
+last1=$(cat "$RUNDIR"/checkpoint/beat-1-* | sort -n | tail -1)
+first2=$(cat "$RUNDIR"/checkpoint/beat-2-* | sort -n | head -1)
+echo "attempt 1's last heartbeat $last1, attempt 2's first $first2: $(((first2 - last1) / 1000000)) ms apart"
+[ "$last1" -lt "$first2" ] || fail "attempt 1 beat after attempt 2 started"
+grep -q "attempt 1 is stale: $RUNDIR/attempt.current names attempt 2" "$RUNDIR/job.out" ||
+  fail "no stale line in job.out: $(tail -5 "$RUNDIR/job.out")"
+grep "is stale" "$RUNDIR/job.out"
+[ "$(cut -d' ' -f1 "$RUNDIR/attempt.current")" = 2 ] || fail "attempt.current: $(cat "$RUNDIR/attempt.current")"
+waitfor 300 is 'succeeded 2' || fail "stale did not succeed as attempt 2: $(get)"
+[ -z "$(old_procs)" ] || fail "processes of attempt 1 left at the end"
+echo PASS
