@@ -750,16 +750,20 @@ void SlurmExecutor::poll_admin_hold(RunState& s, const slurm::JobInfo& j, Second
             // before; the next launch sets StartTime again (release_on).
             (void)client_.set_begin(s.job, wall_now() + 10 * 365 * 86400);
             s.phase = Phase::AdminHeld;
+            s.uhold_sent = false;
             event(ExecEvent::Kind::Held, "held in Slurm by an administrator (scontrol hold) since " +
                                              utc(wall_now()) + " (job " + std::to_string(s.job) + ")");
             return;
         case Phase::AdminHeld:
-            if (j.held && !j.admin_held) {  // our hold after the release: the service may place it
+            // Our hold after the release (a requeue-held job may show as held, not admin-held,
+            // before any release: uhold_sent tells ours): the service may place it.
+            if (j.held && !j.admin_held && s.uhold_sent) {
                 s.phase = Phase::Parked;
                 s.user_hold_seen = true;
                 event(ExecEvent::Kind::Unheld, "");
             } else if (!j.held) {
                 (void)client_.hold(s.job);  // released: held by us until the next launch
+                s.uhold_sent = true;
             }
             return;
         default: return;

@@ -59,6 +59,7 @@ bool SlurmExecutor::poll_admin_requeue(RunState& s, const slurm::JobInfo& j, Sec
     if (j.held) {  // requeue-held: waits like an administrator's hold, until released
         (void)client_.set_begin(s.job, at + kFarOffS);
         s.phase = Phase::AdminHeld;
+        s.uhold_sent = false;
         ExecEvent h{ExecEvent::Kind::Held, t, s.r.run};
         h.attempt = s.r.attempt;
         h.detail = "held in Slurm by an administrator (scontrol requeuehold) since " + utc_text(at) + " (" + job + ")";
@@ -80,6 +81,7 @@ bool SlurmExecutor::keep_admin_hold(RunState& s, Seconds t, std::vector<ExecEven
         if (j.state != slurm::JobState::Pending || !j.admin_held) return false;
         (void)client_.set_begin(s.job, wall_s() + kFarOffS);
         s.phase = Phase::AdminHeld;
+        s.uhold_sent = false;
         ExecEvent h{ExecEvent::Kind::Held, t, s.r.run};
         h.attempt = s.r.attempt;
         h.detail = "held in Slurm by an administrator (scontrol hold; seen at " + utc_text(wall_s()) +
