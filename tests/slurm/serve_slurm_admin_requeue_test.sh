@@ -8,7 +8,7 @@
 #     again while held);
 #  3. the service is killed (SIGKILL), an administrator's `scontrol hold` is put on the job during
 #     the outage, the service starts again: the run stays pending, its reason "held in Slurm by
-#     an administrator ... after a restart", the job PENDING with JobHeldAdmin (not released);
+#     an administrator ... after a restart", the job PENDING with priority 0 (not released);
 #  4. `scontrol release`: the run runs again on the same job; no attempt failed.
 # Skipped (77) without the cluster.
 # usage: serve_slurm_admin_requeue_test.sh ASTRAEUS_BINARY
@@ -65,7 +65,10 @@ sleep 2
 reason=$(field reason)
 echo "rq after the restart: $(field state) $(field attempts), reason: $reason"
 case "$reason" in "held in Slurm by an administrator"*"after a restart of astraeus serve) (job $job)") ;; *) fail "reason '$reason'" ;; esac
-[ "$(squeue -h -j "$job" -o '%T %r')" = "PENDING JobHeldAdmin" ] || fail "job $job: $(squeue -h -j "$job" -o '%T %r') (want PENDING JobHeldAdmin)"
+# Held: priority 0 (squeue's reason keeps the requeue's text, "job requeued in held state").
+[ "$(squeue -h -j "$job" -o '%T %Q')" = "PENDING 0" ] || fail "job $job: $(squeue -h -j "$job" -o '%T %Q %r') (want PENDING 0: held)"
+sleep 2
+[ "$(field state)" = pending ] || fail "rq placed again while held after the restart: $(get)"
 
 # 4. release: placed again, on the same job.
 held_attempts=$(field attempts)
