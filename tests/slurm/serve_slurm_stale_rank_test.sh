@@ -79,11 +79,8 @@ waitfor 100 test -s "$RUNDIR/checkpoint/beat-1-9" || fail "the stale rank does n
 kill -9 "$(cat "$SLURM_BASE/run/slurmd-$VICTIM.pid")"
 scontrol update NodeName="$VICTIM" State=DOWN Reason=astraeus-test-slurmd-crash
 echo "killed the slurmd of $VICTIM (SIGKILL), node set DOWN"
+down_ns=$(date +%s%N)
 waitfor 100 bash -c "[ \"\$(squeue -h -j $job -o %T)\" != RUNNING ]" || fail "job $job not requeued"
-sleep 0.5
-left=$(old_procs | wc -l)
-echo "after Slurm's requeue: $left processes of attempt 1 left (the stale rank's)"
-[ "$left" -gt 0 ] || fail "the stale rank is gone before the new attempt"
 again() { [ "$(field state)" = running ] && [ "$(field attempts)" -ge 2 ]; }
 waitfor 300 again || fail "stale not running again: $(get)"
 waitfor 100 bash -c "ls $RUNDIR/checkpoint/beat-2-* >/dev/null 2>&1" || fail "the second segment does not beat"
@@ -96,8 +93,10 @@ first2=$(cat "$RUNDIR"/checkpoint/beat-2-* | sort -n | head -1)
 echo "attempt 1's last heartbeat $last1, attempt 2's first $first2: $(((first2 - last1) / 1000000)) ms apart"
 [ "$last1" -lt "$first2" ] || fail "attempt 1 beat after attempt 2 started"
 wait "$STALE"; rc=$?
+stale_last=$(sort -n "$RUNDIR/checkpoint/beat-1-9" | tail -1)
+echo "the stale rank beat $(((stale_last - down_ns) / 1000000)) ms past the node's failure (Slurm's requeue)"
 [ "$rc" = 137 ] || fail "the stale rank's sandbox exited $rc (want 137)"
-grep -q "attempt 1 is stale: $RUNDIR/attempt.current names attempt $attempt" "$T/stale.err" ||
+grep -qE "attempt 1 is stale: $RUNDIR/attempt.current names attempt [2-9]" "$T/stale.err" ||
   fail "the stale rank did not say why: $(cat "$T/stale.err")"
 cat "$T/stale.err"
 [ "$(cut -d' ' -f1 "$RUNDIR/attempt.current")" = "$attempt" ] || fail "attempt.current: $(cat "$RUNDIR/attempt.current")"
