@@ -20,7 +20,13 @@
 // requeued; a job held by an administrator (`scontrol hold`, JobHeldAdmin) before it started or
 // while parked -> Held (StartTime set far off, so that a release cannot start it on the nodes
 // chosen earlier); released (`scontrol release`) -> held again by us (a user hold) and Unheld:
-// the service places it again. Astraeus's own holds are user holds (JobHeldUser).
+// the service places it again. Astraeus's own holds are user holds (JobHeldUser). A requeue of
+// a running job by an administrator (`scontrol requeue`; none of its nodes down or drained) ->
+// Preempted, held by us until placed again; `requeuehold` -> Preempted + Held; a held job left by
+// an earlier process that an administrator holds is kept held at the next launch (Held), never
+// cancelled by us (slurm_executor_admin.cpp).
+// Stale ranks: before each release the run's attempt.current is written (sandbox/
+// attempt_guard.hpp); the step sandboxes of older attempts kill themselves on reading it.
 // Times: events carry Slurm's times where it records them (Started at the job's start_time,
 // Finished at its end_time, StopDone/Released at the requeue that ended the segment), so that the
 // service's ledger, which holds a run's GPUs from Started to the end event (holds_from_start()),
