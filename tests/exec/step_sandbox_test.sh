@@ -5,7 +5,8 @@
 # hidden folders (a secret there is gone, an empty folder instead) and bind the kept folder back
 # (written through, seen on the host); give a private /tmp (a file planted there is not on the
 # host's); end a setsid double-fork daemon with the command; pass the command's exit code and
-# death signal on; pass a signal sent to the step's task (not by its parent) to the worker once.
+# death signal on; pass a signal sent to the step's task (not by its parent) to the worker once;
+# kill the step (its pid namespace) once its attempt file names a newer attempt.
 # Skipped (77) when not root (it needs another user) or without unprivileged user namespaces.
 # usage: step_sandbox_test.sh ASTRAEUS_BINARY
 set -u
@@ -55,5 +56,26 @@ done
 kill -TERM "$TASK"
 wait
 check "a TERM sent to the task reaches the worker once" test "$(cat "$W/runs/a/terms" 2>/dev/null)" = "terms 1"
+# A stale attempt (attempt_guard.hpp): while the attempt file names the step's own attempt the
+# worker runs on; once it names a newer one, the step's pid namespace is killed (137) with its
+# setsid daemon, and the step says why. A step whose file was just written waits 1 s to start.
+AF="$W/runs/a/attempt.current"
+echo "1 0" > "$AF"; chmod 644 "$AF"
+guard() { runuser -u nobody -- "$BIN" step-sandbox --hide "$W/runs" --keep "$W/runs/a" --attempt-file "$AF" -- "$@"; }
+guard bash -c 'sleep 0.6; exit 0' 2>/dev/null; rc=$?
+check "the step's own attempt in the file: the worker runs on (0, got $rc)" test "$rc" = 0
+guard bash -c 'setsid bash -c "sleep 20; : stale-'"$MARK"'" < /dev/null > /dev/null 2>&1 & echo up > '"$W/runs/a/stale-up"'; exec sleep 20' 2> "$W/stale.err" &
+GPID=$!
+for _ in $(seq 100); do [ -e "$W/runs/a/stale-up" ] && break; sleep 0.1; done
+check "the stale step's daemon runs before the change" pgrep -f "[s]tale-$MARK"
+printf '2 %s\n' "$(date +%s%3N)" > "$AF.new" && mv "$AF.new" "$AF"
+wait "$GPID"; rc=$?
+check "a newer attempt in the file: the step is killed (137, got $rc)" test "$rc" = 137
+sleep 0.2
+check "no process of the stale step is left" bash -c '! pgrep -af "[s]tale-'"$MARK"'"'
+check "the step says why" grep -q "attempt 1 is stale: $AF names attempt 2" "$W/stale.err"
+written=$(date +%s%3N); printf '3 %s\n' "$written" > "$AF.new" && mv "$AF.new" "$AF"
+started=$(guard bash -c 'date +%s%3N' 2>/dev/null)
+check "a new attempt's worker starts 1 s after the write or later ($((started - written)) ms)" test "$((started - written))" -ge 1000
 [ "$fails" = 0 ] && { echo PASS; exit 0; }
 echo "FAILED: $fails"; exit 1

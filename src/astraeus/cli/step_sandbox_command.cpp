@@ -1,4 +1,5 @@
-// `astraeus step-sandbox [--hide DIR]... [--keep DIR]... [--require] -- COMMAND [ARG]...`: the
+// `astraeus step-sandbox [--hide DIR]... [--keep DIR]... [--require] [--attempt-file FILE] --
+// COMMAND [ARG]...`: the
 // sandbox of a Slurm step (exec/sandbox/step_sandbox.hpp). The Slurm executor's batch script runs
 // it under `srun` in place of the bare worker; not for people, so not in `astraeus --help`.
 // Parsed here, before CLI11: everything after `--` is the worker's, options included.
@@ -15,7 +16,7 @@ namespace astraeus::cli {
 
 int step_sandbox_main(int argc, char** argv) {
     exec::sandbox::StepSandboxSpec spec;
-    const char* usage = "usage: astraeus step-sandbox [--hide DIR]... [--keep DIR]... [--require] -- COMMAND [ARG]...\n";
+    const char* usage = "usage: astraeus step-sandbox [--hide DIR]... [--keep DIR]... [--require] [--attempt-file FILE] -- COMMAND [ARG]...\n";
     int i = 2;  // argv[1] is "step-sandbox"
     for (; i < argc; ++i) {
         const std::string a = argv[i];
@@ -25,6 +26,8 @@ int step_sandbox_main(int argc, char** argv) {
         }
         if ((a == "--hide" || a == "--keep") && i + 1 < argc) {
             (a == "--hide" ? spec.hide : spec.keep).push_back(argv[++i]);
+        } else if (a == "--attempt-file" && i + 1 < argc) {
+            spec.attempt_file = argv[++i];
         } else if (a == "--require") {
             spec.require = true;
         } else {

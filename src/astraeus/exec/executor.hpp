@@ -22,6 +22,10 @@
 //                  it started or while it waits: it waits, holds no GPUs and is not placed until
 //                  Unheld; `detail` says so
 //   Unheld         the administrator released it (`scontrol release`): it may be placed again
+//   Preempted      the resource manager's administrator ended the running attempt without ending
+//                  the run (Slurm: `scontrol requeue`/`requeuehold`): the attempt is preempted
+//                  (not a failure), its GPUs are free, the run waits to be placed again (a Held
+//                  follows when it is held); `detail` says who and when, for the run's reason
 //   Foreign        machine `machine` has `gpus` GPUs held by jobs outside this service (Slurm:
 //                  jobs it did not submit), from now until the next Foreign event of the machine
 //                  (0: none any more); `detail` says which (the pending runs' reason names it)
@@ -93,6 +97,7 @@ struct ExecEvent {
         Held,
         Unheld,
         Foreign,
+        Preempted,
     };
     Kind kind;
     Seconds t;
@@ -105,7 +110,7 @@ struct ExecEvent {
     int exit_code = -1;        ///< WorkerExited: the exit status, or -1 when killed by a signal
     int signal = 0;            ///< WorkerExited: the signal that ended it (0: none)
     int attempt = 0;           ///< the attempt the event belongs to (0: not known)
-    std::string detail = {};   ///< Cancelled, Held: who and when, for the run's reason;
+    std::string detail = {};   ///< Cancelled, Held, Preempted: who and when, for the run's reason;
                                ///< Failed: why, when known (a refused submission);
                                ///< Foreign: whose GPUs
     int gpus = 0;              ///< Foreign: GPUs of the machine held outside the service

@@ -16,6 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "astraeus/exec/sandbox/attempt_guard.hpp"
 #include "astraeus/exec/sandbox/safe_fs.hpp"
 #include "astraeus/exec/worker_runner.hpp"
 
@@ -112,7 +113,8 @@ SlurmExecutor::~SlurmExecutor() {
         quit_ = true;
         for (const auto& [run, st] : runs_)  // held jobs kept for a resume that will not come
             if (st.phase == Phase::Parked && st.forgotten_at >= 0 && st.job != 0) (void)client_.cancel(st.job);
-        for (const auto& [job, o] : orphans_) (void)client_.cancel(job);
+        for (const auto& [job, o] : orphans_)
+            if (!o.admin_held) (void)client_.cancel(job);
     }
     cv_.notify_all();
     if (thread_.joinable()) thread_.join();
@@ -157,7 +159,10 @@ void SlurmExecutor::set_machines(const std::vector<std::int64_t>& ids, Seconds t
             if (j.name.starts_with("astraeus-") && j.work_dir.starts_with(c_.runs_dir + "/") &&
                 j.state == slurm::JobState::Pending && j.held && j.generation <= client_.generation()) {
                 (void)client_.stamp(j.id);
-                orphans_[j.id] = {wall_now(), j.name, j.work_dir};
+                // An administrator's hold: far off, so that their release cannot start it on
+                // the nodes chosen before (the run's next launch sets StartTime again).
+                if (j.admin_held) (void)client_.set_begin(j.id, wall_now() + 10 * 365 * 86400);
+                orphans_[j.id] = {wall_now(), j.name, j.work_dir, j.admin_held};
             }
 }
 
@@ -199,6 +204,8 @@ std::string SlurmExecutor::script(const RunState& s) const {
         std::string flags;
         for (const auto& h : c_.step_hide) flags += " --hide " + quote(h);
         flags += " --keep \"$ASTRAEUS_RUN_DIR\" --keep \"$ASTRAEUS_WORKDIR\"";
+        // A stale rank (a node whose slurmd died) is ended once a newer attempt is placed.
+        flags += std::string(" --attempt-file \"$ASTRAEUS_RUN_DIR/") + sandbox::kCurrentAttemptFile + "\"";
         if (c_.step_sandbox_required) flags += " --require";
         // The program's path is written into the script, not read from the job's environment,
         // which the run's own `env` could set.
@@ -324,6 +331,7 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
                 orphans_.erase(newest);
                 s.job = newest;
                 s.restarts_at_launch = 0;
+                (void)keep_admin_hold(s, t, evs);  // an administrator's hold is kept (AdminHeld)
             }
         }
         std::optional<slurm::JobSpec> who;  // the job's user and account (submit only)
@@ -374,6 +382,7 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
             s.restarts_at_launch = 0;  // set from the job's view at the first poll
         }
         if (s.job != 0 && s.phase == Phase::Starting) {
+            mark_current_attempt(r);  // before the release: the new attempt's steps read it
             static std::int64_t seq = 0;
             const std::int64_t rank = 1000000 - (++seq % 1000000);  // earlier admitted: higher
             if (auto ok = client_.release_on(s.job, nodes, rank, wall_now()); !ok) failed(ok.error().message);
@@ -544,7 +553,7 @@ std::optional<slurm::JobInfo> SlurmExecutor::find_job(const ExecRun& r, Seconds 
 
 void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
     for (auto it = orphans_.begin(); it != orphans_.end();) {
-        if (wall_now() - it->second.found_s < 60 + c_.grace_s) {
+        if (it->second.admin_held || wall_now() - it->second.found_s < 60 + c_.grace_s) {
             ++it;
             continue;
         }
@@ -602,6 +611,8 @@ void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
                     s.running_since = start;
                     for (int w = 0; w < s.r.workers; ++w) ev(ExecEvent::Kind::WorkerStarted, w, start);
                     ev(ExecEvent::Kind::Started, -1, start)->level = -1;
+                } else if (requeued_by_slurm && poll_admin_requeue(s, j, t, out)) {
+                    // an administrator's requeue: preempted (slurm_executor_admin.cpp)
                 } else if ((final_state(j.state) && !j.completing) || requeued_by_slurm) {
                     // Requeued by Slurm (a node failure): its segment ended by this poll. Ended
                     // for good: at Slurm's end time. Failed: the segment ends at our requeue.
@@ -724,16 +735,20 @@ void SlurmExecutor::poll_admin_hold(RunState& s, const slurm::JobInfo& j, Second
             // before; the next launch sets StartTime again (release_on).
             (void)client_.set_begin(s.job, wall_now() + 10 * 365 * 86400);
             s.phase = Phase::AdminHeld;
+            s.uhold_sent = false;
             event(ExecEvent::Kind::Held, "held in Slurm by an administrator (scontrol hold) since " +
                                              utc(wall_now()) + " (job " + std::to_string(s.job) + ")");
             return;
         case Phase::AdminHeld:
-            if (j.held && !j.admin_held) {  // our hold after the release: the service may place it
+            // Our hold after the release (a requeue-held job may show as held, not admin-held,
+            // before any release: uhold_sent tells ours): the service may place it.
+            if (j.held && !j.admin_held && s.uhold_sent) {
                 s.phase = Phase::Parked;
                 s.user_hold_seen = true;
                 event(ExecEvent::Kind::Unheld, "");
             } else if (!j.held) {
                 (void)client_.hold(s.job);  // released: held by us until the next launch
+                s.uhold_sent = true;
             }
             return;
         default: return;

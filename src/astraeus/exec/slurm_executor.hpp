@@ -20,7 +20,13 @@
 // requeued; a job held by an administrator (`scontrol hold`, JobHeldAdmin) before it started or
 // while parked -> Held (StartTime set far off, so that a release cannot start it on the nodes
 // chosen earlier); released (`scontrol release`) -> held again by us (a user hold) and Unheld:
-// the service places it again. Astraeus's own holds are user holds (JobHeldUser).
+// the service places it again. Astraeus's own holds are user holds (JobHeldUser). A requeue of
+// a running job by an administrator (`scontrol requeue`; none of its nodes down or drained) ->
+// Preempted, held by us until placed again; `requeuehold` -> Preempted + Held; a held job left by
+// an earlier process that an administrator holds is kept held at the next launch (Held), never
+// cancelled by us (slurm_executor_admin.cpp).
+// Stale ranks: before each release the run's attempt.current is written (sandbox/
+// attempt_guard.hpp); the step sandboxes of older attempts kill themselves on reading it.
 // Times: events carry Slurm's times where it records them (Started at the job's start_time,
 // Finished at its end_time, StopDone/Released at the requeue that ended the segment), so that the
 // service's ledger, which holds a run's GPUs from Started to the end event (holds_from_start()),
@@ -169,6 +175,19 @@ private:
     bool poll_cancel(RunState& s, const slurm::JobInfo& j, Seconds t, std::vector<ExecEvent>& out);
     /// An administrator's hold or release of a job not running (Starting, Parked, AdminHeld).
     void poll_admin_hold(RunState& s, const slurm::JobInfo& j, Seconds t, std::vector<ExecEvent>& out);
+    // --- slurm_executor_admin.cpp ------------------------------------------------------------
+    /// Writes the run's current attempt into its folder (sandbox/attempt_guard.hpp) right
+    /// before a release: each step of an older attempt still running (a node whose slurmd died)
+    /// kills its workers once it reads it. A failure is logged (the guard is then off).
+    void mark_current_attempt(const ExecRun& r) const;
+    /// A running job found PENDING with more restarts than at its launch, and not requeued by
+    /// this process: when none of the nodes it was placed on is down or drained, an
+    /// administrator's `scontrol requeue` (-> Preempted; held by us until placed again) or
+    /// `requeuehold` (-> Preempted + Held: AdminHeld); true. False: a node failure (Failed).
+    bool poll_admin_requeue(RunState& s, const slurm::JobInfo& j, Seconds t, std::vector<ExecEvent>& out);
+    /// launch() of a held job an earlier process kept: when an administrator holds it
+    /// (JobHeldAdmin), it is not released: AdminHeld, Held; true.
+    bool keep_admin_hold(RunState& s, Seconds t, std::vector<ExecEvent>& out);
     /// The workers' files in the run's folder on the shared file system (attempt folder
     /// `restarts` + 1, as the batch script names it): ASTRAEUS_PROGRESS_FILE, a Progress event
     /// for each step above the last one seen; the step's GPU sampler's (`gpu-sample`), a
@@ -208,10 +227,12 @@ private:
     Seconds last_nodes_poll_ = 0;
     /// Held jobs of this data directory found at start that no run has claimed yet (job id ->
     /// when found): an earlier process kept them for a resume. Cancelled when still unclaimed
-    /// 60 s + the grace later (the run ended, or its placement is far off), or at shutdown.
+    /// 60 s + the grace later (the run ended, or its placement is far off), or at shutdown;
+    /// those an administrator holds are left to the administrator (launch() keeps the hold).
     struct Orphan {
         Seconds found_s = 0;
         std::string name, work_dir;
+        bool admin_held = false;  ///< held by an administrator: never cancelled by Astraeus
     };
     std::map<std::uint32_t, Orphan> orphans_;
     std::thread thread_;

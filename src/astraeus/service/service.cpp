@@ -916,6 +916,22 @@ void Service::on_exec(const ExecEvent& e) {
             pool.dirty = true;
             log(LogLevel::Warn, "run.held", {{"run", r.rec.name}, {"detail", e.detail}});
             break;
+        case K::Preempted:  // by the resource manager's administrator: not a failure, placed again
+            if (r.rec.state != "starting" && r.rec.state != "running") break;
+            if (r.rec.state == "running") r.rec.executed_s += t - r.rec.phase_since_s;
+            preempt_attempt(r, t);
+            for (int w : r.w)
+                if (counter_->status(w).phase != gp::Phase::Waiting) (void)counter_->release(t, w);
+            r.launch_pending = false;
+            pool.sched->requeue(r.job, t);
+            r.rec.state = "pending";
+            r.rec.stop_cause.clear();
+            r.rec.reason = e.detail;  // "requeued: ...": kept until it is placed again
+            r.rec.phase_since_s = t;
+            r.rec.lease_end_s = -1;
+            pool.dirty = true;
+            log(LogLevel::Warn, "run.preempted_outside", {{"run", r.rec.name}, {"detail", e.detail}});
+            break;
         case K::Unheld:
             if (!r.held_outside) break;
             r.held_outside = false;
@@ -927,7 +943,8 @@ void Service::on_exec(const ExecEvent& e) {
         default: break;
     }
     // GPUs whose processes are gone may let waiting launches go.
-    if (e.kind == K::StopDone || e.kind == K::Released || e.kind == K::Finished || e.kind == K::Cancelled)
+    if (e.kind == K::StopDone || e.kind == K::Released || e.kind == K::Finished || e.kind == K::Cancelled ||
+        e.kind == K::Preempted)
         for (auto& [id, o] : runs_)
             if (o->launch_pending) try_launch(*o, t);
 }

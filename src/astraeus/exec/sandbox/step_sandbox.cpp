@@ -12,7 +12,11 @@
 #include <csignal>
 #include <cstdio>
 #include <cstring>
+#include <chrono>
 #include <fstream>
+#include <optional>
+
+#include "astraeus/exec/sandbox/attempt_guard.hpp"
 
 #include "astraeus/exec/sandbox/init_reap.hpp"
 #include "astraeus/exec/sandbox/sandbox.hpp"
@@ -145,6 +149,28 @@ struct Report {
     ::_exit(0);
 }
 
+std::int64_t now_ms() {
+    using namespace std::chrono;
+    return duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
+}
+
+/// The task's wait for the init's report; with an attempt file, read every kAttemptPollMs: when
+/// it names an attempt newer than `own`, the init is killed (SIGKILL: the kernel ends the whole
+/// namespace) and the newer attempt is returned.
+std::optional<CurrentAttempt> watch_attempt(int report_r, pid_t init, const std::string& file, int own) {
+    if (file.empty()) return std::nullopt;
+    for (;;) {
+        struct pollfd p {report_r, POLLIN, 0};
+        const int k = ::poll(&p, 1, kAttemptPollMs);
+        if (k > 0 || (k < 0 && errno != EINTR)) return std::nullopt;  // the init reported or ended
+        if (k < 0) continue;
+        if (auto c = read_current_attempt(file); c && c->attempt > own) {
+            (void)::kill(init, SIGKILL);
+            return c;
+        }
+    }
+}
+
 /// Exits as the worker did: its code, or the same signal.
 [[noreturn]] void exit_like(int wst) {
     if (WIFSIGNALED(wst)) {
@@ -197,6 +223,16 @@ int run_step_sandbox(const StepSandboxSpec& spec) {
     std::vector<char*> argv;
     for (const auto& a : spec.argv) argv.push_back(const_cast<char*>(a.c_str()));
     argv.push_back(nullptr);
+
+    // 0. The run's current attempt (attempt_guard.hpp): this step's own; a step of a new attempt
+    // starts its worker only once an old rank still running elsewhere has seen the change.
+    int own_attempt = 0;
+    if (!spec.attempt_file.empty())
+        if (auto c = read_current_attempt(spec.attempt_file)) {
+            own_attempt = c->attempt;
+            const std::int64_t wait_ms = std::min<std::int64_t>(c->written_ms + kAttemptSettleMs - now_ms(), kAttemptSettleMs);
+            if (wait_ms > 0) ::usleep(static_cast<useconds_t>(wait_ms * 1000));
+        }
 
     // 1. The namespaces: as root a pid and a mount namespace; otherwise a user namespace first
     // (its own uid and gid mapped to themselves), which owns them.
@@ -269,8 +305,17 @@ int run_step_sandbox(const StepSandboxSpec& spec) {
     ::close(alive[0]);
     g_init = init;
     ::sigprocmask(SIG_UNBLOCK, &fwd, nullptr);
+    const auto newer = watch_attempt(report[0], init, spec.attempt_file, own_attempt);
     int st = 0;
     while (::waitpid(init, &st, 0) < 0 && errno == EINTR) {
+    }
+    if (newer) {
+        std::fprintf(stderr,
+                     "%s: attempt %d is stale: %s names attempt %d (written at %lld ms): its workers were killed "
+                     "(SIGKILL to the step's pid namespace)\n",
+                     who.c_str(), own_attempt, spec.attempt_file.c_str(), newer->attempt,
+                     static_cast<long long>(newer->written_ms));
+        return 128 + SIGKILL;
     }
     Report r{};
     ssize_t n;

@@ -12,6 +12,10 @@
 // the two processes of the sandbox (the step's task and the init) catch the stop signals so that
 // they survive them, and a signal sent to the task by anyone but slurmstepd (its parent) is
 // passed on to the worker, once.
+// Stale attempts (attempt_guard.hpp): with an attempt file, the task reads the run's current
+// attempt at its start (its own) and every 250 ms while the worker runs; once the file names a
+// newer attempt it kills the namespace's init (SIGKILL: the kernel ends every process in it) and
+// exits 137. A new step's worker starts no earlier than 1 s after the file was written.
 // Cgroups are Slurm's (proctrack/cgroup, task/cgroup): a non-root step cannot make its own.
 #pragma once
 #include <string>
@@ -26,6 +30,9 @@ struct StepSandboxSpec {
     bool require = false;           ///< fail the step (exit 1) when a namespace cannot be made
     std::vector<std::string> argv;  ///< the worker's command (argv[0] looked up in PATH)
     std::string label;              ///< who says it ("task 0 on gpu1"), in the status line
+    /// The run's current-attempt file (attempt_guard.hpp; empty: not watched). Watched only
+    /// when the namespaces are on.
+    std::string attempt_file;
 };
 
 /// The signals the sandbox's processes catch (HUP, INT, QUIT, USR1, USR2, TERM, ALRM, WINCH,
