@@ -5,7 +5,11 @@
 // the first waits (the backlog grows by one per submission).
 // Prints, for each backlog size N: the time of all N submissions and of the last 1,000 of them
 // (submitted while N - 1,000 runs were pending), per run, submissions per second and the p50 and
-// p99 of one submission.
+// p99 of one submission; then, per run, the bytes this process passed to write/pwrite and those
+// calls (/proc/self/io: the WAL frames and the log line; socket sends are not counted, so this
+// says nothing for PostgreSQL), the submitting thread's CPU time, and the slowest submission.
+// ASTRAEUS_BENCH_TRACE=FILE writes FILE.N: one line per submission (index, seconds since the
+// first, microseconds).
 // Usage: astraeus_bench_service_submit [DATA_PARENT_DIR (default /dev/shm) | pg:CONNINFO] [N...]
 //   (default N: 1000 20000 100000; the SQLite store goes to a fresh folder under DATA_PARENT_DIR;
 //   with pg:CONNINFO, a libpq connection string of a user who may create databases, the
