@@ -337,8 +337,11 @@ private:
     bool visible(const Caller& c, const RunMem& r) const;
     goodput::RunFilter filter_for(const Caller& c) const;
     /// The fields every view of a run has (name .. time_limit_s, the forecast while pending).
-    nlohmann::json run_head_json(const RunMem& r) const;
-    nlohmann::json run_json(const RunMem& r) const;
+    /// With `forecast` false the forecast is neither shown nor asked for: the reply to a
+    /// submission, whose new run no published forecast holds yet (asking would make every
+    /// submission start an O(backlog) forecast: a fork of the pool under mu_, issue 18).
+    nlohmann::json run_head_json(const RunMem& r, bool forecast = true) const;
+    nlohmann::json run_json(const RunMem& r, bool forecast = true) const;
     /// A run's fields in GET /v1/runs (no command, worker list nor history).
     nlohmann::json run_summary_json(const RunMem& r) const;
     std::string by_name(goodput::By by, int id) const;

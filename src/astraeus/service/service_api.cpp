@@ -121,7 +121,7 @@ std::string Service::by_name(gp::By by, int id) const {
 
 // --- runs --------------------------------------------------------------------------------------
 
-json Service::run_head_json(const RunMem& r) const {
+json Service::run_head_json(const RunMem& r, bool forecast) const {
     json j;
     j["name"] = r.rec.name;
     auto ws = workspaces_.find(r.rec.workspace_id);
@@ -131,7 +131,7 @@ json Service::run_head_json(const RunMem& r) const {
     j["gpus_per_worker"] = r.rec.gpus_per_worker;
     j["state"] = r.rec.state;
     if ((r.rec.state == "pending" || r.rec.state == "cancelled" || r.rec.state == "failed") && !r.rec.reason.empty()) j["reason"] = r.rec.reason;
-    add_forecast_json(j, r);
+    if (forecast) add_forecast_json(j, r);
     j["submitted_at"] = gp::format_rfc3339(r.rec.submitted_s);
     if (r.rec.started_s >= 0) j["started_at"] = gp::format_rfc3339(r.rec.started_s);
     if (r.rec.ended_s >= 0) j["ended_at"] = gp::format_rfc3339(r.rec.ended_s);
@@ -139,8 +139,8 @@ json Service::run_head_json(const RunMem& r) const {
     return j;
 }
 
-json Service::run_json(const RunMem& r) const {
-    json j = run_head_json(r);
+json Service::run_json(const RunMem& r, bool forecast) const {
+    json j = run_head_json(r, forecast);
     add_command_json(j, r.rec.command);
     j["image"] = r.rec.image;
     j["attempts"] = r.rec.attempts;
@@ -322,8 +322,10 @@ ApiResult<json> Service::submit(const Caller& c, std::string_view body, std::str
     // (a round is O(pending): one per submission would make a burst quadratic).
     if (pool.sched->pending_total() <= kSyncRoundBacklog) schedule(pi, now);
     // The reply is the state the commit stores (its history noted now, as commit() would).
+    // Without a forecast: the new run is in none yet, and a submission does not ask for one
+    // (a forecast is O(backlog): readers ask, GET /v1/runs/{run} waits for it).
     runs_[id]->note_state();
-    json out = run_json(*runs_[id]);
+    json out = run_json(*runs_[id], false);
     if (!key.empty()) {
         store::IdempotencyRec k{c.token.id, key, body_sha, id, 201,
                                  out.dump(-1, ' ', false, json::error_handler_t::replace), now};
