@@ -21,6 +21,7 @@ const char* to_string(ExecEvent::Kind k) {
         case K::Held: return "held";
         case K::Unheld: return "unheld";
         case K::Foreign: return "foreign";
+        case K::Withdrawn: return "withdrawn";
     }
     return "unknown";
 }

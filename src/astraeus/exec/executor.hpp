@@ -25,6 +25,10 @@
 //   Foreign        machine `machine` has `gpus` GPUs held by jobs outside this service (Slurm:
 //                  jobs it did not submit), from now until the next Foreign event of the machine
 //                  (0: none any more); `detail` says which (the pending runs' reason names it)
+//   Withdrawn      the resource manager did not start a placed attempt in time (Slurm: its job
+//                  stayed PENDING, Resources/Priority, past the bound): the placement is taken
+//                  back before it held anything; the run waits and is placed again, its attempt
+//                  neither charged nor a failure; `detail` says why
 // Implementations: exec/local_executor.hpp (child processes of the service on its machine),
 // service/sim_executor.hpp (simulated, on the service's clock), agents (node agents) and Slurm.
 // Times are Unix seconds of the service's clock.
@@ -93,6 +97,7 @@ struct ExecEvent {
         Held,
         Unheld,
         Foreign,
+        Withdrawn,
     };
     Kind kind;
     Seconds t;
@@ -106,6 +111,7 @@ struct ExecEvent {
     int signal = 0;            ///< WorkerExited: the signal that ended it (0: none)
     int attempt = 0;           ///< the attempt the event belongs to (0: not known)
     std::string detail = {};   ///< Cancelled, Held: who and when, for the run's reason;
+                               ///< Withdrawn: why the placement was taken back;
                                ///< Failed: why, when known (a refused submission);
                                ///< Foreign: whose GPUs
     int gpus = 0;              ///< Foreign: GPUs of the machine held outside the service

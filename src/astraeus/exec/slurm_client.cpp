@@ -13,6 +13,9 @@
 
 #include "astraeus/slurm_import/hostlist.hpp"
 
+// libslurm's name of a state reason (exported, not declared in slurm.h).
+extern "C" char* slurm_job_reason_string(enum job_state_reason inx);
+
 namespace astraeus::exec::slurm {
 namespace {
 
@@ -289,6 +292,8 @@ Result<std::vector<JobInfo>> SlurmClient::jobs() const {
         o.completing = (j.job_state & JOB_COMPLETING) != 0;
         o.priority = j.priority;
         o.held = j.priority == 0;
+        if (o.state == JobState::Pending)
+            o.reason = str(slurm_job_reason_string(static_cast<enum job_state_reason>(j.state_reason)));
         o.admin_held = o.held && o.state == JobState::Pending && j.state_reason == WAIT_HELD;
         o.restarts = j.restart_cnt;
         o.generation = generation_in(str(j.admin_comment));

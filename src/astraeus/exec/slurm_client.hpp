@@ -56,6 +56,7 @@ struct JobInfo {
     /// user holds (JobHeldUser) so that the two can be told apart.
     bool admin_held = false;
     std::uint32_t priority = 0;
+    std::string reason;          ///< why it is pending, in Slurm's words ("Resources", "JobHeldUser")
     std::uint32_t restarts = 0;  ///< restart_cnt: segments started before the current one
     /// The fencing generation stamped on the job (AdminComment "astraeus-generation=N"; 0: none).
     std::int64_t generation = 0;

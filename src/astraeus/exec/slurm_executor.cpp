@@ -309,6 +309,7 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
         s.requeue_sent = false;
         s.term_at.reset();
         s.forgotten_at = -1;
+        s.released_s = -1;
         s.segment_end_s = -1;
         s.cancel_seen_s = -1;
         s.uhold_sent = s.user_hold_seen = false;
@@ -392,6 +393,7 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
             static std::int64_t seq = 0;
             const std::int64_t rank = 1000000 - (++seq % 1000000);  // earlier admitted: higher
             if (auto ok = client_.release_on(s.job, nodes, rank, wall_now()); !ok) failed(ok.error().message);
+            else s.released_s = wall_now();
         }
     }
     push(evs);  // the poll thread wakes the service: launch() is called under the service's lock
@@ -475,6 +477,7 @@ void SlurmExecutor::restore(const ExecRun& r, ExecPhase phase, Seconds since_s, 
                     for (const auto& p : r.placement) nodes += (nodes.empty() ? "" : ",") + node_of(p);
                     (void)client_.release_on(s.job, nodes, 1, wall_now());
                 }
+                s.released_s = wall_now();  // the bound runs from the adoption
             } else if (phase == ExecPhase::Running) {
                 s.phase = Phase::Running;
                 s.running_since = since_s;
@@ -610,7 +613,10 @@ void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
             case Phase::Running:
                 if (s.phase == Phase::Running && j.state == slurm::JobState::Running)
                     poll_worker_files(s, j.restarts, t, out);
-                if (s.phase == Phase::Starting && j.state == slurm::JobState::Running) {
+                if (s.phase == Phase::Starting && j.state == slurm::JobState::Pending && !j.held &&
+                    !requeued_by_slurm && slurm::past_pending_bound(s.released_s, wall_now(), c_.pending_bound_s)) {
+                    (void)take_back(s, j, t, out);
+                } else if (s.phase == Phase::Starting && j.state == slurm::JobState::Running) {
                     // The segment's start as Slurm records it (sacct's Start), not this poll's.
                     const Seconds start = slurm_time(j.start_s, t);
                     s.phase = Phase::Running;
@@ -811,18 +817,76 @@ void SlurmExecutor::poll_nodes(Seconds t, std::vector<ExecEvent>& out) {
     auto allocs = client_.allocations();
     if (!allocs) return;
     const auto foreign = slurm::foreign_gpus(*allocs, c_.runs_dir);
+    const auto on_node = blocked_.empty() ? std::map<std::string, std::vector<std::uint32_t>>{}
+                                          : slurm::foreign_jobs_per_node(*allocs, c_.runs_dir);
+    for (auto b = blocked_.begin(); b != blocked_.end();) {
+        auto jobs = on_node.find(b->first);
+        if (slurm::still_blocked(b->second, jobs == on_node.end() ? std::vector<std::uint32_t>{} : jobs->second,
+                                 wall_now(), c_.blocked_cool_off_s))
+            ++b;
+        else
+            b = blocked_.erase(b);
+    }
     for (const auto& [node, machine] : node_machine_) {
         auto it = foreign.find(node);
-        const slurm::ForeignNode f = it == foreign.end() ? slurm::ForeignNode{} : it->second;
-        auto& seen = foreign_[node];
-        if (f.gpus == seen.gpus && f.jobs == seen.jobs) continue;
-        seen = f;
-        ExecEvent e{ExecEvent::Kind::Foreign, t, 0};
-        e.machine = machine;
-        e.gpus = f.gpus;
-        e.detail = f.gpus > 0 ? slurm::foreign_text(node, f) : "";
-        out.push_back(std::move(e));
+        foreign_[node] = it == foreign.end() ? slurm::ForeignNode{} : it->second;
+        foreign_event(node, t, out);
     }
+}
+
+void SlurmExecutor::foreign_event(const std::string& node, Seconds t, std::vector<ExecEvent>& out) {
+    auto m = node_machine_.find(node);
+    if (m == node_machine_.end()) return;
+    const slurm::ForeignNode& f = foreign_[node];
+    int gpus = f.gpus;
+    std::string detail = f.gpus > 0 ? slurm::foreign_text(node, f) : "";
+    if (auto b = blocked_.find(node); b != blocked_.end()) {
+        // Whatever keeps Slurm from starting our job there: every GPU of the node withheld.
+        for (const auto& p : pools_)
+            for (const auto& n : p.nodes)
+                if (n.name == node) gpus = std::max(gpus, n.gpus);
+        detail += (detail.empty() ? "" : "; ") + b->second.why;
+    }
+    auto& sent = foreign_sent_[node];
+    if (sent.first == gpus && sent.second == detail) return;
+    sent = {gpus, detail};
+    ExecEvent e{ExecEvent::Kind::Foreign, t, 0};
+    e.machine = m->second;
+    e.gpus = gpus;
+    e.detail = gpus > 0 ? detail : "";
+    out.push_back(std::move(e));
+}
+
+bool SlurmExecutor::take_back(RunState& s, const slurm::JobInfo& j, Seconds t, std::vector<ExecEvent>& out) {
+    // Held again first: a job Slurm starts meanwhile cannot be held, and is seen RUNNING next.
+    if (!client_.hold(s.job)) return false;
+    std::vector<std::string> nodes;
+    for (const auto& p : s.r.placement) {
+        const std::string n = node_of(p);
+        if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(n);
+    }
+    std::string list;
+    for (const auto& n : nodes) list += (list.empty() ? "" : ",") + n;
+    std::map<std::string, std::vector<std::uint32_t>> on_node;
+    if (auto allocs = client_.allocations()) on_node = slurm::foreign_jobs_per_node(*allocs, c_.runs_dir);
+    for (const auto& n : nodes) {
+        slurm::BlockedNode b;
+        if (auto it = on_node.find(n); it != on_node.end()) b.jobs = it->second;
+        b.since_s = wall_now();
+        b.why = slurm::blocked_text(n, s.job, j.reason, b.jobs, c_.blocked_cool_off_s);
+        blocked_[n] = std::move(b);
+        foreign_event(n, t, out);  // before the Withdrawn: the next round places elsewhere
+    }
+    s.phase = Phase::Parked;
+    s.user_hold_seen = false;
+    s.released_s = -1;
+    ExecEvent e{ExecEvent::Kind::Withdrawn, t, s.r.run};
+    e.attempt = s.r.attempt;
+    e.detail = slurm::not_started_text(s.job, list, c_.pending_bound_s, j.reason);
+    std::fprintf(stderr, "astraeus: slurm executor: run %s attempt %d: %s\n", s.r.run_name.c_str(), s.r.attempt,
+                 e.detail.c_str());
+    out.push_back(std::move(e));
+    return true;
 }
 
 void SlurmExecutor::loop() {

@@ -57,6 +57,7 @@
 #include "astraeus/exec/executor.hpp"
 #include "astraeus/exec/sandbox/sandbox.hpp"
 #include "astraeus/exec/slurm_client.hpp"
+#include "astraeus/exec/slurm_pending.hpp"
 
 namespace astraeus::exec {
 
@@ -64,6 +65,12 @@ struct SlurmExecutorConfig {
     std::string runs_dir = "astraeus-data/runs";
     int poll_ms = 100;
     Seconds grace_s = 10;        ///< after the checkpoint signal, before requeue-held
+    /// A released job Slurm has not started this many seconds later (PENDING for anything but a
+    /// hold: Resources, Priority) is taken back: held again, Withdrawn, its nodes withheld
+    /// (slurm_pending.hpp) while the jobs outside Astraeus there at that moment hold them, or
+    /// for `blocked_cool_off_s` when there are none.
+    Seconds pending_bound_s = 5;
+    Seconds blocked_cool_off_s = 30;
     /// Who a workspace's jobs run as (`sbatch --uid/--gid`): the worker sandbox's identity of
     /// the workspace (sandbox::identity_for over `identity`, `allow_root`, `run_as_user`; the
     /// local executor's), which must be a Unix user (a passwd entry) here and on the nodes.
@@ -140,6 +147,7 @@ private:
         Seconds executed_s = 0;
         Seconds running_since = -1;
         Seconds stop_deadline = 0;     ///< Stopping: requeue-held from then on
+        Seconds released_s = -1;       ///< Starting: when released on its nodes, real clock
         bool requeue_sent = false;
         /// Stopping: when the workers get the checkpoint signal (SIGTERM), after the batch shell
         /// wrote the lease end into the job's output; unset: sent.
@@ -167,6 +175,12 @@ private:
     /// A cancel by someone else (`scancel`), seen at `t`: true when handled (Cancelled sent, or
     /// waiting up to 3 s for slurmdbd's record of who); false when the job is not cancelled.
     bool poll_cancel(RunState& s, const slurm::JobInfo& j, Seconds t, std::vector<ExecEvent>& out);
+    /// A released job Slurm did not start within the bound: held again, Withdrawn, its nodes
+    /// withheld. False when it cannot be held (it has just started).
+    bool take_back(RunState& s, const slurm::JobInfo& j, Seconds t, std::vector<ExecEvent>& out);
+    /// Machine `node`'s Foreign event when its withheld GPUs (foreign GPUs, or all of them while
+    /// blocked_) changed since the last one sent.
+    void foreign_event(const std::string& node, Seconds t, std::vector<ExecEvent>& out);
     /// An administrator's hold or release of a job not running (Starting, Parked, AdminHeld).
     void poll_admin_hold(RunState& s, const slurm::JobInfo& j, Seconds t, std::vector<ExecEvent>& out);
     /// The workers' files in the run's folder on the shared file system (attempt folder
@@ -204,6 +218,8 @@ private:
     std::map<std::string, std::string> node_addr_;
     std::map<std::string, bool> node_up_;
     std::map<std::string, slurm::ForeignNode> foreign_;  ///< node -> GPUs held outside us
+    std::map<std::string, slurm::BlockedNode> blocked_;  ///< nodes that did not start our job
+    std::map<std::string, std::pair<int, std::string>> foreign_sent_;  ///< last Foreign event
     std::deque<ExecEvent> events_;
     Seconds last_nodes_poll_ = 0;
     /// Held jobs of this data directory found at start that no run has claimed yet (job id ->

@@ -105,6 +105,10 @@ struct ServiceConfig {
     /// "slurm": {"accounts": {"WORKSPACE": "ACCOUNT"}}: the Slurm account of each workspace's
     /// jobs (`serve --executor slurm`); unmapped: the workspace's name; "": the user's default.
     std::map<std::string, std::string> slurm_accounts;
+    /// "slurm": {"pending_bound_s": 5}: a job released on the nodes Astraeus chose that Slurm
+    /// has not started this many seconds later is taken back and the run placed again
+    /// (docs/slurm.md, "Sharing the nodes with jobs outside Astraeus").
+    Seconds slurm_pending_bound_s = 5;
     int max_failures = 3;
     WorkspaceLimits limits;
     WebSessionConfig web_sessions;

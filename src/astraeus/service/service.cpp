@@ -919,6 +919,19 @@ void Service::on_exec(const ExecEvent& e) {
             pool.dirty = true;
             log(LogLevel::Warn, "run.held", {{"run", r.rec.name}, {"detail", e.detail}});
             break;
+        case K::Withdrawn:  // not started in time: waits (uncharged, no failure), placed again
+            if (r.rec.state != "starting") break;
+            end_open_attempt(r.rec, t, "not started");
+            r.launch_pending = false;
+            pool.sched->requeue(r.job, t);
+            r.rec.state = "pending";
+            r.rec.reason = "requeued: " + e.detail;  // kept until it is placed again
+            r.rec.phase_since_s = t;
+            r.rec.lease_end_s = -1;
+            pool.dirty = true;
+            log(LogLevel::Warn, "run.withdrawn", {{"run", r.rec.name}, {"attempt", std::to_string(r.rec.attempts)},
+                                                  {"detail", e.detail}});
+            break;
         case K::Unheld:
             if (!r.held_outside) break;
             r.held_outside = false;
