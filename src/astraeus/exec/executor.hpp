@@ -67,6 +67,8 @@ struct ExecRun {
     std::string run_name;
     std::string workspace;
     std::int64_t workspace_id = 0;            ///< the store's id (the sandbox's uid: uid_base + id)
+    std::string pool;                         ///< its pool's name (Slurm: the partition)
+    int gpus_per_worker = 0;
     std::vector<std::string> argv;            ///< the command; empty: nothing to run (sim only)
     std::map<std::string, std::string> env;   ///< the run's own variables
     std::string workdir;                      ///< empty: the run's directory
@@ -164,6 +166,12 @@ public:
     virtual void attach(std::function<Seconds()> now, std::function<void()> wake) {
         (void)now, (void)wake;
     }
+    /// Whether the service tells it its pending runs (waiting()): an executor that shows the
+    /// demand to its resource manager (Slurm: a held job per pending run, `squeue -t PD`).
+    virtual bool shows_waiting() const { return false; }
+    /// Run `r` waits at t (submitted, or back to pending) for `reason` (the run's reason); called
+    /// again when the reason changes. It ends with launch() (placed) or forget() (ended).
+    virtual void waiting(Seconds t, const ExecRun& r, const std::string& reason) { (void)t, (void)r, (void)reason; }
     /// Whether the executor runs `argv` commands (false: the simulated one ignores them).
     virtual bool runs_commands() const { return false; }
     /// Whether a run holds its GPUs only from its Started event to its attempt's end event

@@ -150,13 +150,25 @@ Result<std::uint32_t> SlurmClient::submit_held(const JobSpec& spec) const {
     return id;
 }
 
+Result<void> SlurmClient::set_comment(std::uint32_t job, const std::string& comment) const {
+    job_desc_msg_t d;
+    slurm_init_job_desc_msg(&d);
+    d.job_id = job;
+    d.comment = mut(comment);
+    const std::string fence = fence_comment();
+    if (!fence.empty()) d.admin_comment = mut(fence);
+    if (slurm_update_job(&d) != SLURM_SUCCESS) return update_fail(job, "setting the comment");
+    return {};
+}
+
 Result<void> SlurmClient::release_on(std::uint32_t job, const std::string& nodes,
-                                     std::int64_t rank, Seconds now_s) const {
+                                     std::int64_t rank, Seconds now_s, const std::string& comment) const {
     const std::string fence = fence_comment();
     {
         job_desc_msg_t d;
         slurm_init_job_desc_msg(&d);
         d.job_id = job;
+        if (!comment.empty()) d.comment = mut(comment);
         if (!fence.empty()) d.admin_comment = mut(fence);
         if (!nodes.empty()) d.req_nodes = mut(nodes);
         d.site_factor = static_cast<std::uint32_t>(0x80000000LL + rank);  // NICE_OFFSET + rank

@@ -126,6 +126,14 @@ public:
     /// a job adopted at restore() is stamped with it before any other command.
     void set_fencing_generation(std::int64_t generation) override;
     bool runs_commands() const override { return true; }
+    /// Every pending run has a held job (submitted by the poll thread, at most
+    /// kWaitingSubmitsPerPoll a poll), its comment "astraeus waiting: REASON | COMMAND", updated
+    /// at most every kReasonEveryS per job (docs/slurm.md, "What an administrator sees").
+    bool shows_waiting() const override { return true; }
+    void waiting(Seconds t, const ExecRun& r, const std::string& reason) override;
+    static constexpr int kWaitingSubmitsPerPoll = 8;
+    static constexpr int kReasonUpdatesPerPoll = 16;
+    static constexpr Seconds kReasonEveryS = 5;
     bool holds_from_start() const override { return true; }
     /// The job (its workspace's user) writes the logs itself.
     bool logs_written_by_workers() const override { return true; }
@@ -139,7 +147,8 @@ public:
 
 private:
     /// AdminHeld: held by a Slurm administrator (Held sent), until released (Unheld).
-    enum class Phase : std::uint8_t { Starting, Running, Stopping, Failed, Parked, AdminHeld, Done };
+    /// Waiting: a pending run's held job (waiting()), submitted by the poll thread.
+    enum class Phase : std::uint8_t { Starting, Running, Stopping, Failed, Parked, AdminHeld, Done, Waiting };
     struct RunState {
         ExecRun r;
         std::uint32_t job = 0;
@@ -148,6 +157,10 @@ private:
         Seconds running_since = -1;
         Seconds stop_deadline = 0;     ///< Stopping: requeue-held from then on
         Seconds released_s = -1;       ///< Starting: when released on its nodes, real clock
+        std::string waiting_reason;    ///< Waiting/Parked: the run's reason to show (waiting())
+        std::string shown_reason;      ///< the reason in the job's comment now ("": the command)
+        Seconds shown_at = -1;         ///< when the comment was last set, real clock
+        bool submit_failed = false;    ///< Waiting: the held job could not be submitted
         bool requeue_sent = false;
         /// Stopping: when the workers get the checkpoint signal (SIGTERM), after the batch shell
         /// wrote the lease end into the job's output; unset: sent.
@@ -193,6 +206,13 @@ private:
     /// account, its folders made and given to that user. Errors: no such user, a folder.
     Result<slurm::JobSpec> submitter(const ExecRun& r) const;
     std::string script(const RunState& s) const;
+    /// The whole job to submit for s.r, `first` its first node ("": not placed yet: the run's
+    /// pool's partition). Errors: submitter()'s.
+    Result<slurm::JobSpec> job_spec(const RunState& s, const std::string& first) const;
+    /// The run's command as the job's comment (its words quoted).
+    static std::string command_comment(const ExecRun& r);
+    /// Waiting runs: their held jobs submitted, their comments set to the reason (bounded).
+    void poll_waiting();
     std::string run_dir(const ExecRun& r) const;
     /// "astraeus-<workspace>-<run>" (what `squeue -o %j` shows an administrator).
     static std::string job_name(const ExecRun& r);

@@ -649,6 +649,12 @@ void Service::schedule(std::size_t pi, Seconds t) {
             // says it again (writing every pending run whose reason changed made one round of
             // a 100,000-run backlog a transaction of 100,000 rows).
             if (why != r->rec.reason && !r->rec.reason.starts_with("requeued: ")) r->rec.reason = std::move(why);
+            // An executor that shows the demand to its resource manager (Slurm: a held job per
+            // pending run) is told each pending run's reason when it changes.
+            if (exec_->shows_waiting() && r->told_waiting != r->rec.reason) {
+                r->told_waiting = r->rec.reason;
+                exec_->waiting(t, exec_run(*r), r->rec.reason);
+            }
         }
     }
     const auto ended = std::chrono::steady_clock::now();
@@ -701,6 +707,7 @@ void Service::apply_start(RunMem& r, const Decision& d, Seconds t) {
     r.rec.attempt_list.push_back({r.rec.attempts, t, -1, ""});
     r.rec.state = "starting";
     r.rec.reason.clear();
+    r.told_waiting.reset();
     r.rec.stop_cause.clear();
     r.rec.phase_since_s = t;
     r.rec.lease_start_s = t;
