@@ -4,7 +4,7 @@
 #  1. a foreign `sbatch --gres=gpu:4 -w gpu1` holds 4 of gpu1's GPUs: run a (1 x 8), which the
 #     consolidating placer would put on gpu1, the first machine, is placed on gpu2;
 #  2. a foreign 2-node job holds 4 GPUs of gpu3 and of gpu4: run b (1 x 8) fits no node (gpu1, gpu3,
-#     gpu4: 4 free each; gpu2: run a): it waits, 0 attempts, no Slurm job, 0 GPU-hours charged,
+#     gpu4: 4 free each; gpu2: run a): it waits, 0 attempts, its Slurm job held, 0 GPU-hours charged,
 #     its reason naming the 3 nodes, their GPUs and the foreign jobs;
 #  3. `scancel` of the gpu1 job: b is placed on gpu1, one attempt;
 #  4. after the gpu3/gpu4 job ended, a foreign job holds gpu4's 8 GPUs and another every CPU of gpu3
@@ -66,7 +66,8 @@ waitfor 100 bash -c "[ \"\$(curl -sS -H 'Authorization: Bearer $ML' $API/runs/b 
   fail "b's reason: '$(field b reason)' (want '$want')"
 sleep 3  # a placement would show by now
 is b 'pending 0' || fail "b placed on a node whose GPUs are held: $(get b)"
-[ -z "$(squeue -h -n astraeus-ml-b -o %i)" ] || fail "a Slurm job for b: $(node_of b)"
+# b waits in Slurm as a held job (pending runs are shown there), never released.
+[ "$(squeue -h -n astraeus-ml-b -o '%T %r')" = "PENDING JobHeldUser" ] || fail "b's Slurm job: $(squeue -h -n astraeus-ml-b -o '%T %r %N')"
 uncharged b "waiting run b"
 echo "2. jobs $F1, $F2 hold 4 GPUs each of gpu1, gpu3, gpu4: b waits ($want), 0 GPU-hours"
 

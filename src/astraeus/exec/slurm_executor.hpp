@@ -9,7 +9,10 @@
 //   forget   the job is cancelled (a held job kept for a resume is cancelled only when no launch
 //            follows within 60 s + the grace: the service forgets a run right before it places it
 //            again, and that launch may wait for other runs' GPUs; at shutdown they are cancelled)
-// A thread polls slurmctld through libslurm every `poll_ms`: RUNNING -> WorkerStarted + Started;
+// Waiting runs (waiting(), shows_waiting()): a held job each from the first round that leaves
+// the run pending, its comment the run's reason; launch() releases it in place.
+// A thread polls slurmctld through libslurm every `poll_ms`: PENDING past pending_bound_s after
+// the release -> held again + Withdrawn (slurm_pending.hpp); RUNNING -> WorkerStarted + Started;
 // COMPLETED with exit 0 -> Finished; any other end (FAILED, NODE_FAIL, TIMEOUT, CANCELLED by
 // someone else, OUT_OF_MEMORY), or a requeue by Slurm itself (node failure), -> Failed, the job
 // requeued held, then Released; nodes DOWN/FAIL or DRAIN -> MachineLost, back -> MachineBack;
