@@ -23,6 +23,12 @@ trap cleanup EXIT
 fail() { echo "FAIL: $*"; [ -f "$T/server.log" ] && tail -20 "$T/server.log"; exit 1; }
 START=$(date +%Y-%m-%dT%H:%M:%S)
 slurm_serve_ml
+# The job waits in Slurm (Resources) until the hold: no take-back of it meanwhile (the bound is
+# tested by serve_slurm_foreign_test.sh).
+python3 - "$T/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1])); c["slurm"] = {"pending_bound_s": 600}; json.dump(c, open(sys.argv[1], "w"))
+PY
 slurm_serve_start || fail "server did not start"
 get() { curl -sS -H "Authorization: Bearer $ML" "$API/runs/adm"; }
 field() { get | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get(sys.argv[1], ""))' "$1" 2>/dev/null; }

@@ -4,13 +4,14 @@
 #  1. a foreign `sbatch --gres=gpu:4 -w gpu1` holds 4 of gpu1's GPUs: run a (1 x 8), which the
 #     consolidating placer would put on gpu1, the first machine, is placed on gpu2;
 #  2. a foreign 2-node job holds 4 GPUs of gpu3 and of gpu4: run b (1 x 8) fits no node (gpu1, gpu3,
-#     gpu4: 4 free each; gpu2: run a): it waits, 0 attempts, no Slurm job, 0 GPU-hours charged,
+#     gpu4: 4 free each; gpu2: run a): it waits, 0 attempts, its Slurm job held, 0 GPU-hours charged,
 #     its reason naming the 3 nodes, their GPUs and the foreign jobs;
 #  3. `scancel` of the gpu1 job: b is placed on gpu1, one attempt;
-#  4. a foreign job holding every CPU of gpu4 (no GPU: the view sees GPUs only) after the gpu3/gpu4
-#     job ended: run c (1 x 8) is placed on gpu3 (the first free machine after a and b), its job
-#     sits PENDING in Slurm (Resources) while the run is "starting": nothing charged until Slurm
-#     starts it.
+#  4. after the gpu3/gpu4 job ended, a foreign job holds gpu4's 8 GPUs and another every CPU of gpu3
+#     (no GPU: not in the GPU view): run c (1 x 8) is placed on gpu3, its job sits PENDING in Slurm
+#     (Resources); past the bound (5 s) it is taken back (held again), c waits, uncharged, its
+#     attempt "not started" and not a failure, gpu3 withheld while the CPU job runs;
+#  5. the gpu4 job ends: c runs on gpu4 (attempt 2, the same Slurm job).
 # Skipped (77) without the cluster.
 # usage: serve_slurm_foreign_test.sh ASTRAEUS_BINARY
 set -uo pipefail
@@ -19,8 +20,8 @@ BIN=$1
 slurm_cluster_or_skip
 export TZ=UTC
 slurm_serve_scratch astraeus-slurm-foreign
-F1="" F2="" F3=""
-cleanup() { for j in $F1 $F2 $F3; do scancel "$j" 2>/dev/null; done; slurm_serve_cleanup; }
+F1="" F2="" F3="" F4=""
+cleanup() { for j in $F1 $F2 $F3 $F4; do scancel "$j" 2>/dev/null; done; slurm_serve_cleanup; }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; [ -f "$T/server.log" ] && tail -20 "$T/server.log"; exit 1; }
 slurm_serve_ml
@@ -65,7 +66,8 @@ waitfor 100 bash -c "[ \"\$(curl -sS -H 'Authorization: Bearer $ML' $API/runs/b 
   fail "b's reason: '$(field b reason)' (want '$want')"
 sleep 3  # a placement would show by now
 is b 'pending 0' || fail "b placed on a node whose GPUs are held: $(get b)"
-[ -z "$(squeue -h -n astraeus-ml-b -o %i)" ] || fail "a Slurm job for b: $(node_of b)"
+# b waits in Slurm as a held job (pending runs are shown there), never released.
+[ "$(squeue -h -n astraeus-ml-b -o '%T %r')" = "PENDING JobHeldUser" ] || fail "b's Slurm job: $(squeue -h -n astraeus-ml-b -o '%T %r %N')"
 uncharged b "waiting run b"
 echo "2. jobs $F1, $F2 hold 4 GPUs each of gpu1, gpu3, gpu4: b waits ($want), 0 GPU-hours"
 
@@ -75,21 +77,43 @@ waitfor 300 is b 'running 1' || fail "b not running after the cancel: $(get b)"
 [ "$(node_of b)" = "RUNNING gpu1" ] || fail "b: '$(node_of b)' (want RUNNING gpu1)"
 echo "3. scancel: b runs on gpu1 (attempt 1)"
 
-# 4. CPUs held outside (not seen): the run is placed, its job waits in Slurm, nothing charged.
+# 4. CPUs held outside (not in the GPU view): c's job, released on gpu3, stays PENDING (Resources);
+#    past the bound (pending_bound_s, 5 s) it is taken back: held again, c pending, uncharged, its
+#    attempt "not started" (no failure), gpu3 withheld; gpu4's GPUs are held by F4, so c waits until
+#    F4 ends, then runs on gpu4.
 scancel "$F2"; F2=""
 waitfor 100 seen 4 0 || fail "the service did not see gpu4 free again"
 waitfor 100 seen 3 0 || fail "the service did not see gpu3 free again"
+F4=$(sbatch --parsable -J someone-else-gpus -w gpu4 --gres=gpu:8 -o /dev/null --wrap 'sleep 600')
+slurm_wait_state "$F4" RUNNING 300 || fail "foreign job $F4 does not run"
+waitfor 100 seen 4 8 || fail "the service did not see job $F4's 8 GPUs on gpu4"
 F3=$(sbatch --parsable -J someone-else-cpus -w gpu3 --ntasks-per-node=16 -o /dev/null --wrap 'sleep 600')
 slurm_wait_state "$F3" RUNNING 300 || fail "foreign job $F3 does not run"
 submit c
 waitfor 300 is c 'starting 1' || fail "c not starting: $(get c)"
-waitfor 100 bash -c '[ "$(squeue -h -n astraeus-ml-c -o "%T %r %P")" = "PENDING Resources gpu" ]' ||
-  fail "c's job: '$(squeue -h -n astraeus-ml-c -o '%T %r %N %Q')' (want PENDING Resources)"
-sleep 3
-is c 'starting 1' || fail "c: $(get c)"
-uncharged c "run c, pending in Slurm"
-echo "4. job $F3 holds gpu3's CPUs: c's job waits in Slurm (Resources), 0 GPU-hours"
-scancel "$F3"; F3=""
-waitfor 300 is c 'running 1' || fail "c not running after the cancel: $(get c)"
-[ "$(node_of c)" = "RUNNING gpu3" ] || fail "c: '$(node_of c)' (want RUNNING gpu3)"
+waitfor 100 bash -c '[ "$(squeue -h -n astraeus-ml-c -o "%T %r %n")" = "PENDING Resources gpu3" ]' ||
+  fail "c's job: '$(squeue -h -n astraeus-ml-c -o '%T %r %N %Q')' (want PENDING Resources on gpu3)"
+JC=$(squeue -h -n astraeus-ml-c -o %i)
+waitfor 300 is c 'pending 1' || fail "c's job $JC was not taken back: $(get c)"
+want="requeued: Slurm did not start job $JC on gpu3 within 5 s (Resources): placed again"
+[ "$(field c reason)" = "$want" ] || fail "c's reason: '$(field c reason)' (want '$want')"
+waitfor 50 bash -c '[ "$(squeue -h -j '"$JC"' -o "%T %r")" = "PENDING JobHeldUser" ]' ||
+  fail "c's job after the take-back: '$(squeue -h -j "$JC" -o '%T %r %N')' (want PENDING JobHeldUser)"
+waitfor 50 seen 3 8 || fail "gpu3 not withheld after the take-back: $(grep 'machine=gpu-3 ' "$T/server.log" | tail -1)"
+grep 'machine.foreign' "$T/server.log" | grep 'machine=gpu-3 ' | tail -1 |
+  grep -q "node gpu3 did not start Astraeus's job $JC (Resources): Slurm jobs outside Astraeus hold its CPUs or memory (job $F3)" ||
+  fail "gpu3's withheld detail: $(grep 'machine=gpu-3 ' "$T/server.log" | tail -1)"
+sleep 3  # a placement on gpu3 again would show by now
+is c 'pending 1' || fail "c placed again on a node that did not start it: $(get c)"
+uncharged c "run c, taken back"
+outcomes() { curl -sS -H "Authorization: Bearer $ML" "$API/runs/c/attempts" |
+  python3 -c 'import json,sys; print(" ".join(a.get("outcome","-") for a in json.load(sys.stdin)["attempts"]))'; }
+[ "$(outcomes)" = "not started" ] || fail "c's attempts: '$(outcomes)' (want 'not started')"
+echo "4. job $F3 holds gpu3's CPUs: c's job $JC (Resources) taken back, c waits ($want), 0 GPU-hours"
+scancel "$F4"; F4=""
+waitfor 300 is c 'running 2' || fail "c not running after gpu4 freed: $(get c)"
+[ "$(node_of c)" = "RUNNING gpu4" ] || fail "c: '$(node_of c)' (want RUNNING gpu4)"
+[ "$(squeue -h -n astraeus-ml-c -o %i)" = "$JC" ] || fail "c has another job: $(squeue -h -n astraeus-ml-c -o %i)"
+[ "$(outcomes)" = "not started -" ] || fail "c's attempts: '$(outcomes)' (want 'not started -')"
+echo "5. gpu4 free: c runs there (attempt 2, the same job $JC), attempt 1 not started and not a failure"
 echo PASS

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "astraeus/exec/slurm_foreign.hpp"
+#include "astraeus/exec/slurm_pending.hpp"
 
 namespace sl = astraeus::exec::slurm;
 
@@ -67,4 +68,36 @@ TEST(SlurmForeign, OnlyJobsOutsideTheServiceCount) {
     EXPECT_TRUE(sl::own_job("astraeus-ws-r1", runs + "/ws/r1", runs));
     EXPECT_FALSE(sl::own_job("astraeus-ws-r1", runs + "-old/ws/r1", runs));
     EXPECT_FALSE(sl::own_job("job", runs + "/ws/r1", runs));
+}
+
+// A released job that Slurm does not start (exec/slurm_pending.hpp): the bound, the jobs outside
+// the service per node (any resources: a CPU-only job counts), when a withheld node clears.
+TEST(SlurmPending, BoundBlockAndTexts) {
+    const std::string runs = "/var/astraeus-runs";
+    EXPECT_FALSE(sl::past_pending_bound(-1, 100, 5));  // not released
+    EXPECT_FALSE(sl::past_pending_bound(100, 104, 5));
+    EXPECT_TRUE(sl::past_pending_bound(100, 105, 5));
+    const std::vector<sl::JobAlloc> allocs = {
+        {21, "someone-else-cpus", "/home/u", "gpu3", {}},  // CPUs only: no gres detail
+        {6, "someone-else-gpus", "/home/u", "gpu[3-4]", {"gpu:8(IDX:0-7)"}},
+        {22, "astraeus-ml-c", runs + "/ml/c", "gpu3", {"gpu:8(IDX:0-7)"}},  // ours
+        {7, "broken", "/tmp", "gpu[1-", {}},
+    };
+    const auto on = sl::foreign_jobs_per_node(allocs, runs);
+    ASSERT_EQ(on.size(), 2u);
+    EXPECT_EQ(on.at("gpu3"), (std::vector<std::uint32_t>{6, 21}));
+    EXPECT_EQ(on.at("gpu4"), (std::vector<std::uint32_t>{6}));
+    sl::BlockedNode b{{21}, 1000, ""};
+    EXPECT_TRUE(sl::still_blocked(b, on.at("gpu3"), 5000, 30));  // job 21 still there: no time limit
+    EXPECT_FALSE(sl::still_blocked(b, {6}, 1001, 30));          // job 21 gone
+    const sl::BlockedNode none{{}, 1000, ""};
+    EXPECT_TRUE(sl::still_blocked(none, {}, 1029, 30));
+    EXPECT_FALSE(sl::still_blocked(none, {}, 1030, 30));
+    EXPECT_EQ(sl::not_started_text(22, "gpu3", 5, "Resources"),
+              "Slurm did not start job 22 on gpu3 within 5 s (Resources): placed again");
+    EXPECT_EQ(sl::blocked_text("gpu3", 22, "Resources", {21}, 30),
+              "node gpu3 did not start Astraeus's job 22 (Resources): Slurm jobs outside Astraeus hold its CPUs or "
+              "memory (job 21)");
+    EXPECT_EQ(sl::blocked_text("gpu3", 22, "Priority", {}, 30),
+              "node gpu3 did not start Astraeus's job 22 (Priority): withheld for 30 s");
 }

@@ -101,6 +101,7 @@ Result<std::unique_ptr<service::Executor>> make_slurm_executor(service::ServiceC
                                             "what a node cannot give is said in the job's job.out"
                                           : "local.sandbox.enabled is false: the steps run unconfined"}});
     sc.grace_s = grace_s;
+    sc.pending_bound_s = cfg.slurm_pending_bound_s;
     sc.sample_period_s = cfg.local.utilization_period_s;  // the service counts a sample 2 periods
     return std::make_unique<exec::SlurmExecutor>(sc, std::move(*client), std::move(*pools));
 #else

@@ -22,6 +22,7 @@ const char* to_string(ExecEvent::Kind k) {
         case K::Unheld: return "unheld";
         case K::Foreign: return "foreign";
         case K::Preempted: return "preempted";
+        case K::Withdrawn: return "withdrawn";
     }
     return "unknown";
 }

@@ -29,6 +29,10 @@
 //   Foreign        machine `machine` has `gpus` GPUs held by jobs outside this service (Slurm:
 //                  jobs it did not submit), from now until the next Foreign event of the machine
 //                  (0: none any more); `detail` says which (the pending runs' reason names it)
+//   Withdrawn      the resource manager did not start a placed attempt in time (Slurm: its job
+//                  stayed PENDING, Resources/Priority, past the bound): the placement is taken
+//                  back before it held anything; the run waits and is placed again, its attempt
+//                  neither charged nor a failure; `detail` says why
 // Implementations: exec/local_executor.hpp (child processes of the service on its machine),
 // service/sim_executor.hpp (simulated, on the service's clock), agents (node agents) and Slurm.
 // Times are Unix seconds of the service's clock.
@@ -67,6 +71,8 @@ struct ExecRun {
     std::string run_name;
     std::string workspace;
     std::int64_t workspace_id = 0;            ///< the store's id (the sandbox's uid: uid_base + id)
+    std::string pool;                         ///< its pool's name (Slurm: the partition)
+    int gpus_per_worker = 0;
     std::vector<std::string> argv;            ///< the command; empty: nothing to run (sim only)
     std::map<std::string, std::string> env;   ///< the run's own variables
     std::string workdir;                      ///< empty: the run's directory
@@ -98,6 +104,7 @@ struct ExecEvent {
         Unheld,
         Foreign,
         Preempted,
+        Withdrawn,
     };
     Kind kind;
     Seconds t;
@@ -111,6 +118,7 @@ struct ExecEvent {
     int signal = 0;            ///< WorkerExited: the signal that ended it (0: none)
     int attempt = 0;           ///< the attempt the event belongs to (0: not known)
     std::string detail = {};   ///< Cancelled, Held, Preempted: who and when, for the run's reason;
+                               ///< Withdrawn: why the placement was taken back;
                                ///< Failed: why, when known (a refused submission);
                                ///< Foreign: whose GPUs
     int gpus = 0;              ///< Foreign: GPUs of the machine held outside the service
@@ -163,6 +171,12 @@ public:
     virtual void attach(std::function<Seconds()> now, std::function<void()> wake) {
         (void)now, (void)wake;
     }
+    /// Whether the service tells it its pending runs (waiting()): an executor that shows the
+    /// demand to its resource manager (Slurm: a held job per pending run, `squeue -t PD`).
+    virtual bool shows_waiting() const { return false; }
+    /// Run `r` waits at t (submitted, or back to pending) for `reason` (the run's reason); called
+    /// again when the reason changes. It ends with launch() (placed) or forget() (ended).
+    virtual void waiting(Seconds t, const ExecRun& r, const std::string& reason) { (void)t, (void)r, (void)reason; }
     /// Whether the executor runs `argv` commands (false: the simulated one ignores them).
     virtual bool runs_commands() const { return false; }
     /// Whether a run holds its GPUs only from its Started event to its attempt's end event

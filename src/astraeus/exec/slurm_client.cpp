@@ -13,6 +13,9 @@
 
 #include "astraeus/slurm_import/hostlist.hpp"
 
+// libslurm's name of a state reason (exported, not declared in slurm.h).
+extern "C" char* slurm_job_reason_string(enum job_state_reason inx);
+
 namespace astraeus::exec::slurm {
 namespace {
 
@@ -147,13 +150,25 @@ Result<std::uint32_t> SlurmClient::submit_held(const JobSpec& spec) const {
     return id;
 }
 
+Result<void> SlurmClient::set_comment(std::uint32_t job, const std::string& comment) const {
+    job_desc_msg_t d;
+    slurm_init_job_desc_msg(&d);
+    d.job_id = job;
+    d.comment = mut(comment);
+    const std::string fence = fence_comment();
+    if (!fence.empty()) d.admin_comment = mut(fence);
+    if (slurm_update_job(&d) != SLURM_SUCCESS) return update_fail(job, "setting the comment");
+    return {};
+}
+
 Result<void> SlurmClient::release_on(std::uint32_t job, const std::string& nodes,
-                                     std::int64_t rank, Seconds now_s) const {
+                                     std::int64_t rank, Seconds now_s, const std::string& comment) const {
     const std::string fence = fence_comment();
     {
         job_desc_msg_t d;
         slurm_init_job_desc_msg(&d);
         d.job_id = job;
+        if (!comment.empty()) d.comment = mut(comment);
         if (!fence.empty()) d.admin_comment = mut(fence);
         if (!nodes.empty()) d.req_nodes = mut(nodes);
         d.site_factor = static_cast<std::uint32_t>(0x80000000LL + rank);  // NICE_OFFSET + rank
@@ -289,6 +304,8 @@ Result<std::vector<JobInfo>> SlurmClient::jobs() const {
         o.completing = (j.job_state & JOB_COMPLETING) != 0;
         o.priority = j.priority;
         o.held = j.priority == 0;
+        if (o.state == JobState::Pending)
+            o.reason = str(slurm_job_reason_string(static_cast<enum job_state_reason>(j.state_reason)));
         o.admin_held = o.held && o.state == JobState::Pending && j.state_reason == WAIT_HELD;
         o.restarts = j.restart_cnt;
         o.generation = generation_in(str(j.admin_comment));

@@ -56,6 +56,7 @@ struct JobInfo {
     /// user holds (JobHeldUser) so that the two can be told apart.
     bool admin_held = false;
     std::uint32_t priority = 0;
+    std::string reason;          ///< why it is pending, in Slurm's words ("Resources", "JobHeldUser")
     std::uint32_t restarts = 0;  ///< restart_cnt: segments started before the current one
     /// The fencing generation stamped on the job (AdminComment "astraeus-generation=N"; 0: none).
     std::int64_t generation = 0;
@@ -90,8 +91,12 @@ public:
     Result<std::uint32_t> submit_held(const JobSpec& spec) const;
     /// Admit or resume: ReqNodeList = `nodes` (comma-separated node names), SiteFactor = `rank`
     /// (priority = rank under multifactor with zero weights), StartTime = now_s + 1, release.
+    /// `comment` (non-empty): the job's comment set in the same request (the run's command again,
+    /// after the waiting reason).
     Result<void> release_on(std::uint32_t job, const std::string& nodes, std::int64_t rank,
-                            Seconds now_s) const;
+                            Seconds now_s, const std::string& comment = {}) const;
+    /// Sets the job's comment (`squeue -o %k`, `scontrol show job`'s Comment=).
+    Result<void> set_comment(std::uint32_t job, const std::string& comment) const;
     /// Sends `sig` to every step of the job and its batch shell (KILL_FULL_JOB), or, with
     /// `steps_only`, to the tasks of its steps only (every worker; not the batch shell or srun).
     Result<void> signal(std::uint32_t job, int sig, bool steps_only = false) const;

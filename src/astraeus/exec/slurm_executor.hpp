@@ -9,7 +9,10 @@
 //   forget   the job is cancelled (a held job kept for a resume is cancelled only when no launch
 //            follows within 60 s + the grace: the service forgets a run right before it places it
 //            again, and that launch may wait for other runs' GPUs; at shutdown they are cancelled)
-// A thread polls slurmctld through libslurm every `poll_ms`: RUNNING -> WorkerStarted + Started;
+// Waiting runs (waiting(), shows_waiting()): a held job each from the first round that leaves
+// the run pending, its comment the run's reason; launch() releases it in place.
+// A thread polls slurmctld through libslurm every `poll_ms`: PENDING past pending_bound_s after
+// the release -> held again + Withdrawn (slurm_pending.hpp); RUNNING -> WorkerStarted + Started;
 // COMPLETED with exit 0 -> Finished; any other end (FAILED, NODE_FAIL, TIMEOUT, CANCELLED by
 // someone else, OUT_OF_MEMORY), or a requeue by Slurm itself (node failure), -> Failed, the job
 // requeued held, then Released; nodes DOWN/FAIL or DRAIN -> MachineLost, back -> MachineBack;
@@ -66,6 +69,7 @@
 #include "astraeus/exec/sandbox/sandbox.hpp"
 #include "astraeus/exec/slurm_client.hpp"
 #include "astraeus/exec/slurm_pools.hpp"
+#include "astraeus/exec/slurm_pending.hpp"
 
 namespace astraeus::exec {
 
@@ -73,6 +77,12 @@ struct SlurmExecutorConfig {
     std::string runs_dir = "astraeus-data/runs";
     int poll_ms = 100;
     Seconds grace_s = 10;        ///< after the checkpoint signal, before requeue-held
+    /// A released job Slurm has not started this many seconds later (PENDING for anything but a
+    /// hold: Resources, Priority) is taken back: held again, Withdrawn, its nodes withheld
+    /// (slurm_pending.hpp) while the jobs outside Astraeus there at that moment hold them, or
+    /// for `blocked_cool_off_s` when there are none.
+    Seconds pending_bound_s = 5;
+    Seconds blocked_cool_off_s = 30;
     /// Who a workspace's jobs run as (`sbatch --uid/--gid`): the worker sandbox's identity of
     /// the workspace (sandbox::identity_for over `identity`, `allow_root`, `run_as_user`; the
     /// local executor's), which must be a Unix user (a passwd entry) here and on the nodes.
@@ -125,6 +135,14 @@ public:
     /// a job adopted at restore() is stamped with it before any other command.
     void set_fencing_generation(std::int64_t generation) override;
     bool runs_commands() const override { return true; }
+    /// Every pending run has a held job (submitted by the poll thread, at most
+    /// kWaitingSubmitsPerPoll a poll), its comment "astraeus waiting: REASON | COMMAND", updated
+    /// at most every kReasonEveryS per job (docs/slurm.md, "What an administrator sees").
+    bool shows_waiting() const override { return true; }
+    void waiting(Seconds t, const ExecRun& r, const std::string& reason) override;
+    static constexpr int kWaitingSubmitsPerPoll = 8;
+    static constexpr int kReasonUpdatesPerPoll = 16;
+    static constexpr Seconds kReasonEveryS = 5;
     bool holds_from_start() const override { return true; }
     /// The job (its workspace's user) writes the logs itself.
     bool logs_written_by_workers() const override { return true; }
@@ -138,7 +156,8 @@ public:
 
 private:
     /// AdminHeld: held by a Slurm administrator (Held sent), until released (Unheld).
-    enum class Phase : std::uint8_t { Starting, Running, Stopping, Failed, Parked, AdminHeld, Done };
+    /// Waiting: a pending run's held job (waiting()), submitted by the poll thread.
+    enum class Phase : std::uint8_t { Starting, Running, Stopping, Failed, Parked, AdminHeld, Done, Waiting };
     struct RunState {
         ExecRun r;
         std::uint32_t job = 0;
@@ -146,6 +165,11 @@ private:
         Seconds executed_s = 0;
         Seconds running_since = -1;
         Seconds stop_deadline = 0;     ///< Stopping: requeue-held from then on
+        Seconds released_s = -1;       ///< Starting: when released on its nodes, real clock
+        std::string waiting_reason;    ///< Waiting/Parked: the run's reason to show (waiting())
+        std::string shown_reason;      ///< the reason in the job's comment now ("": the command)
+        Seconds shown_at = -1;         ///< when the comment was last set, real clock
+        bool submit_failed = false;    ///< Waiting: the held job could not be submitted
         bool requeue_sent = false;
         /// Stopping: when the workers get the checkpoint signal (SIGTERM), after the batch shell
         /// wrote the lease end into the job's output; unset: sent.
@@ -173,6 +197,12 @@ private:
     /// A cancel by someone else (`scancel`), seen at `t`: true when handled (Cancelled sent, or
     /// waiting up to 3 s for slurmdbd's record of who); false when the job is not cancelled.
     bool poll_cancel(RunState& s, const slurm::JobInfo& j, Seconds t, std::vector<ExecEvent>& out);
+    /// A released job Slurm did not start within the bound: held again, Withdrawn, its nodes
+    /// withheld. False when it cannot be held (it has just started).
+    bool take_back(RunState& s, const slurm::JobInfo& j, Seconds t, std::vector<ExecEvent>& out);
+    /// Machine `node`'s Foreign event when its withheld GPUs (foreign GPUs, or all of them while
+    /// blocked_) changed since the last one sent.
+    void foreign_event(const std::string& node, Seconds t, std::vector<ExecEvent>& out);
     /// An administrator's hold or release of a job not running (Starting, Parked, AdminHeld).
     void poll_admin_hold(RunState& s, const slurm::JobInfo& j, Seconds t, std::vector<ExecEvent>& out);
     // --- slurm_executor_admin.cpp ------------------------------------------------------------
@@ -198,6 +228,13 @@ private:
     /// account, its folders made and given to that user. Errors: no such user, a folder.
     Result<slurm::JobSpec> submitter(const ExecRun& r) const;
     std::string script(const RunState& s) const;
+    /// The whole job to submit for s.r, `first` its first node ("": not placed yet: the run's
+    /// pool's partition). Errors: submitter()'s.
+    Result<slurm::JobSpec> job_spec(const RunState& s, const std::string& first) const;
+    /// The run's command as the job's comment (its words quoted).
+    static std::string command_comment(const ExecRun& r);
+    /// Waiting runs: their held jobs submitted, their comments set to the reason (bounded).
+    void poll_waiting();
     std::string run_dir(const ExecRun& r) const;
     /// "astraeus-<workspace>-<run>" (what `squeue -o %j` shows an administrator).
     static std::string job_name(const ExecRun& r);
@@ -223,6 +260,8 @@ private:
     std::map<std::string, std::string> node_addr_;
     std::map<std::string, bool> node_up_;
     std::map<std::string, slurm::ForeignNode> foreign_;  ///< node -> GPUs held outside us
+    std::map<std::string, slurm::BlockedNode> blocked_;  ///< nodes that did not start our job
+    std::map<std::string, std::pair<int, std::string>> foreign_sent_;  ///< last Foreign event
     std::deque<ExecEvent> events_;
     Seconds last_nodes_poll_ = 0;
     /// Held jobs of this data directory found at start that no run has claimed yet (job id ->

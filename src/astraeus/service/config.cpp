@@ -288,7 +288,7 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
         const json& l = j["slurm"];
         const std::string w = where + ": slurm";
         if (!l.is_object()) return fail(w + ": must be an object");
-        TRY(only_keys(l, {"accounts", "partitions"}, w));
+        TRY(only_keys(l, {"accounts", "partitions", "pending_bound_s"}, w));
         if (l.contains("partitions")) {
             const json& ps = l["partitions"];
             if (!ps.is_array()) return fail(w + ": partitions must be a list of Slurm partition names");
@@ -298,6 +298,11 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
                     return fail(w + ": partitions: each must be a partition name (a non-empty string)");
                 c.slurm_partitions.push_back(v.get<std::string>());
             }
+        }
+        if (l.contains("pending_bound_s")) {
+            TRY(get(l, "pending_bound_s", c.slurm_pending_bound_s, w));
+            if (c.slurm_pending_bound_s < 1 || c.slurm_pending_bound_s > 3600)
+                return fail(w + ": pending_bound_s must be in 1..3600 (seconds)");
         }
         if (l.contains("accounts")) {
             if (!l["accounts"].is_object()) return fail(w + ": accounts must map workspace names to Slurm accounts");

@@ -113,6 +113,10 @@ struct ServiceConfig {
     /// become pools (docs/slurm.md, "Two setups"); empty: every partition with GPU nodes, which
     /// needs SchedulerType=sched/builtin cluster-wide.
     std::vector<std::string> slurm_partitions;
+    /// "slurm": {"pending_bound_s": 5}: a job released on the nodes Astraeus chose that Slurm
+    /// has not started this many seconds later is taken back and the run placed again
+    /// (docs/slurm.md, "Sharing the nodes with jobs outside Astraeus").
+    Seconds slurm_pending_bound_s = 5;
     int max_failures = 3;
     WorkspaceLimits limits;
     WebSessionConfig web_sessions;

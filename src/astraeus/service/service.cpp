@@ -646,6 +646,12 @@ void Service::schedule(std::size_t pi, Seconds t) {
             // says it again (writing every pending run whose reason changed made one round of
             // a 100,000-run backlog a transaction of 100,000 rows).
             if (why != r->rec.reason && !r->rec.reason.starts_with("requeued: ")) r->rec.reason = std::move(why);
+            // An executor that shows the demand to its resource manager (Slurm: a held job per
+            // pending run) is told each pending run's reason when it changes.
+            if (exec_->shows_waiting() && r->told_waiting != r->rec.reason) {
+                r->told_waiting = r->rec.reason;
+                exec_->waiting(t, exec_run(*r), r->rec.reason);
+            }
         }
     }
     const auto ended = std::chrono::steady_clock::now();
@@ -698,6 +704,7 @@ void Service::apply_start(RunMem& r, const Decision& d, Seconds t) {
     r.rec.attempt_list.push_back({r.rec.attempts, t, -1, ""});
     r.rec.state = "starting";
     r.rec.reason.clear();
+    r.told_waiting.reset();
     r.rec.stop_cause.clear();
     r.rec.phase_since_s = t;
     r.rec.lease_start_s = t;
@@ -931,6 +938,19 @@ void Service::on_exec(const ExecEvent& e) {
             r.rec.lease_end_s = -1;
             pool.dirty = true;
             log(LogLevel::Warn, "run.preempted_outside", {{"run", r.rec.name}, {"detail", e.detail}});
+            break;
+        case K::Withdrawn:  // not started in time: waits (uncharged, no failure), placed again
+            if (r.rec.state != "starting") break;
+            end_open_attempt(r.rec, t, "not started");
+            r.launch_pending = false;
+            pool.sched->requeue(r.job, t);
+            r.rec.state = "pending";
+            r.rec.reason = "requeued: " + e.detail;  // kept until it is placed again
+            r.rec.phase_since_s = t;
+            r.rec.lease_end_s = -1;
+            pool.dirty = true;
+            log(LogLevel::Warn, "run.withdrawn", {{"run", r.rec.name}, {"attempt", std::to_string(r.rec.attempts)},
+                                                  {"detail", e.detail}});
             break;
         case K::Unheld:
             if (!r.held_outside) break;

@@ -124,6 +124,8 @@ ExecRun Service::exec_run(const RunMem& r) const {
     auto ws = workspaces_.find(r.rec.workspace_id);
     e.workspace = ws == workspaces_.end() ? "" : ws->second.name;
     e.workspace_id = r.rec.workspace_id;
+    e.pool = pools_[r.pool]->rec.name;
+    e.gpus_per_worker = r.rec.gpus_per_worker;
     const exec::CommandSpec c = exec::from_stored(r.rec.command);
     e.argv = c.argv;
     e.env = c.env;

@@ -95,6 +95,8 @@ struct Service::RunMem {
     bool launch_pending = false;  ///< placed; the executor's launch waits for its GPUs
     bool prev_alive = false;      ///< its previous attempt's processes may still run
     bool held_outside = false;    ///< held by the resource manager's administrator (Held event)
+    /// The pending reason last told to an executor that shows waiting runs (Executor::waiting).
+    std::optional<std::string> told_waiting;
     std::map<int, std::uint64_t> log_caps;  ///< attempt -> each worker's log cap (log quota)
     /// The run's states since the service started (the API's "history"): when each began.
     struct Transition {

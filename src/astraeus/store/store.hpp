@@ -93,7 +93,8 @@ struct AttemptRec {
     int number = 0;
     Seconds started_s = 0;
     Seconds ended_s = -1;
-    std::string outcome;  ///< "", "succeeded", "failed", "preempted", "stopped", "lease"
+    std::string outcome;  ///< "", "succeeded", "failed", "preempted", "stopped", "lease",
+                          ///< "not started" (the resource manager did not start it: Withdrawn)
 };
 
 /// A run and everything the service needs to rebuild it after a restart.
