@@ -315,7 +315,11 @@ int run_step_sandbox(const StepSandboxSpec& spec) {
                      "(SIGKILL to the step's pid namespace)\n",
                      who.c_str(), own_attempt, spec.attempt_file.c_str(), newer->attempt,
                      static_cast<long long>(newer->written_ms));
-        return 128 + SIGKILL;
+        // Exits at once, as exit_like() does for the worker's status: no exit-time work (under
+        // ASan, LeakSanitizer cannot stop the world of a task that made a user namespace and
+        // exits 1 instead: the CI failure this fixes).
+        std::fflush(stderr);
+        ::_exit(128 + SIGKILL);
     }
     Report r{};
     ssize_t n;
