@@ -1,4 +1,5 @@
 #include "astraeus/exec/slurm_executor.hpp"
+#include "astraeus/exec/slurm_wall_time.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -23,7 +24,7 @@
 namespace astraeus::exec {
 namespace {
 
-Seconds wall_now() { return static_cast<Seconds>(std::time(nullptr)); }
+using slurm_time::wall_now;
 
 // The step's GPU sampler: the configured program, else this process's own executable.
 std::string sampler_path(const std::string& configured) {
@@ -43,15 +44,7 @@ std::string quote(const std::string& s) {
     return q + "'";
 }
 
-// "2026-12-02T08:40:00Z".
-std::string utc(Seconds s) {
-    const std::time_t tt = static_cast<std::time_t>(s);
-    std::tm tm{};
-    gmtime_r(&tt, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
+using slurm_time::utc;
 
 // "uid 0 (root)", "uid 1001".
 std::string user_text(std::uint32_t uid) {
@@ -162,7 +155,7 @@ void SlurmExecutor::set_machines(const std::vector<std::int64_t>& ids, Seconds t
                 (void)client_.stamp(j.id);
                 // An administrator's hold: far off, so that their release cannot start it on
                 // the nodes chosen before (the run's next launch sets StartTime again).
-                if (j.admin_held) (void)client_.set_begin(j.id, wall_now() + 10 * 365 * 86400);
+                if (j.admin_held) (void)client_.set_begin(j.id, wall_now() + slurm_time::kHeldStartOffsetS);
                 orphans_[j.id] = {wall_now(), j.name, j.work_dir, j.admin_held};
             }
 }
@@ -784,7 +777,7 @@ void SlurmExecutor::poll_admin_hold(RunState& s, const slurm::JobInfo& j, Second
             if (!j.admin_held) return;
             // Far off: a release (the administrator's) must not start it on the nodes chosen
             // before; the next launch sets StartTime again (release_on).
-            (void)client_.set_begin(s.job, wall_now() + 10 * 365 * 86400);
+            (void)client_.set_begin(s.job, wall_now() + slurm_time::kHeldStartOffsetS);
             s.phase = Phase::AdminHeld;
             s.uhold_sent = false;
             event(ExecEvent::Kind::Held, "held in Slurm by an administrator (scontrol hold) since " +

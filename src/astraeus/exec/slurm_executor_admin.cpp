@@ -8,22 +8,14 @@
 
 #include "astraeus/exec/sandbox/attempt_guard.hpp"
 #include "astraeus/exec/slurm_executor.hpp"
+#include "astraeus/exec/slurm_wall_time.hpp"
 
 namespace astraeus::exec {
 namespace {
 
-Seconds wall_s() { return static_cast<Seconds>(std::time(nullptr)); }
-
-std::string utc_text(Seconds s) {
-    const std::time_t tt = static_cast<std::time_t>(s);
-    std::tm tm{};
-    gmtime_r(&tt, &tm);
-    char buf[32];
-    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-    return buf;
-}
-
-constexpr Seconds kFarOffS = 10 * 365 * 86400;  // a held job's StartTime: a release cannot start it
+using slurm_time::kHeldStartOffsetS;
+using slurm_time::utc;
+Seconds wall_s() { return slurm_time::wall_now(); }
 
 }  // namespace
 
@@ -53,16 +45,16 @@ bool SlurmExecutor::poll_admin_requeue(RunState& s, const slurm::JobInfo& j, Sec
     ExecEvent e{ExecEvent::Kind::Preempted, t, s.r.run};
     e.attempt = s.r.attempt;
     // Slurm's records say when (this poll, within poll_ms of the requeue) but not who asked.
-    e.detail = std::string("requeued: preempted in Slurm by an administrator (scontrol ") + verb + ") at " + utc_text(at) +
+    e.detail = std::string("requeued: preempted in Slurm by an administrator (scontrol ") + verb + ") at " + utc(at) +
                " (" + job + "; Slurm does not record who): placed again by Astraeus";
     out.push_back(e);
     if (j.held) {  // requeue-held: waits like an administrator's hold, until released
-        (void)client_.set_begin(s.job, at + kFarOffS);
+        (void)client_.set_begin(s.job, at + kHeldStartOffsetS);
         s.phase = Phase::AdminHeld;
         s.uhold_sent = false;
         ExecEvent h{ExecEvent::Kind::Held, t, s.r.run};
         h.attempt = s.r.attempt;
-        h.detail = "held in Slurm by an administrator (scontrol requeuehold) since " + utc_text(at) + " (" + job + ")";
+        h.detail = "held in Slurm by an administrator (scontrol requeuehold) since " + utc(at) + " (" + job + ")";
         out.push_back(std::move(h));
     } else {  // Slurm would start it again by itself: held by us until Astraeus places it again
         (void)client_.hold(s.job);
@@ -79,12 +71,12 @@ bool SlurmExecutor::keep_admin_hold(RunState& s, Seconds t, std::vector<ExecEven
     for (const auto& j : *jobs) {
         if (j.id != s.job) continue;
         if (j.state != slurm::JobState::Pending || !j.admin_held) return false;
-        (void)client_.set_begin(s.job, wall_s() + kFarOffS);
+        (void)client_.set_begin(s.job, wall_s() + kHeldStartOffsetS);
         s.phase = Phase::AdminHeld;
         s.uhold_sent = false;
         ExecEvent h{ExecEvent::Kind::Held, t, s.r.run};
         h.attempt = s.r.attempt;
-        h.detail = "held in Slurm by an administrator (scontrol hold; seen at " + utc_text(wall_s()) +
+        h.detail = "held in Slurm by an administrator (scontrol hold; seen at " + utc(wall_s()) +
                    ", after a restart of astraeus serve) (job " + std::to_string(s.job) + ")";
         out.push_back(std::move(h));
         return true;

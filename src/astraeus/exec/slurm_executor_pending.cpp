@@ -8,11 +8,12 @@
 #include <unistd.h>
 
 #include "astraeus/exec/slurm_executor.hpp"
+#include "astraeus/exec/slurm_wall_time.hpp"
 
 namespace astraeus::exec {
 namespace {
 
-Seconds wall_now() { return static_cast<Seconds>(std::time(nullptr)); }
+using slurm_time::wall_now;
 
 // A waiting run's job comment: "astraeus waiting: REASON | COMMAND" (the reason cut at 500 bytes).
 std::string waiting_comment(const std::string& reason, const std::string& command) {
