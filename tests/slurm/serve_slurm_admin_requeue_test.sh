@@ -2,7 +2,8 @@
 # Administrators' requeues and a hold across a restart (docs/slurm.md, "Administrators win"):
 #  1. `scontrol requeue` of a running run's job: attempt 1 ends `preempted` (not failed), the
 #     service logs run.preempted_outside with the reason, and Astraeus places the run again on
-#     the same job (attempt 2 running, Restarts=1);
+#     the same job (attempt 2 running, Restarts=1), released only after Slurm finished the
+#     requeue (started < cred_expire + 1 s after it);
 #  2. `scontrol requeuehold`: attempt 2 ends `preempted`, the run is pending, its reason "held in
 #     Slurm by an administrator (scontrol requeuehold) ...", the job stays PENDING (not placed
 #     again while held);
@@ -30,9 +31,16 @@ waitfor 300 is 'running 1' || fail "rq not running: $(get)"
 job=$(squeue -h -n astraeus-ml-rq -o %i)
 
 # 1. requeue: a preemption by an administrator, placed again by Astraeus.
+requeued_at=$(date +%s)
 scontrol requeue "$job"
 echo "scontrol requeue $job"
 waitfor 300 is 'running 2' || fail "rq not running as attempt 2 after the requeue: $(get)"
+# Released only once Slurm finished the requeue (no longer COMPLETING): a release before that is
+# undone by Slurm's BeginTime = now + cred_expire + 1 (11 s on the test cluster) and the job
+# waited that long, or was taken back as not started (attempt 3) or seen running while PENDING.
+started=$(date -d "$(squeue -h -j "$job" -o %S)" +%s)
+echo "rq: attempt 2 started $((started - requeued_at)) s after the requeue"
+[ $((started - requeued_at)) -lt 11 ] || fail "attempt 2 started $((started - requeued_at)) s after the requeue (want < 11: released before Slurm finished the requeue?)"
 [ "$(outcome 1)" = preempted ] || fail "attempt 1 outcome '$(outcome 1)' (want preempted)"
 grep -q "run.preempted_outside.*requeued: preempted in Slurm by an administrator (scontrol requeue) at .*(job $job" "$T/server.log" ||
   fail "no run.preempted_outside line: $(grep rq "$T/server.log" | tail -5)"

@@ -356,6 +356,7 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
         s.cancel_seen_s = -1;
         s.uhold_sent = s.user_hold_seen = false;
         s.waiting_reason.clear();
+        s.deferred.reset();
         s.steps.assign(static_cast<std::size_t>(r.workers), -1);
         s.sampled.assign(static_cast<std::size_t>(r.workers), -1);
         s.executed_s = r.executed_s;
@@ -405,19 +406,25 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
             s.restarts_at_launch = 0;  // set from the job's view at the first poll
         }
         if (s.job != 0 && s.phase == Phase::Starting) {
-            mark_current_attempt(r);  // before the release: the new attempt's steps read it
             static std::int64_t seq = 0;
-            const std::int64_t rank = 1000000 - (++seq % 1000000);  // earlier admitted: higher
+            RunState::Release how;
+            how.nodes = nodes;
+            how.rank = 1000000 - (++seq % 1000000);  // earlier admitted: higher
             // A job that waited showed the run's reason in its comment: the command again.
-            const std::string comment = s.shown_reason.empty() ? std::string() : command_comment(r);
-            if (auto ok = client_.release_on(s.job, nodes, rank, wall_now(), comment); !ok) failed(ok.error().message);
-            else {
-                s.released_s = wall_now();
-                s.shown_reason.clear();
-            }
+            if (!s.shown_reason.empty()) how.comment = command_comment(r);
+            if (s.completing_seen) s.deferred = std::move(how);  // released by poll_jobs
+            else if (auto ok = release(s, how); !ok) failed(ok.error().message);
         }
     }
     push(evs);  // the poll thread wakes the service: launch() is called under the service's lock
+}
+
+Result<void> SlurmExecutor::release(RunState& s, const RunState::Release& how) {
+    mark_current_attempt(s.r);  // before the release: the new attempt's steps read it
+    if (auto ok = client_.release_on(s.job, how.nodes, how.rank, wall_now(), how.comment); !ok) return ok;
+    s.released_s = wall_now();
+    s.shown_reason.clear();
+    return {};
 }
 
 void SlurmExecutor::stop(Seconds t, std::int64_t run) {
@@ -432,6 +439,7 @@ void SlurmExecutor::stop(Seconds t, std::int64_t run) {
         s.running_since = -1;
     }
     s.phase = Phase::Stopping;
+    s.deferred.reset();  // never released: the Stopping poll parks it (still held)
     s.stop_deadline = wall_now() + c_.grace_s;
     s.requeue_sent = false;
     s.uhold_sent = false;
@@ -619,6 +627,19 @@ void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
             continue;
         }
         const slurm::JobInfo& j = *it->second;
+        s.completing_seen = j.completing;
+        if (s.phase == Phase::Starting && s.deferred && j.state == slurm::JobState::Pending) {
+            if (j.completing) continue;  // the requeue is not finished: released at a later poll
+            if (auto ok = release(s, *s.deferred); !ok) {
+                std::fprintf(stderr, "astraeus: slurm executor: run %s attempt %d: %s\n", s.r.run_name.c_str(),
+                             s.r.attempt, ok.error().message.c_str());
+                ev(ExecEvent::Kind::Failed)->detail = "cannot release the Slurm job: " + ok.error().message;
+                ev(ExecEvent::Kind::Released);
+                s.phase = Phase::Parked;
+            }
+            s.deferred.reset();
+            continue;
+        }
         if ((s.phase == Phase::Parked || s.phase == Phase::Waiting) && s.forgotten_at >= 0 &&
             j.state == slurm::JobState::Cancelled) {
             erase.push_back(run);  // forgotten, then cancelled by someone else: nothing to cancel

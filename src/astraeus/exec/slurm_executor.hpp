@@ -183,6 +183,16 @@ private:
         bool uhold_sent = false;       ///< Stopping/Failed: our user hold sent once
         std::vector<std::int64_t> steps;  ///< each worker's last progress step (-1: none yet)
         std::vector<std::int64_t> sampled;  ///< each worker's last sample's time (-1: none yet)
+        /// The job's last poll showed it COMPLETING: a requeue Slurm has not finished. Slurm
+        /// ends it by setting BeginTime = now + cred_expire + 1, so a release before then is
+        /// undone; launch() defers the release (`deferred`) to the poll that sees it done.
+        bool completing_seen = false;
+        struct Release {
+            std::string nodes;
+            std::int64_t rank = 0;
+            std::string comment;
+        };
+        std::optional<Release> deferred;  ///< Starting: the release waiting for the requeue's end
     };
     /// The newest Slurm job of run `r` (its name and its working directory, the run's folder),
     /// for a run this process has no job of: after a restart of the service. Jobs that ended
@@ -210,6 +220,9 @@ private:
     /// before a release: each step of an older attempt still running (a node whose slurmd died)
     /// kills its workers once it reads it. A failure is logged (the guard is then off).
     void mark_current_attempt(const ExecRun& r) const;
+    /// Releases `s`'s held job on its nodes (ReqNodeList, SiteFactor `rank`, StartTime now + 1,
+    /// the comment) after writing the current attempt; false, with the error, when Slurm refused.
+    Result<void> release(RunState& s, const RunState::Release& how);
     /// A running job found PENDING with more restarts than at its launch, and not requeued by
     /// this process: when none of the nodes it was placed on is down or drained, an
     /// administrator's `scontrol requeue` (-> Preempted; held by us until placed again) or
