@@ -9,11 +9,12 @@
 //                                     (comma-separated) promote themis_f themis_lease quantum
 //                                     max_share, docs/policies.md; lease ends: victim_margin
 //                                     preempt_horizon; preemptions: arrival_headroom
-//                                     free_before_victims)
+//                                     free_before_victims; gangs in a tenant: due_first
+//                                     keep_reservation)
 //   tenant NAME WEIGHT               (tenant order = file order)
 //   job NAME TENANT gpus=G submit=S duration=D
 //   expect JOB key=value ...         (start end jct preemptions lease_expiries checkpoints
-//                                     resumes status fairness)
+//                                     resumes status fairness longest_wait)
 //   expect-tenant NAME time=T fairness=F index=R used=G   (the hourly sample at T)
 //   expect-run key=value ...         (overhead_gpu_s busy_gpu_s)
 #include <gtest/gtest.h>
@@ -109,6 +110,8 @@ Scenario parse(const std::filesystem::path& path) {
                 else if (k == "preempt_horizon") o.improve.preempt_horizon_s = std::stoll(v);
                 else if (k == "arrival_headroom") o.improve.arrival_headroom = std::stoi(v);
                 else if (k == "free_before_victims") o.improve.free_before_victims = v == "1";
+                else if (k == "due_first") o.improve.due_first = v == "1";
+                else if (k == "keep_reservation") o.improve.keep_reservation = v == "1";
                 else throw std::runtime_error(where() + ": unknown option " + k);
             }
             if (o.mode == Mode::Compat) o.checkpoint_s = o.restore_s = 0;
@@ -207,6 +210,7 @@ TEST_P(ScenarioTest, TimelineMatchesHandWorkedValues) {
             else if (k == "checkpoints") EXPECT_EQ(r.checkpoints, std::stoi(v));
             else if (k == "resumes") EXPECT_EQ(r.resumes, std::stoi(v));
             else if (k == "fairness") EXPECT_NEAR(r.fairness, std::stod(v), 1e-4);
+            else if (k == "longest_wait") EXPECT_EQ(r.longest_wait_s, std::stoll(v));
             else if (k == "status")
                 EXPECT_EQ(v, r.status == RunStatus::Done      ? "done"
                              : r.status == RunStatus::Dropped ? "dropped"

@@ -328,8 +328,10 @@ void reserve(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
         if (before) best = u;
     }
     // The head gang held for by the last round keeps its hold while it waits and its tenant
-    // stays under its share (improvements.keep_reservation); else the head of the tenant served
-    // first.
+    // stays under its share and no tenant with a lower index waits (improvements.
+    // keep_reservation); else the head of the tenant served first. Without the last condition a
+    // busy tenant's gang kept the one hold while a nearly idle tenant's 8-GPU arrival waited for
+    // GPUs to free up by chance (docs/policies.md, "Gangs inside a tenant").
     int head = -1;
     const int kept = improvements(opt).keep_reservation ? in.reserved : -1;
     in.reserved = -1;
@@ -337,7 +339,9 @@ void reserve(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
         static_cast<std::size_t>(kept) < in.runs.size() &&
         in.runs[kept].status == RunStatus::Pending) {
         const std::size_t u = static_cast<std::size_t>(in.jobs[kept].tenant);
-        if (u < n && in.tenants[u].index < 1.0) head = kept;
+        const bool needier = u < n && best != n && best != u &&
+                             in.tenants[best].index < in.tenants[u].index;
+        if (u < n && in.tenants[u].index < 1.0 && !needier) head = kept;
     }
     if (head < 0 && best != n && in.tenants[best].index < 1.0) {
         TenantQueue& q = queue(in, best, opt, rng);

@@ -86,7 +86,9 @@ struct AstraeaImprovements {
     /// rounds that follow while it waits and its tenant stays under its share (RoundInput::
     /// reserved), as EASY backfilling keeps its reservation, instead of the hold moving to
     /// whichever job ranks first at the next lease end (then the held GPUs were idle for nothing).
-    /// Off by default (the documented figures are without it); measured in docs/policies.md.
+    /// The hold gives way to the head of a tenant with a lower index (the one the reservation
+    /// serves first without it). Off by default (the documented figures are without it);
+    /// measured in docs/policies.md.
     bool keep_reservation = false;
     /// A new job's preemptions stand only if it then starts: when it does not fit its budget
     /// even with every victim gone, or its gang finds no GPUs, the victims keep running (the
