@@ -605,28 +605,30 @@ TEST(ServiceGoodputExact, DrainAndLostMachineInsideMinutes) {
     EXPECT_DOUBLE_EQ(j.at("waiting_gpu_hours").get<double>(), h(30));
 }
 
-TEST(ServiceGoodputExact, AnHourLongWaitAcrossCrashesIsCountedOnceWithItsHours) {
+TEST(ServiceGoodputExact, AWaitAcrossTheHourAndCrashesIsCountedOnceWithItsHours) {
     // A waiting run's wait is an open interval (not a row per minute): its time must still be
     // shown every minute, split at the hour, and survive crashes exactly. One machine of 8 GPUs:
-    // "blocker" (8 GPUs) placed 10:00:00, busy (90 %) from 10:00:10, finishes 11:02:00.
-    // "waiter" (2 GPUs) submitted 10:00:30, waits until 11:02:00; starts 11:02:10 (90 %) and
-    // finishes 11:03:00. Crashes (the service restarts over its store) at 10:02:30 and 11:01:30.
-    // waiter, x 2 GPUs, read at 10:02:10 (counted to 10:02): waiting 90 s -> 180; at 11:00:20
-    // (counted to 11:00): 3570 s -> 7140, of which hour 10 3570 s -> 7140 and hour 11 nothing;
-    // at 11:01:40 (counted to 11:01): 3630 s -> 7260; at the end: waiting 10:00:30-11:02:00 =
-    // 3690 s -> 7380 (hour 10: 3570 s -> 7140; hour 11: 120 s -> 240), starting 10 s -> 20,
+    // "blocker" (8 GPUs) submitted and placed 10:40:00 (its 30-minute lease ends after 11:02),
+    // busy (90 %) from 10:40:10, finishes 11:02:00. "waiter" (2 GPUs) submitted 10:40:30, waits
+    // until 11:02:00; starts 11:02:10 (90 %) and finishes 11:03:00. Crashes (the service
+    // restarts over its store) at 10:42:30 and 11:01:40.
+    // waiter, x 2 GPUs, read at 10:42:10 (counted to 10:42): waiting 90 s -> 180; at 11:00:20
+    // (counted to 11:00): 1170 s -> 2340, all in hour 10; after the crash at 11:01:40 (the
+    // store counted to 11:01): 1230 s -> 2460; at the end: waiting 10:40:30-11:02:00 = 1290 s
+    // -> 2580 (hour 10: 1170 s -> 2340; hour 11: 120 s -> 240), starting 10 s -> 20,
     // productive 50 s -> 100.
     Harness x;
+    x.at(T0 + 2400);
     const auto blocker = x.submit("blocker", 8);
-    x.at(T0 + 30);
+    x.at(T0 + 2430);
     const auto waiter = x.submit("waiter", 2);
-    x.emit(K::Started, T0 + 10, blocker, 90);
+    x.emit(K::Started, T0 + 2410, blocker, 90);
     x.emit(K::Finished, T0 + 3720, blocker);
-    x.at(T0 + 130);
+    x.at(T0 + 2530);
     EXPECT_DOUBLE_EQ(all(x.ledger("waiter"), "waiting"), h(180));
-    x.restart_at(T0 + 150);
+    x.restart_at(T0 + 2550);
     x.at(T0 + 3620);
-    EXPECT_DOUBLE_EQ(all(x.ledger("waiter"), "waiting"), h(7140));
+    EXPECT_DOUBLE_EQ(all(x.ledger("waiter"), "waiting"), h(2340));
     auto hour = [&](Seconds start) {
         svc::Params q{{"by", "run"},
                       {"start", astraeus::goodput::format_rfc3339(start)},
@@ -637,21 +639,21 @@ TEST(ServiceGoodputExact, AnHourLongWaitAcrossCrashesIsCountedOnceWithItsHours) 
             if (r.at("run").get<std::string>() == "waiter") return r.at("gpu_hours").at("waiting").get<double>();
         return 0.0;
     };
-    EXPECT_DOUBLE_EQ(hour(T0), h(7140));
+    EXPECT_DOUBLE_EQ(hour(T0), h(2340));
     EXPECT_DOUBLE_EQ(hour(T0 + 3600), 0);
     x.at(T0 + 3690);
     x.restart_at(T0 + 3700);
-    EXPECT_DOUBLE_EQ(all(x.ledger("waiter"), "waiting"), h(7260));
+    EXPECT_DOUBLE_EQ(all(x.ledger("waiter"), "waiting"), h(2460));
     x.at(T0 + 3720);
     ASSERT_EQ(x.launched_at(waiter, 1), T0 + 3720);
     x.emit(K::Started, T0 + 3730, waiter, 90);
     x.emit(K::Finished, T0 + 3780, waiter);
     x.at(T0 + 3780);
     const json j = x.ledger("waiter");
-    EXPECT_DOUBLE_EQ(all(j, "waiting"), h(7380));
+    EXPECT_DOUBLE_EQ(all(j, "waiting"), h(2580));
     EXPECT_DOUBLE_EQ(held(j, "starting"), h(20));
     EXPECT_DOUBLE_EQ(held(j, "productive"), h(100));
-    EXPECT_DOUBLE_EQ(hour(T0), h(7140));
+    EXPECT_DOUBLE_EQ(hour(T0), h(2340));
     EXPECT_DOUBLE_EQ(hour(T0 + 3600), h(240));
 }
 

@@ -319,15 +319,15 @@ TEST(GoodputCounter, OpenWaitsShowWhatMinuteCountsShowWithARowPerHourNotPerMinut
     for (astraeus::Seconds t = t0; t <= t0 + 7205; t += 5) {
         for (g::GoodputCounter* c : {&a, &b}) {
             c->advance(t);
-            if (t == t0 + 100) ASSERT_TRUE(c->place(t, 1, {&one, 1}));
-            if (t == t0 + 130) ASSERT_TRUE(c->fail(t, 1));
-            if (t == t0 + 150) ASSERT_TRUE(c->release(t, 1));
-            if (t == t0 + 3700) ASSERT_TRUE(c->place(t, 0, {&part, 1}));
+            if (t == t0 + 100) { ASSERT_TRUE(c->place(t, 1, {&one, 1})); }
+            if (t == t0 + 130) { ASSERT_TRUE(c->fail(t, 1)); }
+            if (t == t0 + 150) { ASSERT_TRUE(c->release(t, 1)); }
+            if (t == t0 + 3700) { ASSERT_TRUE(c->place(t, 0, {&part, 1})); }
             if (t == t0 + 3710) {
                 ASSERT_TRUE(c->start(t, 0));
                 ASSERT_TRUE(c->utilization_level(t, 0, 90));
             }
-            if (t == t0 + 3780) ASSERT_TRUE(c->end(t, 0));
+            if (t == t0 + 3780) { ASSERT_TRUE(c->end(t, 0)); }
         }
         for (int run : {0, 1}) ASSERT_EQ(la.run_total(run), lb.run_total(run)) << "run " << run << " at t0 + " << t - t0;
         if (t == t0 + 3605) {

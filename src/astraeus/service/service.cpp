@@ -975,7 +975,7 @@ void Service::on_exec(const ExecEvent& e) {
     // GPUs whose processes are gone may let waiting launches go.
     if (e.kind == K::StopDone || e.kind == K::Released || e.kind == K::Finished || e.kind == K::Cancelled ||
         e.kind == K::Preempted)
-        for (auto& [id, o] : runs_)
+        for (RunMem* o : live_runs())  // (a launch waits in state starting: a live run)
             if (o->launch_pending) try_launch(*o, t);
 }
 

@@ -46,8 +46,8 @@ Result<void> Service::reconcile_run(store::RunRec& rec, Seconds t) {
                 k.decided_s >= k.counted_s) {
                 const Seconds from = std::max(rec.submitted_s, open_wait_start(k));
                 const gp::WorkerStatus ws{gp::Phase::Waiting, static_cast<gp::Cause>(k.cause), 0, false};
-                for (Seconds h = gp::hour_start(from); h < t; h += gp::kHour) {
-                    const Seconds secs = std::min(t, h + gp::kHour) - std::max(from, h);
+                for (Seconds h = gp::hour_start(from); h < t; h += kHour) {
+                    const Seconds secs = std::min(t, h + kHour) - std::max(from, h);
                     if (secs > 0)
                         b.goodput.push_back(goodput_row({static_cast<int>(rec.id), -1, h, gp::categorize(ws, false),
                                                          false, GpuSeconds{rec.gpus_per_worker} * secs}));
