@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "astraeus/goodput_io/rfc3339.hpp"
 #include "astraeus/service/log.hpp"
 #include "astraeus/service/service.hpp"
 #include "astraeus/store/store.hpp"
@@ -602,4 +603,105 @@ TEST(ServiceGoodputExact, DrainAndLostMachineInsideMinutes) {
     EXPECT_DOUBLE_EQ(all(j, "failure"), h(30));
     EXPECT_DOUBLE_EQ(j.at("allocated_gpu_hours").get<double>(), h(210));
     EXPECT_DOUBLE_EQ(j.at("waiting_gpu_hours").get<double>(), h(30));
+}
+
+TEST(ServiceGoodputExact, AWaitAcrossTheHourAndCrashesIsCountedOnceWithItsHours) {
+    // A waiting run's wait is an open interval (not a row per minute): its time must still be
+    // shown every minute, split at the hour, and survive crashes exactly. One machine of 8 GPUs:
+    // "blocker" (8 GPUs) submitted and placed 10:40:00 (its 30-minute lease ends after 11:02),
+    // busy (90 %) from 10:40:10, finishes 11:02:00. "waiter" (2 GPUs) submitted 10:40:30, waits
+    // until 11:02:00; starts 11:02:10 (90 %) and finishes 11:03:00. Crashes (the service
+    // restarts over its store) at 10:42:30 and 11:01:40.
+    // waiter, x 2 GPUs, read at 10:42:10 (counted to 10:42): waiting 90 s -> 180; at 11:00:20
+    // (counted to 11:00): 1170 s -> 2340, all in hour 10; after the crash at 11:01:40 (the
+    // store counted to 11:01): 1230 s -> 2460; at the end: waiting 10:40:30-11:02:00 = 1290 s
+    // -> 2580 (hour 10: 1170 s -> 2340; hour 11: 120 s -> 240), starting 10 s -> 20,
+    // productive 50 s -> 100.
+    Harness x;
+    x.at(T0 + 2400);
+    const auto blocker = x.submit("blocker", 8);
+    x.at(T0 + 2430);
+    const auto waiter = x.submit("waiter", 2);
+    x.emit(K::Started, T0 + 2410, blocker, 90);
+    x.emit(K::Finished, T0 + 3720, blocker);
+    x.at(T0 + 2530);
+    EXPECT_DOUBLE_EQ(all(x.ledger("waiter"), "waiting"), h(180));
+    x.restart_at(T0 + 2550);
+    x.at(T0 + 3620);
+    EXPECT_DOUBLE_EQ(all(x.ledger("waiter"), "waiting"), h(2340));
+    auto hour = [&](Seconds start) {
+        svc::Params q{{"by", "run"},
+                      {"start", astraeus::goodput::format_rfc3339(start)},
+                      {"end", astraeus::goodput::format_rfc3339(start + 3600)}};
+        auto g = x.service().goodput(x.caller(), q);
+        if (!g) throw std::runtime_error(g.error().message);
+        for (const json& r : g->at("rows"))
+            if (r.at("run").get<std::string>() == "waiter") return r.at("gpu_hours").at("waiting").get<double>();
+        return 0.0;
+    };
+    EXPECT_DOUBLE_EQ(hour(T0), h(2340));
+    EXPECT_DOUBLE_EQ(hour(T0 + 3600), 0);
+    x.at(T0 + 3690);
+    x.restart_at(T0 + 3700);
+    EXPECT_DOUBLE_EQ(all(x.ledger("waiter"), "waiting"), h(2460));
+    x.at(T0 + 3720);
+    ASSERT_EQ(x.launched_at(waiter, 1), T0 + 3720);
+    x.emit(K::Started, T0 + 3730, waiter, 90);
+    x.emit(K::Finished, T0 + 3780, waiter);
+    x.at(T0 + 3780);
+    const json j = x.ledger("waiter");
+    EXPECT_DOUBLE_EQ(all(j, "waiting"), h(2580));
+    EXPECT_DOUBLE_EQ(held(j, "starting"), h(20));
+    EXPECT_DOUBLE_EQ(held(j, "productive"), h(100));
+    EXPECT_DOUBLE_EQ(hour(T0), h(2340));
+    EXPECT_DOUBLE_EQ(hour(T0 + 3600), h(240));
+}
+
+TEST(ServiceGoodputExact, AWaitAfterAFailureAcrossCrashesBeforeAndAfterTheMinute) {
+    // FailureThenAWaitBeforeThePlacementAgain with crashes: "a" is released at 10:00:40 and
+    // waits (failure, not held) until 10:01:30. Its record then holds its count at 10:00:00 and
+    // the pending 10:00:00-10:00:40; the count at 10:01 emits them and leaves its wait open
+    // from 10:01 without writing the record. A crash at 10:01:20 must go on from 10:01 (not
+    // from the store's 10:01, by chance the same, and not from 10:00:40: checked by a crash at
+    // 10:00:45 first in the second pass, after which the wait is open from 10:00:40).
+    // Expected as there: a, x 2 GPUs: productive 80, failure held 40, failure in all 140,
+    // restart 20; c: waiting 20, starting 20, productive 140; big: productive 540.
+    for (bool early : {false, true}) {
+        SCOPED_TRACE(early ? "crashes at 10:00:45 and 10:01:20" : "a crash at 10:01:20");
+        Harness x;
+        const auto a = x.submit("a", 2);
+        const auto big = x.submit("big", 6);
+        x.emit(K::Started, T0, a, 90);
+        x.emit(K::Started, T0, big, 90);
+        x.emit(K::Failed, T0 + 20, a);
+        x.at(T0 + 30);
+        const auto c = x.submit("c", 2);
+        x.emit(K::Released, T0 + 40, a);
+        x.emit(K::Finished, T0 + 90, big);
+        x.at(T0 + 40);
+        ASSERT_EQ(x.launched_at(c, 1), T0 + 40);
+        x.emit(K::Started, T0 + 50, c, 90);
+        if (early) x.restart_at(T0 + 45);
+        x.at(T0 + 70);
+        EXPECT_DOUBLE_EQ(all(x.ledger("a"), "failure"), h(40 + 40));  // held 40, waited 20 s x 2
+        x.restart_at(T0 + 80);
+        EXPECT_DOUBLE_EQ(all(x.ledger("a"), "failure"), h(80));
+        x.at(T0 + 90);
+        ASSERT_EQ(x.launched_at(a, 2), T0 + 90);
+        x.emit(K::Started, T0 + 100, a, 90);
+        x.emit(K::Finished, T0 + 120, a);
+        x.emit(K::Finished, T0 + 120, c);
+        x.at(T0 + 120);
+        const json j = x.ledger("a");
+        EXPECT_DOUBLE_EQ(held(j, "productive"), h(80));
+        EXPECT_DOUBLE_EQ(held(j, "failure"), h(40));
+        EXPECT_DOUBLE_EQ(all(j, "failure"), h(140));
+        EXPECT_DOUBLE_EQ(held(j, "restart"), h(20));
+        EXPECT_DOUBLE_EQ(j.at("waiting_gpu_hours").get<double>(), h(100));
+        const json k = x.ledger("c");
+        EXPECT_DOUBLE_EQ(all(k, "waiting"), h(20));
+        EXPECT_DOUBLE_EQ(held(k, "starting"), h(20));
+        EXPECT_DOUBLE_EQ(held(k, "productive"), h(140));
+        EXPECT_DOUBLE_EQ(held(x.ledger("big"), "productive"), h(540));
+    }
 }

@@ -264,3 +264,117 @@ TEST(GoodputLedger, RunsOnOneMachine) {
     ASSERT_EQ(hidden.size(), 1U);
     EXPECT_EQ(hidden[0].id, 0);
 }
+
+namespace {
+/// Forwards everything to a ledger and counts the not-held Deltas (waits) it was sent.
+class WaitCountingSink : public g::DeltaSink {
+public:
+    explicit WaitCountingSink(g::GoodputLedger& l) : ledger(l) {}
+    void add(const g::Delta& d) override {
+        waits += d.held ? 0 : 1;
+        ledger.add(d);
+    }
+    void open_wait(const g::OpenWait& o) override { ledger.open_wait(o); }
+    void close_wait(int w) override { ledger.close_wait(w); }
+    void counted_to(astraeus::Seconds b) override { ledger.counted_to(b); }
+    g::GoodputLedger& ledger;
+    long waits = 0;
+};
+}  // namespace
+
+TEST(GoodputCounter, OpenWaitsShowWhatMinuteCountsShowWithARowPerHourNotPerMinute) {
+    // Counter A counts every minute; B keeps waits open (CounterConfig::open_waits). t0 =
+    // 10:00:00. Run 0 (2 GPUs) submitted 10:00:30, placed 11:01:40, started 11:01:50 (level
+    // 90 %), ended 11:03:00. Run 1 (1 GPU) submitted 10:00:10, placed 10:01:40, failed 10:02:10,
+    // released 10:02:30, waits (failure, not held) to the end; advance every 10 s to 12:00:05.
+    // By hand, read at 11:00:05 (counted to 11:00): run 0 waiting 3570 s x 2 = 7140; run 1
+    // waiting 90, starting 30, failure held 20, not held 10:02:30-11:00 = 3450.
+    // At 12:00:05 (counted to 12:00): run 0 waiting hour 10: 7140, hour 11: 100 s x 2 = 200;
+    // starting 20, productive 140; run 1 failure not held hour 10: 3450, hour 11: 3600.
+    // Both ledgers equal at every step. B sends 6 not-held Deltas: run 1's waiting
+    // 10:00:10-10:01 at its placement and 10:01-10:01:40 at the 10:02 count, its failure wait
+    // 10:02:30-10:03 at the 10:03 count (then open); run 0's waiting 10:00:30-11:00 and
+    // 11:00-11:01 at its placement (split at the hour), 11:01-11:01:40 at the 11:02 count. A
+    // sends one per waiting worker and minute (run 0: 62, run 1: 2 + 118).
+    // At run 1's end (12:00:05): 10:03-11:00, 11:00-12:00 and 12:00-12:00:05, 3 more; its
+    // failure wait in all 10:02:30-12:00:05 = 7055 s.
+    constexpr astraeus::Seconds t0 = 1793613600;
+    g::CounterConfig open;
+    open.open_waits = true;
+    g::GoodputLedger la, lb;
+    WaitCountingSink sa(la), sb(lb);
+    g::GoodputCounter a({}, sa), b(open, sb);
+    const g::HeldPart part{0, 2}, one{0, 1};
+    for (g::GoodputCounter* c : {&a, &b}) {
+        ASSERT_EQ(c->add_worker(t0 + 30, 0, 2), 0);
+        ASSERT_EQ(c->add_worker(t0 + 10, 1, 1), 1);
+    }
+    EXPECT_TRUE(b.open(0));
+    EXPECT_FALSE(a.open(0));
+    auto hour_of = [](const g::GoodputLedger& l, int run, astraeus::Seconds h, Category k) {
+        for (const auto& r : l.query(g::By::Run, {h, h + 3600}))
+            if (r.id == run) return r.counts.not_held_of(k);
+        return astraeus::GpuSeconds{0};
+    };
+    for (astraeus::Seconds t = t0; t <= t0 + 7205; t += 5) {
+        for (g::GoodputCounter* c : {&a, &b}) {
+            c->advance(t);
+            if (t == t0 + 100) { ASSERT_TRUE(c->place(t, 1, {&one, 1})); }
+            if (t == t0 + 130) { ASSERT_TRUE(c->fail(t, 1)); }
+            if (t == t0 + 150) { ASSERT_TRUE(c->release(t, 1)); }
+            if (t == t0 + 3700) { ASSERT_TRUE(c->place(t, 0, {&part, 1})); }
+            if (t == t0 + 3710) {
+                ASSERT_TRUE(c->start(t, 0));
+                ASSERT_TRUE(c->utilization_level(t, 0, 90));
+            }
+            if (t == t0 + 3780) { ASSERT_TRUE(c->end(t, 0)); }
+        }
+        for (int run : {0, 1}) ASSERT_EQ(la.run_total(run), lb.run_total(run)) << "run " << run << " at t0 + " << t - t0;
+        if (t == t0 + 3605) {
+            EXPECT_EQ(lb.run_total(0).not_held_of(Category::Waiting), 7140);
+            EXPECT_EQ(lb.run_total(1).not_held_of(Category::Waiting), 90);
+            EXPECT_EQ(lb.run_total(1).held_of(Category::Starting), 30);
+            EXPECT_EQ(lb.run_total(1).held_of(Category::Failure), 20);
+            EXPECT_EQ(lb.run_total(1).not_held_of(Category::Failure), 3450);
+        }
+    }
+    for (const g::GoodputLedger* l : {&la, &lb}) {
+        EXPECT_EQ(hour_of(*l, 0, t0, Category::Waiting), 7140);
+        EXPECT_EQ(hour_of(*l, 0, t0 + 3600, Category::Waiting), 200);
+        EXPECT_EQ(l->run_total(0).held_of(Category::Starting), 20);
+        EXPECT_EQ(l->run_total(0).held_of(Category::Productive), 140);
+        EXPECT_EQ(hour_of(*l, 1, t0, Category::Failure), 3450);
+        EXPECT_EQ(hour_of(*l, 1, t0 + 3600, Category::Failure), 3600);
+    }
+    EXPECT_EQ(lb.open_waits(), 1u);  // run 1's
+    EXPECT_TRUE(b.open(1));
+    EXPECT_EQ(sb.waits, 6);
+    EXPECT_EQ(sa.waits, 62 + 2 + 118);
+    // Its end counts the open wait, in 3 Deltas.
+    ASSERT_TRUE(b.end(t0 + 7205, 1));
+    ASSERT_TRUE(a.end(t0 + 7205, 1));
+    EXPECT_EQ(lb.open_waits(), 0u);
+    EXPECT_EQ(sb.waits, 9);
+    EXPECT_EQ(la.run_total(1), lb.run_total(1));
+    EXPECT_EQ(lb.run_total(1).not_held_of(Category::Failure), 7055);
+}
+
+TEST(GoodputLedger, AnOpenWaitIsItsHoursUpToTheCount) {
+    // Worker 7 of run 3 waits from 10:16:40 with 4 GPUs (first wait); the count stands at
+    // 11:10: hour 10 has 2600 s x 4 = 10400, hour 11 600 s x 4 = 2400, 12800 in all; no
+    // machine row (not held). Closed: nothing.
+    constexpr astraeus::Seconds t0 = 1793613600;
+    g::GoodputLedger l;
+    l.set_run(3, 1, 0);
+    l.open_wait({7, 3, t0 + 1000, Category::Waiting, 4});
+    l.counted_to(t0 + 4200);
+    EXPECT_EQ(l.query(g::By::Run, {t0, t0 + 3600}).at(0).counts.not_held_of(Category::Waiting), 10400);
+    EXPECT_EQ(l.query(g::By::Workspace, {t0 + 3600, t0 + 7200}).at(0).counts.not_held_of(Category::Waiting), 2400);
+    EXPECT_EQ(l.run_total(3).not_held_of(Category::Waiting), 12800);
+    EXPECT_EQ(l.total().not_held_of(Category::Waiting), 12800);
+    EXPECT_TRUE(l.query(g::By::Machine, {t0, t0 + 7200}).empty());
+    EXPECT_EQ(l.row_count(), 0u);
+    l.close_wait(7);
+    EXPECT_EQ(l.run_total(3).not_held_of(Category::Waiting), 0);
+    EXPECT_EQ(l.open_waits(), 0u);
+}

@@ -25,6 +25,7 @@ int GoodputCounter::add_worker(Seconds submit_s, int run, int gpus) {
     w_.push_back(std::move(k));
     const int w = static_cast<int>(w_.size()) - 1;
     due_.emplace(w_.back().due, w);
+    reschedule(w);  // (open at once with open_waits)
     return w;
 }
 
@@ -154,6 +155,21 @@ void GoodputCounter::catch_up(Worker& k, Seconds t) {
 
 void GoodputCounter::reschedule(int w) {
     Worker& k = w_[static_cast<std::size_t>(w)];
+    // An open wait: waiting with nothing pending (pending is empty exactly when decided_to is
+    // last_count), in no due_ entry. Any change closes it; it opens again from the new count.
+    const bool open = cfg_.open_waits && k.s.phase == Phase::Waiting && k.pending.empty();
+    if (k.open && (!open || k.last_count != k.open_from)) {
+        sink_.close_wait(w);
+        k.open = false;
+        due_.emplace(k.due, w);
+    }
+    if (open && !k.open) {
+        due_.erase({k.due, w});
+        k.open = true;
+        k.open_from = k.last_count;
+        sink_.open_wait({w, k.run, k.last_count, categorize(k.s, false), k.gpus_asked});
+    }
+    if (k.open) return;
     if (k.s.phase == Phase::Ended) {
         due_.erase({k.due, w});
         return;
@@ -177,6 +193,7 @@ void GoodputCounter::advance(Seconds t) {
         if (t >= k.last_event) catch_up(k, t);
         reschedule(w);
     }
+    if (cfg_.open_waits) sink_.counted_to(minute_start(t));
 }
 
 Result<void> GoodputCounter::place(Seconds t, int w, std::span<const HeldPart> parts) {

@@ -44,6 +44,8 @@ struct CounterConfig {
     Seconds stall_timeout_s = 600;  ///< no progress for this long = stalled (cluster config)
     double busy_pct = 5.0;          ///< a sample's mean utilization >= this = busy
     Seconds sample_period_s = 10;   ///< a sample decides at most 2 periods after it
+    /// Waits are open intervals (see above) instead of counts at every minute boundary.
+    bool open_waits = false;
 };
 
 /// The pseudo-category of a Delta counting unmeasured GPU time: running time that neither a
@@ -62,11 +64,27 @@ struct Delta {
     GpuSeconds gpu_s;   ///< negative for the retroactive stall move's withdrawal
 };
 
+/// A worker's wait not counted yet (CounterConfig::open_waits): from `from_s` on, its run
+/// asks for `gpus` GPUs (not held) in `category`, up to the count's last minute boundary.
+struct OpenWait {
+    int worker;
+    int run;
+    Seconds from_s;
+    Category category;
+    int gpus;
+};
+
 /// Receives every count (the in-memory GoodputLedger; the service's store).
 class DeltaSink {
 public:
     virtual ~DeltaSink() = default;
     virtual void add(const Delta& d) = 0;
+    /// A wait opens (open_waits only); a worker has at most one open at a time.
+    virtual void open_wait(const OpenWait&) {}
+    /// Worker w's open wait closes: its time is (or will be) counted by add() from now on.
+    virtual void close_wait(int /*worker*/) {}
+    /// The count stands at minute boundary `boundary_s` (advance): open waits extend to it.
+    virtual void counted_to(Seconds /*boundary_s*/) {}
 };
 
 /// GPUs a worker holds on one machine.
@@ -117,6 +135,9 @@ public:
     const WorkerStatus& status(int w) const { return w_[w].s; }
     /// Workers Running and stalled now (as of their last count).
     int stalled_now() const;
+    /// Whether worker w's wait is open (CounterConfig::open_waits): not counted since its
+    /// last_count(w), all of it in its waiting state.
+    bool open(int w) const { return w_[w].open; }
     std::int64_t invalid_samples() const { return invalid_samples_; }
     /// Running GPU-seconds that neither a sample nor progress decided (counted idle), all
     /// workers, as emitted so far.
@@ -158,6 +179,8 @@ private:
         Seconds decided_to;           ///< decided up to (>= last_count)
         Seconds last_event;
         Seconds due;                  ///< its key in due_: next boundary or stall detection
+        bool open = false;            ///< its wait is open (in no due_ entry then)
+        Seconds open_from = 0;        ///< where it opened (its last_count then)
         std::vector<HeldPart> parts;  ///< while holding
         std::vector<Piece> pending;   ///< decided in [last_count, decided_to)
         std::vector<std::vector<HeldPart>> old_parts;  ///< released during the pending minute
@@ -199,7 +222,7 @@ private:
     CounterConfig cfg_;
     DeltaSink& sink_;
     std::vector<Worker> w_;
-    std::set<std::pair<Seconds, int>> due_;  ///< (due, worker) of every worker not ended
+    std::set<std::pair<Seconds, int>> due_;  ///< (due, worker) of every worker not ended nor open
     std::int64_t invalid_samples_ = 0;
     GpuSeconds unmeasured_gpu_s_ = 0;
 };

@@ -50,6 +50,31 @@ void GoodputLedger::add(const Delta& d) {
     rows.push_back({d.hour, d.machine, d.category, d.held, d.gpu_s});
 }
 
+void GoodputLedger::open_wait(const OpenWait& o) {
+    close_wait(o.worker);
+    if (o.run >= runs()) runs_.resize(static_cast<std::size_t>(o.run) + 1);
+    runs_[o.run].open.push_back(o);
+    open_run_[o.worker] = o.run;
+}
+
+void GoodputLedger::close_wait(int worker) {
+    const auto it = open_run_.find(worker);
+    if (it == open_run_.end()) return;
+    std::erase_if(runs_[it->second].open, [&](const OpenWait& o) { return o.worker == worker; });
+    open_run_.erase(it);
+}
+
+template <class F>
+void GoodputLedger::each(int r, F&& f) const {
+    const RunRows& rr = runs_[r];
+    for (const Entry& e : rr.rows) f(e);
+    for (const OpenWait& o : rr.open)
+        for (Seconds h = hour_start(o.from_s); h < counted_to_; h += kHour) {
+            const Seconds secs = std::min(counted_to_, h + kHour) - std::max(o.from_s, h);
+            if (secs > 0) f(Entry{h, -1, o.category, false, GpuSeconds{o.gpus} * secs});
+        }
+}
+
 int GoodputLedger::key(By by, int run, const Entry& e) const {
     switch (by) {
         case By::Workspace: return runs_[run].workspace;
@@ -65,12 +90,12 @@ std::vector<Row> GoodputLedger::query(By by, const Period& p, const RunFilter& v
     const Seconds from = hour_start(p.start_s);
     for (int r = 0; r < runs(); ++r) {
         if (visible && !visible(r)) continue;
-        for (const Entry& e : runs_[r].rows) {
-            if (e.hour < from || e.hour >= p.end_s) continue;
+        each(r, [&](const Entry& e) {
+            if (e.hour < from || e.hour >= p.end_s) return;
             const int id = key(by, r, e);
-            if (id < 0) continue;
+            if (id < 0) return;
             acc[id].add(e.category, e.held, e.gpu_s);
-        }
+        });
     }
     std::vector<Row> out;
     out.reserve(acc.size());
@@ -86,11 +111,11 @@ std::vector<Row> GoodputLedger::query_on_machine(int machine, const Period& p,
         if (visible && !visible(r)) continue;
         Counts c;
         bool any = false;
-        for (const Entry& e : runs_[r].rows) {
-            if (e.machine != machine || e.hour < from || e.hour >= p.end_s) continue;
+        each(r, [&](const Entry& e) {
+            if (e.machine != machine || e.hour < from || e.hour >= p.end_s) return;
             c.add(e.category, e.held, e.gpu_s);
             any = true;
-        }
+        });
         if (any) out.push_back({r, c});
     }
     return out;
@@ -113,7 +138,7 @@ Result<std::vector<WeekRows>> GoodputLedger::weekly(By by, Seconds now_s, int we
 Counts GoodputLedger::run_total(int run) const {
     Counts c;
     if (run < 0 || run >= runs()) return c;
-    for (const Entry& e : runs_[run].rows) c.add(e.category, e.held, e.gpu_s);
+    each(run, [&](const Entry& e) { c.add(e.category, e.held, e.gpu_s); });
     return c;
 }
 

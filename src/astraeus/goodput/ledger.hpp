@@ -7,6 +7,7 @@
 #pragma once
 #include <functional>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "astraeus/base/error.hpp"
@@ -50,6 +51,15 @@ public:
     /// Declares run `run` of `workspace`, asking for `pool` (before its first count).
     void set_run(int run, int workspace, int pool);
     void add(const Delta& d) override;
+    /// Open waits (CounterConfig::open_waits) count as rows of their hours, not held, from
+    /// their start to the last counted_to() boundary, in every query; close_wait drops one
+    /// (its time then arrives through add()).
+    void open_wait(const OpenWait& o) override;
+    void close_wait(int worker) override;
+    void counted_to(Seconds boundary_s) override { counted_to_ = boundary_s; }
+    Seconds counted_to() const { return counted_to_; }
+    /// Open waits now.
+    std::size_t open_waits() const { return open_run_.size(); }
 
     /// Rows of `by` over `p`, ordered by id; only ids with a count. Machine rows hold held time
     /// only (time not placed belongs to no machine). `visible` filters runs.
@@ -85,10 +95,16 @@ private:
         int workspace = -1;
         int pool = -1;
         std::vector<Entry> rows;
+        std::vector<OpenWait> open;
     };
     int key(By by, int run, const Entry& e) const;
+    /// Calls f(const Entry&) for each row of run r, then for each hour of its open waits.
+    template <class F>
+    void each(int r, F&& f) const;
 
     std::vector<RunRows> runs_;
+    std::unordered_map<int, int> open_run_;  ///< worker -> run of each open wait
+    Seconds counted_to_ = 0;
 };
 
 }  // namespace astraeus::goodput

@@ -114,6 +114,11 @@ public:
         ledger_.add(d);
         batch_.goodput.push_back(goodput_row(d));
     }
+    // Open waits live in the ledger only: their rows are written when they close (the run's
+    // worker record says where each stands, for a restart: count_resume_point).
+    void open_wait(const gp::OpenWait& o) override { ledger_.open_wait(o); }
+    void close_wait(int worker) override { ledger_.close_wait(worker); }
+    void counted_to(Seconds b) override { ledger_.counted_to(b); }
 
 private:
     gp::GoodputLedger& ledger_;
@@ -132,7 +137,7 @@ Service::Service(ServiceConfig config, std::unique_ptr<store::Store> store,
     // period is real time: local.utilization_period_s, an agent's default alike).
     const auto period = static_cast<Seconds>(std::ceil(cfg_.local.utilization_period_s * cfg_.time_scale));
     counter_ = std::make_unique<gp::GoodputCounter>(
-        gp::CounterConfig{cfg_.stall_timeout_s, cfg_.busy_pct, std::max<Seconds>(1, period)}, *sink_);
+        gp::CounterConfig{cfg_.stall_timeout_s, cfg_.busy_pct, std::max<Seconds>(1, period), true}, *sink_);
     exec_->attach([this] { return clock_.now(); },
                   [this] {
                       {
@@ -382,6 +387,11 @@ Result<void> Service::load() {
     if (!last) return std::unexpected(last.error());
     const Seconds counted_to = counted->value_or(0);
     last_event_s_ = last->value_or(0);
+    // Stores written before open waits counted every waiting worker at every minute.
+    auto open_waits = store_->meta("open_waits");
+    if (!open_waits) return std::unexpected(open_waits.error());
+    open_waits_stored_ = open_waits->value_or(0) == 1;
+    ledger_.counted_to(counted_to);
     for (auto& rec : *runs) {
         next_run_id_ = std::max(next_run_id_, rec.id + 1);
         if (!read_only_)  // (a snapshot shows the runs as the leader stored them)
@@ -965,7 +975,7 @@ void Service::on_exec(const ExecEvent& e) {
     // GPUs whose processes are gone may let waiting launches go.
     if (e.kind == K::StopDone || e.kind == K::Released || e.kind == K::Finished || e.kind == K::Cancelled ||
         e.kind == K::Preempted)
-        for (auto& [id, o] : runs_)
+        for (RunMem* o : live_runs())  // (a launch waits in state starting: a live run)
             if (o->launch_pending) try_launch(*o, t);
 }
 

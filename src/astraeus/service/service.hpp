@@ -273,7 +273,12 @@ private:
     /// them); never before the submission. An error on a malformed pending text.
     Result<Seconds> count_resume_point(const store::RunRec& rec, const store::WorkerRec& k,
                                        Seconds counted_to);
-    /// At load: writes resumed_rows_ and the resumed runs' workers in one transaction.
+    /// A waiting worker stored with open waits (open_waits_stored_) was counted up to the
+    /// first minute boundary after its stored count unless its wait was open at the write
+    /// (nothing pending: up to its stored count), and from there on not again: its resume
+    /// point even when the store's counted_to is later.
+    /// At load: writes resumed_rows_ and the resumed runs' workers in one transaction (all the
+    /// live runs' workers, and meta open_waits = 1, on a store written before open waits).
     Result<void> save_resumed_count();
     /// A run not ended whose pool or a machine it holds is no longer in the configuration:
     /// requeued as after a failure (pending, reason "requeued: ...") or, when its pool is gone
@@ -434,6 +439,9 @@ private:
 
     store::Batch batch_;
     store::Batch unsaved_;        ///< what the store refused, written at the next commit
+    /// The store's worker records were written with open waits (meta open_waits = 1): a waiting
+    /// worker's stored count is where its wait stands (count_resume_point).
+    bool open_waits_stored_ = false;
     store::Batch resumed_;        ///< at load: the pending counts restored (save_resumed_count)
     bool store_failing_ = false;  ///< the last write failed (a full disk, an I/O error)
     std::string store_error_;     ///< its message

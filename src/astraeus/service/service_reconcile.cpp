@@ -29,6 +29,7 @@ Result<void> Service::reconcile_run(store::RunRec& rec, Seconds t) {
         if (gone.empty()) return {};
     }
     end_open_attempt(rec, t, "failed");
+    store::Batch b;
     const bool winding_down = rec.state == "stopping" && (rec.stop_cause == "owner" || rec.stop_cause == "limit");
     const auto failed = std::count_if(rec.attempt_list.begin(), rec.attempt_list.end(),
                                       [](const auto& a) { return a.outcome == "failed"; });
@@ -40,6 +41,18 @@ Result<void> Service::reconcile_run(store::RunRec& rec, Seconds t) {
             rec.attempt_list.back().outcome = "stopped";
         rec.ended_s = t;
         for (auto& k : rec.worker_list) {
+            // An open wait (a pending run) was counted up to where it opened: up to t now.
+            if (open_waits_stored_ && k.phase == static_cast<int>(gp::Phase::Waiting) && k.counted_s >= 0 &&
+                k.decided_s >= k.counted_s) {
+                const Seconds from = std::max(rec.submitted_s, open_wait_start(k));
+                const gp::WorkerStatus ws{gp::Phase::Waiting, static_cast<gp::Cause>(k.cause), 0, false};
+                for (Seconds h = gp::hour_start(from); h < t; h += kHour) {
+                    const Seconds secs = std::min(t, h + kHour) - std::max(from, h);
+                    if (secs > 0)
+                        b.goodput.push_back(goodput_row({static_cast<int>(rec.id), -1, h, gp::categorize(ws, false),
+                                                         false, GpuSeconds{rec.gpus_per_worker} * secs}));
+                }
+            }
             k.phase = static_cast<int>(gp::Phase::Ended);
             k.parts.clear();
         }
@@ -50,6 +63,9 @@ Result<void> Service::reconcile_run(store::RunRec& rec, Seconds t) {
         rec.state = "pending";
         rec.reason = "requeued: " + gone;
         for (auto& k : rec.worker_list) {
+            // Counted up to the store's counted_to in its state then (it held GPUs): it goes on
+            // from there, not from its stored count as an open wait would.
+            if (k.phase != static_cast<int>(gp::Phase::Waiting) && k.counted_s < t) k.counted_s = -1;
             k.phase = static_cast<int>(gp::Phase::Waiting);
             k.cause = static_cast<int>(gp::Cause::Failure);
             k.parts.clear();
@@ -61,7 +77,6 @@ Result<void> Service::reconcile_run(store::RunRec& rec, Seconds t) {
     rec.phase_since_s = t;
     rec.lease_start_s = -1;
     rec.lease_end_s = -1;
-    store::Batch b;
     b.runs.push_back(rec);
     return store_->apply(b);
 }

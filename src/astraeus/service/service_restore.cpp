@@ -24,6 +24,13 @@ namespace astraeus::service {
 namespace gp = goodput;
 using namespace detail;
 
+Seconds detail::open_wait_start(const store::WorkerRec& k) {
+    // Nothing pending at the write: its wait was open from its count (GoodputCounter::reschedule);
+    // else the next boundary's count emitted the pending time and opened its wait there.
+    if (k.pending.empty() && k.decided_s == k.counted_s) return k.counted_s;
+    return gp::minute_start(k.counted_s) + gp::kMinute;
+}
+
 Result<void> Service::restore_run(RunMem& r, Seconds counted_to) {
     PoolState& pool = *pools_[r.pool];
     const store::RunRec& rec = r.rec;
@@ -151,8 +158,12 @@ void Service::write_workers(RunMem& r) {
 
 Result<Seconds> Service::count_resume_point(const store::RunRec& rec, const store::WorkerRec& k,
                                             Seconds counted_to) {
-    if (k.counted_s < 0 || k.counted_s < counted_to || k.decided_s < k.counted_s)
+    if (k.counted_s < 0 || k.decided_s < k.counted_s) return std::max(rec.submitted_s, counted_to);
+    if (k.counted_s < counted_to) {
+        if (open_waits_stored_ && k.phase == static_cast<int>(gp::Phase::Waiting))
+            return std::max(rec.submitted_s, open_wait_start(k));
         return std::max(rec.submitted_s, counted_to);
+    }
     auto rows = gp::parse_pending_count(k.pending, static_cast<int>(rec.id));
     if (!rows) return std::unexpected(rows.error());
     for (const gp::Delta& d : *rows) resumed_.goodput.push_back(goodput_row(d));
@@ -160,7 +171,11 @@ Result<Seconds> Service::count_resume_point(const store::RunRec& rec, const stor
 }
 
 Result<void> Service::save_resumed_count() {
-    if (resumed_.goodput.empty()) return {};
+    if (open_waits_stored_ && resumed_.goodput.empty()) return {};
+    if (!open_waits_stored_) {
+        resumed_.meta.push_back({"open_waits", 1});
+        open_waits_stored_ = true;
+    }
     // The live runs' workers now stand where the restored counter does (their pending time is
     // in the rows): a second restart must not add it again.
     for (store::Id id : live_) {

@@ -35,6 +35,11 @@ inline bool is_digits(const std::string& s, std::size_t max_len) {
     return true;
 }
 
+/// Where the open wait of a waiting worker stored with open waits began: its stored count when
+/// nothing was pending at the write, else the first minute boundary after it
+/// (service_restore.cpp).
+Seconds open_wait_start(const store::WorkerRec& k);
+
 /// A count's Delta as the store's hourly row (added to the row of its key).
 inline store::GoodputRowRec goodput_row(const gp::Delta& d) {
     return {d.run, d.machine, d.hour, static_cast<int>(d.category), d.held, d.gpu_s};
