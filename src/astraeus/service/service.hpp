@@ -251,7 +251,24 @@ private:
 
     Service(ServiceConfig config, std::unique_ptr<store::Store> store,
             std::unique_ptr<Executor> executor, Clock clock);
+    /// What the read half of load() read that its reconcile half needs (service_state.hpp).
+    struct Loaded;
+    /// At open: read_store(), reconcile_loaded(), read_ledger(); then every pool's first round
+    /// is due (service_read_store.cpp). Errors: the store's, or a configuration the store
+    /// contradicts.
     Result<void> load();
+    /// The read half of load() (service_read_store.cpp): the tenancy, pools and machines (those
+    /// the configuration names added to the store first), workspaces, alert rules,
+    /// Idempotency-Keys and the runs as stored, into memory; the executor is told nothing.
+    Result<void> read_store(Loaded& got);
+    /// The reconcile half of load() (service_reconcile.cpp): the executor's and the store's
+    /// machines, each run not ended reconciled with the inventory (reconcile_run) and rebuilt
+    /// (restore_run), the resumed counts stored (save_resumed_count), the fairness history
+    /// replayed. A snapshot (read_only_) writes nothing.
+    Result<void> reconcile_loaded(const Loaded& got);
+    /// After the reconcile half (whose resumed rows it then includes): the goodput rows into the
+    /// ledger (service_read_store.cpp).
+    Result<void> read_ledger(Loaded& got);
     ApiResult<Caller> authenticate_any(std::string_view authorization);
     /// The caller of API token `token` (any scope, agents included); 401 unknown or revoked.
     ApiResult<Caller> caller_of_token(const std::string& token);
