@@ -14,7 +14,6 @@
 #include "astraeus/policies/registry.hpp"
 #include "astraeus/service/log.hpp"
 #include "astraeus/service/service_state.hpp"
-#include "astraeus/service/snapshot_executor.hpp"
 
 namespace astraeus::service {
 
@@ -175,22 +174,6 @@ Result<std::unique_ptr<Service>> Service::open(ServiceConfig config,
     const double scale = config.time_scale;
     std::unique_ptr<Service> s(
         new Service(std::move(config), std::move(store), std::move(executor), Clock(base, scale)));
-    if (auto ok = s->load(); !ok) return std::unexpected(ok.error());
-    return s;
-}
-
-Result<std::unique_ptr<Service>> Service::open_snapshot(ServiceConfig config, std::unique_ptr<store::Store> store,
-                                                        bool agent_machines) {
-    auto last = store->meta("last_event_s");
-    if (!last) return std::unexpected(last.error());
-    // The leader's clock, as open() sets it (never behind the stored one at time_scale > 1).
-    const Seconds real = Clock::real_now();
-    const Seconds base = config.time_scale == 1.0 ? real : std::max(real, last->value_or(0));
-    const double scale = config.time_scale;
-    std::unique_ptr<Service> s(new Service(std::move(config), std::move(store), std::make_unique<SnapshotExecutor>(),
-                                           Clock(base, scale)));
-    s->read_only_ = true;
-    s->agent_machines_ = agent_machines;
     if (auto ok = s->load(); !ok) return std::unexpected(ok.error());
     return s;
 }
