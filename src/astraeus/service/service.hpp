@@ -315,15 +315,22 @@ private:
     /// they wind down) and its open attempt ends "preempted"; the run's state is the caller's.
     void preempt_attempt(RunMem& r, Seconds t);
     void preempt(RunMem& r, Seconds t);
+    // The executors' events (service_exec_events.cpp).
+    /// One executor event at its time e.t: a machine's, or a run's current attempt's (events
+    /// of an earlier attempt only tell that its processes are gone).
     void on_exec(const ExecEvent& e);
+    /// MachineLost (every run holding GPUs on it fails with it) and MachineBack.
     void machine_event(const ExecEvent& e);
-    /// A Foreign event: the machine's GPUs held by jobs outside the service leave the rounds
-    /// (service_exec.cpp).
+    /// A Foreign event: the machine's GPUs held by jobs outside the service leave the rounds.
     void foreign_event(const ExecEvent& e);
+    /// What the resource manager's administrator did to run r (Cancelled, Held, Unheld,
+    /// Preempted) or a placement it did not start in time (Withdrawn): executor.hpp.
+    void resource_manager_event(RunMem& r, const ExecEvent& e);
     void end_run(RunMem& r, Seconds t, const std::string& state, const std::string& outcome);
-    /// WorkerStarted, WorkerExited, Progress and Utilization events (service_exec.cpp).
+    /// WorkerStarted, WorkerExited, Progress and Utilization events (service_exec_events.cpp).
     void on_worker_event(RunMem& r, const ExecEvent& e);
-    /// Failed attempts of run r (preemptions are not failures), for max_failures.
+    /// Failed attempts of run r (preemptions and withdrawn placements are not failures), for
+    /// max_failures (service_exec_events.cpp).
     static int failures(const RunMem& r);
     /// Launches r's placed attempt unless its GPUs still hold processes of a stopping attempt
     /// (its own previous one, or another run's): then it waits, `starting`, and is retried
