@@ -251,7 +251,24 @@ private:
 
     Service(ServiceConfig config, std::unique_ptr<store::Store> store,
             std::unique_ptr<Executor> executor, Clock clock);
+    /// What the read half of load() read that its reconcile half needs (service_state.hpp).
+    struct Loaded;
+    /// At open: read_store(), reconcile_loaded(), read_ledger(); then every pool's first round
+    /// is due (service_read_store.cpp). Errors: the store's, or a configuration the store
+    /// contradicts.
     Result<void> load();
+    /// The read half of load() (service_read_store.cpp): the tenancy, pools and machines (those
+    /// the configuration names added to the store first), workspaces, alert rules,
+    /// Idempotency-Keys and the runs as stored, into memory; the executor is told nothing.
+    Result<void> read_store(Loaded& got);
+    /// The reconcile half of load() (service_reconcile.cpp): the executor's and the store's
+    /// machines, each run not ended reconciled with the inventory (reconcile_run) and rebuilt
+    /// (restore_run), the resumed counts stored (save_resumed_count), the fairness history
+    /// replayed. A snapshot (read_only_) writes nothing.
+    Result<void> reconcile_loaded(const Loaded& got);
+    /// After the reconcile half (whose resumed rows it then includes): the goodput rows into the
+    /// ledger (service_read_store.cpp).
+    Result<void> read_ledger(Loaded& got);
     ApiResult<Caller> authenticate_any(std::string_view authorization);
     /// The caller of API token `token` (any scope, agents included); 401 unknown or revoked.
     ApiResult<Caller> caller_of_token(const std::string& token);
@@ -303,15 +320,22 @@ private:
     /// they wind down) and its open attempt ends "preempted"; the run's state is the caller's.
     void preempt_attempt(RunMem& r, Seconds t);
     void preempt(RunMem& r, Seconds t);
+    // The executors' events (service_exec_events.cpp).
+    /// One executor event at its time e.t: a machine's, or a run's current attempt's (events
+    /// of an earlier attempt only tell that its processes are gone).
     void on_exec(const ExecEvent& e);
+    /// MachineLost (every run holding GPUs on it fails with it) and MachineBack.
     void machine_event(const ExecEvent& e);
-    /// A Foreign event: the machine's GPUs held by jobs outside the service leave the rounds
-    /// (service_exec.cpp).
+    /// A Foreign event: the machine's GPUs held by jobs outside the service leave the rounds.
     void foreign_event(const ExecEvent& e);
+    /// What the resource manager's administrator did to run r (Cancelled, Held, Unheld,
+    /// Preempted) or a placement it did not start in time (Withdrawn): executor.hpp.
+    void resource_manager_event(RunMem& r, const ExecEvent& e);
     void end_run(RunMem& r, Seconds t, const std::string& state, const std::string& outcome);
-    /// WorkerStarted, WorkerExited, Progress and Utilization events (service_exec.cpp).
+    /// WorkerStarted, WorkerExited, Progress and Utilization events (service_exec_events.cpp).
     void on_worker_event(RunMem& r, const ExecEvent& e);
-    /// Failed attempts of run r (preemptions are not failures), for max_failures.
+    /// Failed attempts of run r (preemptions and withdrawn placements are not failures), for
+    /// max_failures (service_exec_events.cpp).
     static int failures(const RunMem& r);
     /// Launches r's placed attempt unless its GPUs still hold processes of a stopping attempt
     /// (its own previous one, or another run's): then it waits, `starting`, and is retried

@@ -1,6 +1,6 @@
 // The service's side of the executors: what an executor is told of a run's attempt (its
-// command, environment and placement with GPU indices), its log room, and the GPUs of jobs it
-// reports outside the service. Split from service.cpp.
+// command, environment and placement with GPU indices), its log room, and when it launches.
+// What the executors report back: service_exec_events.cpp.
 #include <algorithm>
 #include <set>
 
@@ -55,62 +55,6 @@ void add_command_json(nlohmann::json& j, const std::string& stored) {
 }
 
 }  // namespace detail
-
-int Service::failures(const RunMem& r) {
-    int n = 0;
-    for (const auto& a : r.rec.attempt_list) n += a.outcome == "failed" ? 1 : 0;
-    return n;
-}
-
-void Service::on_worker_event(RunMem& r, const ExecEvent& e) {
-    using K = ExecEvent::Kind;
-    const std::size_t w = static_cast<std::size_t>(e.worker);
-    if (e.worker < 0 || w >= r.w.size()) return;
-    switch (e.kind) {
-        case K::WorkerStarted:
-            log(LogLevel::Debug, "worker.started",
-                {{"run", r.rec.name}, {"worker", std::to_string(e.worker)}, {"attempt", std::to_string(r.rec.attempts)}});
-            break;
-        case K::WorkerExited:
-            log(e.exit_code == 0 ? LogLevel::Info : LogLevel::Warn, "worker.exited",
-                {{"run", r.rec.name}, {"worker", std::to_string(e.worker)},
-                 {"attempt", std::to_string(r.rec.attempts)},
-                 {e.signal > 0 ? "signal" : "exit_code", std::to_string(e.signal > 0 ? e.signal : e.exit_code)}});
-            break;
-        case K::Progress: {
-            if (r.rec.state != "running") break;
-            const int key = static_cast<int>(r.rec.id);
-            auto& attempt = progress_attempt_[r.rec.id];
-            if (attempt != r.rec.attempts) {  // a new attempt: only its own progress is judged
-                stragglers_.set_gang(key, r.rec.workers);
-                for (int k = 0; k < r.rec.workers; ++k) stragglers_.reset(key, k);
-                attempt = r.rec.attempts;
-            }
-            (void)counter_->progress(e.t, r.w[w], e.step);
-            stragglers_.progress(key, e.worker, e.t, e.step);
-            break;
-        }
-        case K::Utilization: {
-            if (r.rec.state != "running") break;
-            const double pct[1] = {e.level};
-            (void)counter_->utilization(e.t, r.w[w], pct);
-            break;
-        }
-        default: break;
-    }
-}
-
-void Service::foreign_event(const ExecEvent& e) {
-    auto mi = machine_index_.find(e.machine);
-    if (mi == machine_index_.end()) return;
-    PoolState& pool = *pools_[mi->second.first];
-    pool.sched->set_foreign(mi->second.second, e.gpus);
-    pool.dirty = true;
-    if (e.gpus > 0) foreign_[e.machine] = e.detail;
-    else foreign_.erase(e.machine);
-    log(LogLevel::Info, "machine.foreign",
-        {{"machine", machine_names_[e.machine]}, {"gpus", std::to_string(e.gpus)}, {"detail", e.detail}});
-}
 
 ExecRun Service::exec_run(const RunMem& r) const {
     ExecRun e;

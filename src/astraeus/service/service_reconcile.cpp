@@ -1,5 +1,10 @@
-// Service::reconcile_run (service.hpp): at start, a run whose pool or machine is no longer in the
-// configuration is requeued or ended with a reason (docs/operations.md "Changing the inventory").
+// The reconcile half of Service::load() (service.hpp; the read half: service_read_store.cpp):
+// memory, the store and the executor (node agents included) brought into agreement at start.
+// The machines the executor starts with (every one up, in the store too), then each run not ended:
+// requeued or ended with a reason when its pool or a machine it holds is no longer in the
+// configuration (reconcile_run; docs/operations.md "Changing the inventory"), and rebuilt
+// (restore_run, service_restore.cpp); the resumed counts written; the rounds' fairness history
+// replayed.
 #include <algorithm>
 
 #include "astraeus/service/log.hpp"
@@ -79,6 +84,75 @@ Result<void> Service::reconcile_run(store::RunRec& rec, Seconds t) {
     rec.lease_end_s = -1;
     b.runs.push_back(rec);
     return store_->apply(b);
+}
+
+Result<void> Service::reconcile_loaded(const Loaded& got) {
+    std::vector<std::int64_t> ids;
+    for (const auto& [id, where] : machine_index_) ids.push_back(id);
+    {  // the executor starts with every machine up: so does the store
+        store::Batch up;
+        for (const auto& m : got.machines)
+            if (!m.up) up.machine_up.push_back({m.id, true});
+        // The local executor runs one machine with the GPUs found now (not the configuration's
+        // list): recorded, so that what reads the store (trace export) sees the machine that
+        // ran (0: the store's machines are the ones that run).
+        const bool local = cfg_.local_gpus > 0 && !pools_.front()->machines.empty();
+        up.meta.push_back({"local_machine_id", local ? pools_.front()->machines.front().id : 0});
+        up.meta.push_back({"local_machine_gpus", local ? cfg_.local_gpus : 0});
+        if (!read_only_)
+            if (auto ok = store_->apply(up); !ok) return ok;
+    }
+    exec_->set_machines(ids, clock_.now());
+    for (const auto& m : got.machines) {
+        if (m.drained) drained_.insert(m.id);
+        auto at = machine_index_.find(m.id);
+        if (at == machine_index_.end()) continue;
+        PoolState& ps = *pools_[at->second.first];
+        if (agents_) {  // up once its agent has registered (again)
+            agents_->add_machine(m.id, m.name, m.gpus, m.addr, clock_.now());
+            ps.sched->set_machine_up(at->second.second, false);
+        } else if (m.drained || (read_only_ && !m.up)) {
+            ps.sched->set_machine_up(at->second.second, false);
+        }
+    }
+    // Each run not ended: reconciled with the inventory (reconcile_run, stored), then its
+    // scheduler job, count and executor state rebuilt (restore_run), in the store's order.
+    for (store::Id id : got.order) {
+        RunMem& r = *runs_.at(id);
+        if (!read_only_)  // (a snapshot shows the runs as the leader stored them)
+            if (auto ok = reconcile_run(r.rec, std::max(r.rec.submitted_s, got.counted_to)); !ok) return ok;
+        if (!r.ended())
+            if (auto ok = restore_run(r, got.counted_to); !ok) return ok;
+        if (!r.ended()) live_.insert(r.rec.id);
+    }
+    if (read_only_) resumed_ = store::Batch{};  // the leader writes them
+    else if (auto ok = save_resumed_count(); !ok) return ok;
+    // The rounds' fairness history (tenant LTGF windows, jobs' deserved service), replayed from
+    // the runs and their attempts up to the stored clock; the first round goes on from there.
+    {
+        const Seconds to = last_event_s_;
+        Seconds from = (to / got.opt.bucket_s - got.opt.window_buckets) * got.opt.bucket_s;
+        std::vector<std::vector<RoundAdapter::PastRun>> past(pools_.size());
+        Seconds first = to;
+        for (const auto& [id, r] : runs_) {
+            if (pools_[r->pool]->rec.id != r->rec.pool_id || (r->rec.ended_s >= 0 && r->rec.ended_s <= from))
+                continue;
+            auto ws = workspaces_.find(r->rec.workspace_id);
+            if (ws == workspaces_.end()) continue;
+            RoundAdapter::PastRun p;
+            p.tenant = pools_[r->pool]->sched->tenant_index(ws->second.name);
+            p.gpus = r->rec.workers * r->rec.gpus_per_worker;
+            p.submit_s = r->rec.submitted_s;
+            p.end_s = r->rec.ended_s;
+            for (const store::AttemptRec& a : r->rec.attempt_list) p.held.push_back({a.started_s, a.ended_s});
+            p.job = r->ended() ? -1 : r->job;
+            first = std::min(first, p.submit_s);
+            past[r->pool].push_back(std::move(p));
+        }
+        from = std::max(from, first);
+        for (std::size_t p = 0; p < pools_.size(); ++p) pools_[p]->sched->replay_history(past[p], from, to);
+    }
+    return {};
 }
 
 }  // namespace astraeus::service

@@ -61,6 +61,15 @@ void end_open_attempt(store::RunRec& rec, Seconds t, const std::string& outcome)
 
 namespace astraeus::service {
 
+/// What Service::read_store read that Service::reconcile_loaded needs (the two halves of load()).
+struct Service::Loaded {
+    std::vector<store::MachineRec> machines;  ///< the cluster's machines as stored, retired ones included
+    AstraeaOptions opt;                       ///< the options the rounds schedule with
+    Seconds counted_to = 0;                   ///< the store's counted_to_s (Unix seconds)
+    std::vector<store::Id> order;             ///< the runs' ids in the store's order
+    std::size_t ledger_rows = 0;              ///< goodput rows read (read_ledger)
+};
+
 struct Service::PoolState {
     store::PoolRec rec;
     std::vector<store::MachineRec> machines;
