@@ -43,11 +43,15 @@ def hostnames(nodelist):
 
 def jobs():
     out = []
-    for line in slurm("squeue", "-h", "-o", "%i|%j|%T|%b|%N|%r").splitlines():
-        i, name, state, gres, nodes, reason = line.split("|", 5)
+    for line in slurm("squeue", "-h", "-o", "%i|%j|%T|%b|%Q|%n|%N|%r").splitlines():
+        i, name, state, gres, prio, req, nodes, reason = line.split("|", 7)
         if name.startswith("astraeus-"):
+            # A PENDING job with a priority is released on the nodes Astraeus chose (ReqNodeList):
+            # its GPUs there are promised to it, not idle; a held one has priority 0.
+            released = state == "PENDING" and prio.strip() not in ("", "0")
             out.append({"id": i, "name": name, "state": state, "gres": gres,
-                        "nodes": hostnames(nodes) if state == "RUNNING" else [], "reason": reason})
+                        "nodes": hostnames(nodes) if state == "RUNNING" else [],
+                        "released_on": hostnames(req) if released else [], "reason": reason})
     return out
 
 
@@ -172,12 +176,17 @@ def check(out, gang, submit_real, lease_s, starvation_s, scale):
 
     # 2. Idle GPUs beside a waiting 1 x 4 run: a node with >= 4 GPUs free in Slurm while a 1 x 4
     #    run has waited more than one lease (service clock) and its reason does not say the GPUs
-    #    are held for the gang; a stretch counts from two samples on (one sample can fall between
-    #    a job's end and the next one's start at a lease rotation).
+    #    are held for the gang; GPUs of a job Astraeus released on the node that Slurm has not
+    #    started yet (PENDING with a priority, its ReqNodeList) are not free; a stretch counts from
+    #    two samples on (the two views are read ~0.1 s apart).
     stretch, worst, held_idle, worst_held = 0, 0.0, 0, 0.0
     prev_t = None
     for s in samples:
         free = {n: 8 - v["alloc"] for n, v in s["nodes"].items() if v["state"].split("+")[0] in ("IDLE", "MIXED", "ALLOCATED")}
+        for j in s["jobs"]:
+            for n in j.get("released_on", []):
+                if n in free:
+                    free[n] -= 8 if j["name"] == gang_job else 4
         fit = [n for n, f in free.items() if f >= 4]
         waiting = [p for p in s["pending"] if p["gpus"] == 4 and s["at"] - p["since"] > lease_s]
         held = [p for p in waiting if p["reason"].startswith("GPUs held for the waiting gang")]
