@@ -28,6 +28,7 @@ struct Trace {
     Seconds longest_idle_with_fit = 0;  ///< longest stretch with free GPUs a waiting 4-GPU run fits
     Seconds gang_longest_wait = 0;  ///< longest stretch the gang waited (submit or lease end to start)
     Seconds gang_ran = 0;           ///< seconds the gang held its GPUs
+    std::string idle_reason;  ///< a waiting 4-GPU run's reason the first time it fit free GPUs
 };
 
 /// Drives `a` with leases ending as its decisions say, every run of unbounded duration, until
@@ -76,6 +77,12 @@ Trace drive(RoundAdapter& a, int& gang, std::vector<int>& small,
         }
         const bool fit_waits = a.free_gpus() >= 4 &&
             std::any_of(small.begin(), small.end(), [&](int j) { return a.is_pending(j); });
+        if (fit_waits && tr.idle_reason.empty())
+            for (int j : small)
+                if (a.is_pending(j)) {
+                    tr.idle_reason = a.pending_reason(j, 1, 4);
+                    break;
+                }
         if (fit_waits && idle_since < 0) idle_since = t;
         if (!fit_waits) idle_since = -1;
         Seconds next = until + 1;
@@ -149,7 +156,11 @@ TEST(GangInTenant, StaggeredLeasesNoIdleGpusForNothing) {
     EXPECT_GE(fixed.gang_ran, 300);
     EXPECT_LE(fixed.gang_longest_wait, 360);
     EXPECT_LE(fixed.longest_idle_with_fit, 60);
+    // The idle GPUs are shown as held for the gang (job 6: the seventh submitted), in the waiting
+    // run's reason (the API's and the Slurm job's comment).
+    EXPECT_EQ(fixed.idle_reason, "GPUs held for the waiting gang job 6 of ml (16 GPUs)");
     const Trace before = run_case(at, 55, false);
+    EXPECT_EQ(before.idle_reason, "waiting for quota") << "control";
     EXPECT_EQ(before.gang_ran, 120) << "control";
     EXPECT_EQ(before.gang_longest_wait, 960) << "control";
 }

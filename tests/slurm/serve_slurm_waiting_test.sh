@@ -62,5 +62,7 @@ stop r1
 waitfor 300 is w2 'running 1' || fail "w2 not running after r1 stopped: $(get w2)"
 [ "$(squeue -h -n astraeus-ml-w2 -o '%i %T %N|%k')" = "$J2 RUNNING $N1|$CMD" ] ||
   fail "w2's job: '$(squeue -h -n astraeus-ml-w2 -o '%i %T %N|%k')' (want '$J2 RUNNING $N1|$CMD')"
-echo "3. w2 runs in its waiting job $J2 on $N1"
+# The job it waited in asks for the run's GPUs (it was submitted before any placement).
+[ "$(squeue -h -j "$J2" -o %b)" = gres:gpu:8 ] || fail "w2's job $J2 asks for '$(squeue -h -j "$J2" -o %b)' (want gres:gpu:8)"
+echo "3. w2 runs in its waiting job $J2 on $N1 (gres:gpu:8)"
 echo PASS

@@ -321,7 +321,11 @@ Result<slurm::JobSpec> SlurmExecutor::job_spec(const RunState& s, const std::str
         if (first.empty() && pool.partition == r.pool) spec.partition = pool.partition;  // not placed yet
     }
     spec.nodes = r.workers;
-    spec.gpus_per_node = r.placement.empty() ? r.gpus_per_worker : static_cast<int>(r.placement.front().gpus.size());
+    // A run not placed yet (the held job of a waiting run) has one empty part per worker: the
+    // run's GPUs per worker, or its job would run without GPUs when released (Slurm allocating
+    // them to no one: issue 20, a 1 x 4 run beside 4 GPUs Slurm saw free).
+    const bool placed = !r.placement.empty() && !r.placement.front().gpus.empty();
+    spec.gpus_per_node = placed ? static_cast<int>(r.placement.front().gpus.size()) : r.gpus_per_worker;
     spec.workdir = dir;
     spec.output = dir + "/job.out";
     spec.script = script(s);

@@ -631,7 +631,8 @@ int RoundAdapter::add_machine(int gpus) {
 
 std::string RoundAdapter::pending_reason(int j, int workers, int gpus_per_worker,
                                          const std::function<std::string(int)>& machine,
-                                         const std::function<std::string(int)>& foreign) const {
+                                         const std::function<std::string(int)>& foreign,
+                                         const std::function<std::string(int)>& run) const {
     const Job& job = jobs_[j];
     const int g = job.gpus;
     const int u = job.tenant;
@@ -676,8 +677,17 @@ std::string RoundAdapter::pending_reason(int j, int workers, int gpus_per_worker
     if (cluster_.free_gpus() >= g) {
         ClusterState copy = cluster_;
         if (place_gang(*placer_, copy, job)) {
-            // It fits the free GPUs, yet the round did not start it: held for another tenant's
-            // starving run (ASTRAEA's reservation), or its tenant's turn has not come.
+            // It fits the free GPUs, yet the round did not start it: held for a gang the
+            // rounds keep a reservation for (keep_reservation, any tenant's), for another
+            // tenant's starving run (ASTRAEA's reservation), or its tenant's turn has not come.
+            const int kept = in_.reserved;
+            if (astraea_ && kept >= 0 && kept != j && static_cast<std::size_t>(kept) < jobs_.size() &&
+                is_pending(kept)) {
+                const Job& gang = jobs_[kept];
+                return "GPUs held for the waiting gang " + (run ? run(kept) : "job " + std::to_string(kept)) +
+                       " of " + tenants_[static_cast<std::size_t>(gang.tenant)].name + " (" +
+                       std::to_string(gang.gpus) + " GPUs)";
+            }
             if (astraea_ && !pending_.starving(j))
                 for (std::size_t v = 0; v < tenants_.size(); ++v)
                     if (static_cast<int>(v) != u && !pending_.starving_of(v).empty())

@@ -149,6 +149,9 @@ public:
     /// - "no machine up fits W x G GPUs today (it needs <machines>)": its gang fits the pool's
     ///   machines only with lost or drained ones among them;
     /// - "waiting for GPUs of <machines>": it would fit now were the lost or drained machines up;
+    /// - "GPUs held for the waiting gang <run> of <tenant> (<n> GPUs)": it fits the free GPUs,
+    ///   which the rounds keep for that gang (keep_reservation; `run(k)` names job k, empty:
+    ///   "job k");
     /// - "GPUs held for a starving run of <tenant>": another tenant's run waited T_starve and
     ///   the round holds GPUs for it (ASTRAEA's reservation);
     /// - "<n> GPUs of <machine> are held by jobs outside Astraeus" (`foreign(m)` when given,
@@ -158,7 +161,8 @@ public:
     /// `machine` names machine m (pool index) with its state, e.g. "gpu-2 (lost)"; empty: "machine m".
     std::string pending_reason(int j, int workers, int gpus_per_worker,
                                const std::function<std::string(int)>& machine = {},
-                               const std::function<std::string(int)>& foreign = {}) const;
+                               const std::function<std::string(int)>& foreign = {},
+                               const std::function<std::string(int)>& run = {}) const;
 
     /// Every running job, in the order they started; every pending job, in the order they
     /// began to wait; the jobs winding down (wind_down) still holding GPUs.

@@ -393,7 +393,12 @@ void Service::schedule(std::size_t pi, Seconds t) {
             std::string why = pool.sched->pending_reason(
                 r->job, r->rec.workers, r->rec.gpus_per_worker,
                 [&](int m) { return machine_reason_name(pool, m); },
-                [&](int m) { return foreign_reason(pool, m); });
+                [&](int m) { return foreign_reason(pool, m); },
+                [&](int k) {
+                    const auto g = pool.job_run.find(k);
+                    const auto held = g == pool.job_run.end() ? runs_.end() : runs_.find(g->second);
+                    return held == runs_.end() ? "job " + std::to_string(k) : held->second->rec.name;
+                });
             // A run requeued at start (its machine left the configuration) keeps saying so
             // until it is placed again. A reason is not a change to store on its own: the
             // store gets it with the run's next write, and the first round after a restart
