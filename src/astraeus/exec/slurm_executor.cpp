@@ -366,18 +366,7 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
         s.executed_s = r.executed_s;
         std::string nodes;
         for (const auto& p : r.placement) nodes += (nodes.empty() ? "" : ",") + node_of(p);
-        auto failed = [&](const std::string& why) {
-            // The service sees the attempt fail, with the reason (the run's reason); it goes to
-            // the service's stderr too.
-            std::fprintf(stderr, "astraeus: slurm executor: run %s attempt %d: %s\n",
-                         r.run_name.c_str(), r.attempt, why.c_str());
-            evs.push_back({ExecEvent::Kind::Failed, t, r.run});
-            evs.back().attempt = r.attempt;
-            evs.back().detail = "cannot submit the Slurm job: " + why;
-            evs.push_back({ExecEvent::Kind::Released, t, r.run});
-            evs.back().attempt = r.attempt;
-            s.phase = Phase::Parked;
-        };
+        auto failed = [&](const std::string& why) { fail_launch(s, t, "cannot submit the Slurm job: " + why, evs); };
         if (s.job == 0) {
             // A job kept held for a resume by an earlier process of the service (a restart
             // between the requeue and this placement): resumed, not submitted again.
@@ -417,10 +406,24 @@ void SlurmExecutor::launch(Seconds t, const ExecRun& r) {
             // A job that waited showed the run's reason in its comment: the command again.
             if (!s.shown_reason.empty()) how.comment = command_comment(r);
             if (s.completing_seen) s.deferred = std::move(how);  // released by poll_jobs
-            else if (auto ok = release(s, how); !ok) failed(ok.error().message);
+            else if (auto ok = release(s, how); !ok)
+                fail_launch(s, t, "cannot release the Slurm job: " + ok.error().message, evs);
         }
     }
     push(evs);  // the poll thread wakes the service: launch() is called under the service's lock
+}
+
+void SlurmExecutor::fail_launch(RunState& s, Seconds t, const std::string& why, std::vector<ExecEvent>& out) {
+    // The service sees the attempt fail, with the reason (the run's reason); it goes to the
+    // service's stderr too.
+    std::fprintf(stderr, "astraeus: slurm executor: run %s attempt %d: %s\n", s.r.run_name.c_str(), s.r.attempt,
+                 why.c_str());
+    out.push_back({ExecEvent::Kind::Failed, t, s.r.run});
+    out.back().attempt = s.r.attempt;
+    out.back().detail = why;
+    out.push_back({ExecEvent::Kind::Released, t, s.r.run});
+    out.back().attempt = s.r.attempt;
+    s.phase = Phase::Parked;
 }
 
 Result<void> SlurmExecutor::release(RunState& s, const RunState::Release& how) {
@@ -634,13 +637,8 @@ void SlurmExecutor::poll_jobs(Seconds t, std::vector<ExecEvent>& out) {
         s.completing_seen = j.completing;
         if (s.phase == Phase::Starting && s.deferred && j.state == slurm::JobState::Pending) {
             if (j.completing) continue;  // the requeue is not finished: released at a later poll
-            if (auto ok = release(s, *s.deferred); !ok) {
-                std::fprintf(stderr, "astraeus: slurm executor: run %s attempt %d: %s\n", s.r.run_name.c_str(),
-                             s.r.attempt, ok.error().message.c_str());
-                ev(ExecEvent::Kind::Failed)->detail = "cannot release the Slurm job: " + ok.error().message;
-                ev(ExecEvent::Kind::Released);
-                s.phase = Phase::Parked;
-            }
+            if (auto ok = release(s, *s.deferred); !ok)
+                fail_launch(s, t, "cannot release the Slurm job: " + ok.error().message, out);
             s.deferred.reset();
             continue;
         }

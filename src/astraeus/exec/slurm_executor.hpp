@@ -223,6 +223,9 @@ private:
     /// Releases `s`'s held job on its nodes (ReqNodeList, SiteFactor `rank`, StartTime now + 1,
     /// the comment) after writing the current attempt; false, with the error, when Slurm refused.
     Result<void> release(RunState& s, const RunState::Release& how);
+    /// A launch that cannot go on (the job not submitted or not released): Failed with `why` as
+    /// the run's reason (and on stderr), Released, the run Parked.
+    void fail_launch(RunState& s, Seconds t, const std::string& why, std::vector<ExecEvent>& out);
     /// A running job found PENDING with more restarts than at its launch, and not requeued by
     /// this process: when none of the nodes it was placed on is down or drained, an
     /// administrator's `scontrol requeue` (-> Preempted; held by us until placed again) or
