@@ -59,8 +59,16 @@ check "a TERM sent to the task reaches the worker once" test "$(cat "$W/runs/a/t
 # A stale attempt (attempt_guard.hpp): while the attempt file names the step's own attempt the
 # worker runs on; once it names a newer one, the step's pid namespace is killed (137) with its
 # setsid daemon, and the step says why. A step whose file was just written waits 1 s to start.
-AF="$W/runs/a/attempt.current"
+# The file lies where the Slurm executor puts it: the service's folder under the folder of all
+# runs, which the step hides (only the run's own folder is bound back), 0711 / 0644 and root's, so
+# that the step's user can neither rewrite it nor rename another file over it.
+mkdir -m 0711 "$W/runs/.attempts"
+AF="$W/runs/.attempts/a"
 echo "1 0" > "$AF"; chmod 644 "$AF"
+runuser -u nobody -- bash -c "echo '1 0' > '$AF'" 2>/dev/null; rc=$?
+check "the step's user cannot rewrite the attempt file (got $rc)" test "$rc" != 0
+runuser -u nobody -- bash -c "echo '1 0' > '$W/runs/a/f' && mv -f '$W/runs/a/f' '$AF'" 2>/dev/null; rc=$?
+check "the step's user cannot rename a file over it (got $rc)" test "$rc" != 0
 guard() { runuser -u nobody -- "$BIN" step-sandbox --hide "$W/runs" --keep "$W/runs/a" --attempt-file "$AF" -- "$@"; }
 guard bash -c 'sleep 0.6; exit 0' 2>/dev/null; rc=$?
 check "the step's own attempt in the file: the worker runs on (0, got $rc)" test "$rc" = 0

@@ -6,8 +6,10 @@
 # step), so the rank that Slurm cannot end (as reported on a real cluster, until the node comes
 # back) is made by hand beside it: a step sandbox of attempt 1 run as the workspace's user with
 # the run's environment and --attempt-file, as the batch script runs it, writing heartbeats.
-# Astraeus places the run again on other nodes and writes the run's attempt.current before the
-# release; the stale rank's sandbox reads it, kills its pid namespace and says why. Checked: the
+# Astraeus places the run again on other nodes and writes the run's current attempt (a file of
+# the service's, outside the run's folder) before the release; the stale rank's sandbox reads it,
+# kills its pid namespace and says why. The workspace's user (the stale rank's) tries to rewrite
+# that file and to rename its own file over it, as a worker keeping itself alive would: refused. Checked: the
 # stale rank's last heartbeat in the checkpoint folder comes before the new attempt's first, no
 # process of attempt 1 is left, and the new attempt succeeds. (Slurm's second segment is
 # ASTRAEUS_ATTEMPT=2; the service's attempt may be 3: it can place the run once more on the
@@ -34,6 +36,7 @@ fail() { echo "FAIL: $*"; [ -f "$T/server.log" ] && tail -20 "$T/server.log"; ex
 slurm_serve_ml
 slurm_serve_start || fail "server did not start"
 RUNDIR="$DATA-runs/ml/stale"
+AF="$DATA-runs/.attempts/ml/stale"  # the run's current attempt, the service's file
 get() { curl -sS -H "Authorization: Bearer $ML" "$API/runs/stale"; }
 field() { get | python3 -c 'import json,sys; d=json.load(sys.stdin); print(d.get(sys.argv[1], ""))' "$1" 2>/dev/null; }
 is() { [ "$(field state) $(field attempts)" = "$1" ]; }
@@ -64,7 +67,18 @@ waitfor 100 test -s "$RUNDIR/checkpoint/beat-1-1" || fail "rank 1 of attempt 1 d
 batch=$(scontrol show job "$job" | sed -n 's/.*BatchHost=\([^ ]*\).*/\1/p')
 VICTIM=$(scontrol show hostnames "$(squeue -h -j "$job" -o %N)" | grep -vx "$batch" | head -1)
 [ -n "$VICTIM" ] || fail "no second node in $(squeue -h -j "$job" -o %N)"
-[ "$(cat "$RUNDIR/attempt.current" | cut -d' ' -f1)" = 1 ] || fail "attempt.current: $(cat "$RUNDIR/attempt.current")"
+[ "$(cut -d' ' -f1 "$AF")" = 1 ] || fail "$AF: $(cat "$AF")"
+[ "$(stat -c '%u %a' "$AF") $(stat -c '%u %a' "$(dirname "$AF")")" = "$(id -u) 644 $(id -u) 711" ] ||
+  fail "$AF: owner and mode $(stat -c '%u %a' "$AF"), folder $(stat -c '%u %a' "$(dirname "$AF")")"
+# The attack: the job's user keeps attempt 1 current (a write, a rename over it, a new file).
+runuser -u astraeus-ml -- bash -c "echo '1 0' > '$AF'" 2>/dev/null && fail "the job's user rewrote $AF"
+runuser -u astraeus-ml -- bash -c "echo '1 0' > '$RUNDIR/fake' && mv -f '$RUNDIR/fake' '$AF'" 2>/dev/null &&
+  fail "the job's user renamed a file over $AF"
+runuser -u astraeus-ml -- bash -c "echo '1 0' > '$(dirname "$AF")/other'" 2>/dev/null &&
+  fail "the job's user wrote into $(dirname "$AF")"
+scontrol write batch_script "$job" - 2>/dev/null | grep -qF -- "--attempt-file '$AF'" ||
+  fail "the batch script does not name $AF: $(scontrol write batch_script "$job" - 2>&1 | grep -o -- '--attempt-file [^ ]*')"
+echo "$AF: the service's (0644 in a 0711 folder); the job's user could not rewrite it"
 n1=$(old_procs | wc -l)
 [ "$n1" -gt 0 ] || fail "no process of attempt 1 found by its environment"
 echo "job $job on $(squeue -h -j "$job" -o %N) (batch host $batch): $n1 processes of attempt 1"
@@ -72,7 +86,7 @@ echo "job $job on $(squeue -h -j "$job" -o %N) (batch host $batch): $n1 processe
 # The stale rank: attempt 1's step sandbox around the worker, as the batch script runs it.
 runuser -u astraeus-ml -- env ASTRAEUS_RUN_DIR="$RUNDIR" ASTRAEUS_ATTEMPT=1 RANK=9 \
   ASTRAEUS_CHECKPOINT_DIR="$RUNDIR/checkpoint" SLURMD_NODENAME="$VICTIM" \
-  "$BIN" step-sandbox --attempt-file "$RUNDIR/attempt.current" \
+  "$BIN" step-sandbox --attempt-file "$AF" \
   -- bash "$T/work.sh" 2> "$T/stale.err" &
 STALE=$!
 waitfor 100 test -s "$RUNDIR/checkpoint/beat-1-9" || fail "the stale rank does not beat: $(cat "$T/stale.err")"
@@ -96,10 +110,10 @@ wait "$STALE"; rc=$?
 stale_last=$(sort -n "$RUNDIR/checkpoint/beat-1-9" | tail -1)
 echo "the stale rank beat $(((stale_last - down_ns) / 1000000)) ms past the node's failure (Slurm's requeue)"
 [ "$rc" = 137 ] || fail "the stale rank's sandbox exited $rc (want 137)"
-grep -qE "attempt 1 is stale: $RUNDIR/attempt.current names attempt [2-9]" "$T/stale.err" ||
+grep -qE "attempt 1 is stale: $AF names attempt [2-9]" "$T/stale.err" ||
   fail "the stale rank did not say why: $(cat "$T/stale.err")"
 cat "$T/stale.err"
-[ "$(cut -d' ' -f1 "$RUNDIR/attempt.current")" = "$attempt" ] || fail "attempt.current: $(cat "$RUNDIR/attempt.current")"
+[ "$(cut -d' ' -f1 "$AF")" = "$attempt" ] || fail "$AF: $(cat "$AF")"
 waitfor 300 is "succeeded $attempt" || fail "stale did not succeed as attempt $attempt: $(get)"
 [ -z "$(old_procs)" ] || fail "processes of attempt 1 left at the end"
 echo PASS

@@ -199,7 +199,8 @@ std::string SlurmExecutor::script(const RunState& s) const {
         for (const auto& h : c_.step_hide) flags += " --hide " + quote(h);
         flags += " --keep \"$ASTRAEUS_RUN_DIR\" --keep \"$ASTRAEUS_WORKDIR\"";
         // A stale rank (a node whose slurmd died) is ended once a newer attempt is placed.
-        flags += std::string(" --attempt-file \"$ASTRAEUS_RUN_DIR/") + sandbox::kCurrentAttemptFile + "\"";
+        // Its path written into the script (the service's file, not the job's environment).
+        flags += " --attempt-file " + quote(attempt_file(r));
         if (c_.step_sandbox_required) flags += " --require";
         // The program's path is written into the script, not read from the job's environment,
         // which the run's own `env` could set.

@@ -28,8 +28,9 @@
 // Preempted, held by us until placed again; `requeuehold` -> Preempted + Held; a held job left by
 // an earlier process that an administrator holds is kept held at the next launch (Held), never
 // cancelled by us (slurm_executor_admin.cpp).
-// Stale ranks: before each release the run's attempt.current is written (sandbox/
-// attempt_guard.hpp); the step sandboxes of older attempts kill themselves on reading it.
+// Stale ranks: before each release the run's current attempt is written into a file of the
+// service's (attempt_file, sandbox/attempt_guard.hpp); the step sandboxes of older attempts kill
+// themselves on reading it.
 // Times: events carry Slurm's times where it records them (Started at the job's start_time,
 // Finished at its end_time, StopDone/Released at the requeue that ended the segment), so that the
 // service's ledger, which holds a run's GPUs from Started to the end event (holds_from_start()),
@@ -216,10 +217,13 @@ private:
     /// An administrator's hold or release of a job not running (Starting, Parked, AdminHeld).
     void poll_admin_hold(RunState& s, const slurm::JobInfo& j, Seconds t, std::vector<ExecEvent>& out);
     // --- slurm_executor_admin.cpp ------------------------------------------------------------
-    /// Writes the run's current attempt into its folder (sandbox/attempt_guard.hpp) right
+    /// Writes the run's current attempt into attempt_file(r) (sandbox/attempt_guard.hpp) right
     /// before a release: each step of an older attempt still running (a node whose slurmd died)
     /// kills its workers once it reads it. A failure is logged (the guard is then off).
     void mark_current_attempt(const ExecRun& r) const;
+    /// `<runs_dir>/.attempts/<workspace>/<run>`: outside the run's folder, in folders of the
+    /// service's that the job's user can read through but not write.
+    std::string attempt_file(const ExecRun& r) const;
     /// Releases `s`'s held job on its nodes (ReqNodeList, SiteFactor `rank`, StartTime now + 1,
     /// the comment) after writing the current attempt; false, with the error, when Slurm refused.
     Result<void> release(RunState& s, const RunState::Release& how);

@@ -6,7 +6,10 @@
 #include <ctime>
 #include <set>
 
+#include <unistd.h>
+
 #include "astraeus/exec/sandbox/attempt_guard.hpp"
+#include "astraeus/exec/sandbox/safe_fs.hpp"
 #include "astraeus/exec/slurm_executor.hpp"
 #include "astraeus/exec/slurm_wall_time.hpp"
 
@@ -19,10 +22,28 @@ Seconds wall_s() { return slurm_time::wall_now(); }
 
 }  // namespace
 
+std::string SlurmExecutor::attempt_file(const ExecRun& r) const {
+    return c_.runs_dir + "/" + sandbox::kAttemptsFolder + "/" + (r.workspace.empty() ? "default" : r.workspace) + "/" +
+           r.run_name;
+}
+
 void SlurmExecutor::mark_current_attempt(const ExecRun& r) const {
     using namespace std::chrono;
     const auto ms = duration_cast<milliseconds>(system_clock::now().time_since_epoch()).count();
-    if (auto ok = sandbox::write_current_attempt(run_dir(r), r.attempt, ms); !ok)
+    const std::string file = attempt_file(r);
+    const std::string ws_dir = file.substr(0, file.rfind('/'));
+    // The service's own folders (0711: a step's user reads its run's file by name, writes nothing).
+    Result<void> ok;
+    for (const std::string& d : {ws_dir.substr(0, ws_dir.rfind('/')), ws_dir}) {
+        auto fd = sandbox::ensure_dir(d, ::getuid(), ::getgid(), 0711);
+        if (!fd) {
+            ok = std::unexpected(fd.error());
+            break;
+        }
+        ::close(*fd);
+    }
+    if (ok) ok = sandbox::write_current_attempt(ws_dir, file.substr(file.rfind('/') + 1), r.attempt, ms);
+    if (!ok)
         std::fprintf(stderr, "astraeus: slurm executor: run %s attempt %d: the current-attempt file: %s (a stale rank "
                      "of an earlier attempt is not ended)\n", r.run_name.c_str(), r.attempt, ok.error().message.c_str());
 }

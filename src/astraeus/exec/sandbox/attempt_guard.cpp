@@ -25,8 +25,9 @@ std::optional<CurrentAttempt> parse_current_attempt(std::string_view text) {
     return c;
 }
 
-std::optional<CurrentAttempt> read_current_attempt(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+namespace {
+
+std::optional<CurrentAttempt> read_open(int fd) {
     if (fd < 0) return std::nullopt;
     char buf[64];
     ssize_t n;
@@ -37,11 +38,22 @@ std::optional<CurrentAttempt> read_current_attempt(const std::string& path) {
     return parse_current_attempt(std::string_view(buf, static_cast<std::size_t>(n)));
 }
 
-Result<void> write_current_attempt(const std::string& run_dir, int attempt, std::int64_t now_ms) {
+}  // namespace
+
+std::optional<CurrentAttempt> read_current_attempt(const std::string& path) {
+    return read_open(::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+}
+
+std::optional<CurrentAttempt> read_current_attempt_at(int dir, const std::string& name) {
+    return read_open(::openat(dir, name.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC));
+}
+
+Result<void> write_current_attempt(const std::string& run_dir, const std::string& name, int attempt,
+                                   std::int64_t now_ms) {
     const int dir = ::open(run_dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     if (dir < 0) return fail(run_dir + ": " + std::strerror(errno));
     std::random_device rd;
-    const std::string tmp = std::string(".") + kCurrentAttemptFile + "." + std::to_string(rd());
+    const std::string tmp = "." + name + ".tmp." + std::to_string(rd());
     const std::string text = std::to_string(attempt) + " " + std::to_string(now_ms) + "\n";
     const int fd = ::openat(dir, tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
     if (fd < 0) {
@@ -53,11 +65,11 @@ Result<void> write_current_attempt(const std::string& run_dir, int attempt, std:
     const bool ok = ::write(fd, text.data(), text.size()) == static_cast<ssize_t>(text.size());
     const int e = errno;
     ::close(fd);
-    if (!ok || ::renameat(dir, tmp.c_str(), dir, kCurrentAttemptFile) != 0) {
+    if (!ok || ::renameat(dir, tmp.c_str(), dir, name.c_str()) != 0) {
         const int e2 = ok ? errno : e;
         (void)::unlinkat(dir, tmp.c_str(), 0);
         ::close(dir);
-        return fail(run_dir + "/" + kCurrentAttemptFile + ": " + std::strerror(e2));
+        return fail(run_dir + "/" + name + ": " + std::strerror(e2));
     }
     ::close(dir);
     return {};

@@ -157,14 +157,14 @@ std::int64_t now_ms() {
 /// The task's wait for the init's report; with an attempt file, read every kAttemptPollMs: when
 /// it names an attempt newer than `own`, the init is killed (SIGKILL: the kernel ends the whole
 /// namespace) and the newer attempt is returned.
-std::optional<CurrentAttempt> watch_attempt(int report_r, pid_t init, const std::string& file, int own) {
-    if (file.empty()) return std::nullopt;
+std::optional<CurrentAttempt> watch_attempt(int report_r, pid_t init, int dir, const std::string& name, int own) {
+    if (dir < 0) return std::nullopt;
     for (;;) {
         struct pollfd p {report_r, POLLIN, 0};
         const int k = ::poll(&p, 1, kAttemptPollMs);
         if (k > 0 || (k < 0 && errno != EINTR)) return std::nullopt;  // the init reported or ended
         if (k < 0) continue;
-        if (auto c = read_current_attempt(file); c && c->attempt > own) {
+        if (auto c = read_current_attempt_at(dir, name); c && c->attempt > own) {
             (void)::kill(init, SIGKILL);
             return c;
         }
@@ -226,9 +226,22 @@ int run_step_sandbox(const StepSandboxSpec& spec) {
 
     // 0. The run's current attempt (attempt_guard.hpp): this step's own; a step of a new attempt
     // starts its worker only once an old rank still running elsewhere has seen the change.
+    // Its folder is opened now and read through later: the mount namespace may hide it (the
+    // service's file lies outside the run's folder, under a hidden one).
     int own_attempt = 0;
-    if (!spec.attempt_file.empty())
-        if (auto c = read_current_attempt(spec.attempt_file)) {
+    int attempt_dir = -1;
+    std::string attempt_name;
+    if (!spec.attempt_file.empty()) {
+        const auto slash = spec.attempt_file.rfind('/');
+        const std::string folder = slash == std::string::npos ? "." : slash == 0 ? "/" : spec.attempt_file.substr(0, slash);
+        attempt_name = spec.attempt_file.substr(slash == std::string::npos ? 0 : slash + 1);
+        attempt_dir = ::open(folder.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+        if (attempt_dir < 0)
+            std::fprintf(stderr, "%s: --attempt-file %s: %s (a stale attempt's workers are not ended)\n", who.c_str(),
+                         spec.attempt_file.c_str(), std::strerror(errno));
+    }
+    if (attempt_dir >= 0)
+        if (auto c = read_current_attempt_at(attempt_dir, attempt_name)) {
             own_attempt = c->attempt;
             const std::int64_t wait_ms = std::min<std::int64_t>(c->written_ms + kAttemptSettleMs - now_ms(), kAttemptSettleMs);
             if (wait_ms > 0) ::usleep(static_cast<useconds_t>(wait_ms * 1000));
@@ -299,13 +312,14 @@ int run_step_sandbox(const StepSandboxSpec& spec) {
     if (init == 0) {
         ::close(report[0]);
         ::close(alive[1]);
+        if (attempt_dir >= 0) ::close(attempt_dir);  // nothing of it inside the namespace
         init_main(spec, plan, argv.data(), report[1], alive[0], on_line);
     }
     ::close(report[1]);
     ::close(alive[0]);
     g_init = init;
     ::sigprocmask(SIG_UNBLOCK, &fwd, nullptr);
-    const auto newer = watch_attempt(report[0], init, spec.attempt_file, own_attempt);
+    const auto newer = watch_attempt(report[0], init, attempt_dir, attempt_name, own_attempt);
     int st = 0;
     while (::waitpid(init, &st, 0) < 0 && errno == EINTR) {
     }
