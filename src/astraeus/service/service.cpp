@@ -180,6 +180,7 @@ Result<std::unique_ptr<Service>> Service::open(ServiceConfig config,
     std::unique_ptr<Service> s(
         new Service(std::move(config), std::move(store), std::move(executor), Clock(base, scale)));
     if (auto ok = s->load(); !ok) return std::unexpected(ok.error());
+    s->open_auth_reader();
     return s;
 }
 
@@ -192,6 +193,7 @@ Result<std::unique_ptr<Service>> Service::open_manual(ServiceConfig config,
     std::unique_ptr<Service> s(
         new Service(std::move(config), std::move(store), std::move(executor), Clock(std::move(time))));
     if (auto ok = s->load(); !ok) return std::unexpected(ok.error());
+    s->open_auth_reader();
     return s;
 }
 
@@ -207,6 +209,19 @@ void Service::refresh_workspaces() {
         tenants.push_back({w.name, w.weight});
     }
     for (auto& p : pools_) p->sched->set_tenants(tenants);
+    auto names = std::make_shared<std::map<store::Id, std::string>>();
+    for (const auto& [id, w] : workspaces_) (*names)[id] = w.name;
+    ws_names_.store(std::move(names));
+}
+
+void Service::open_auth_reader() {
+    auto r = store_->open_reader();
+    if (!r) {
+        log(LogLevel::Warn, "auth.shared_lock",
+            {{"why", r.error().message}, {"effect", "tokens are read under the service's lock"}});
+        return;
+    }
+    auth_store_ = std::move(*r);
 }
 
 // --- transactions ----------------------------------------------------------------------------

@@ -271,7 +271,16 @@ private:
     Result<void> read_ledger(Loaded& got);
     ApiResult<Caller> authenticate_any(std::string_view authorization);
     /// The caller of API token `token` (any scope, agents included); 401 unknown or revoked.
+    /// Not under mu_ (the token is read through auth_store_), unless its workspace is new to the
+    /// service (the workspaces are read again then).
     ApiResult<Caller> caller_of_token(const std::string& token);
+    /// The token of SHA-256 `hash`: through auth_store_ under auth_mu_, else the store under mu_.
+    Result<std::optional<store::TokenRec>> token_by_hash(const std::string& hash);
+    /// After load(): auth_store_ opened (Store::open_reader); when the store has none, tokens are
+    /// read under mu_ as before (logged).
+    void open_auth_reader();
+    /// The workspaces' names by id as last read (refresh_workspaces), readable without mu_.
+    std::shared_ptr<const std::map<store::Id, std::string>> workspace_names() const { return ws_names_.load(); }
     void agent_machine_added(PoolState& pool, const store::MachineRec& m);
     /// Under mu_: binds the agent token of `c` to machine `name` at its first registration
     /// (stored); 403 when it is bound to another name (service_agent_tokens.cpp).
@@ -439,6 +448,14 @@ private:
     std::map<store::Id, std::string> machine_names_;  ///< every machine, retired ones included
     std::map<store::Id, std::string> retired_pools_;   ///< pools no longer in the configuration
     std::map<store::Id, store::WorkspaceRec> workspaces_;
+    /// workspaces_' names, published by refresh_workspaces for readers without mu_ (authentication,
+    /// whoami).
+    std::atomic<std::shared_ptr<const std::map<store::Id, std::string>>> ws_names_{
+        std::make_shared<const std::map<store::Id, std::string>>()};
+    /// A second connection to the store for token lookups, under auth_mu_ (not mu_): a call's
+    /// authentication never waits behind a submission's transaction or a round.
+    std::unique_ptr<store::Store> auth_store_;
+    std::mutex auth_mu_;
     std::map<store::Id, std::unique_ptr<RunMem>> runs_;
     store::Id next_run_id_ = 1;
 

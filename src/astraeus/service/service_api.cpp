@@ -56,15 +56,27 @@ ApiResult<Caller> Service::authenticate_any(std::string_view authorization) {
     return caller_of_token(std::string(rest));
 }
 
+Result<std::optional<store::TokenRec>> Service::token_by_hash(const std::string& hash) {
+    if (auth_store_) {
+        std::lock_guard a(auth_mu_);
+        return auth_store_->token_by_hash(hash);
+    }
+    std::lock_guard lk(mu_);
+    return store_->token_by_hash(hash);
+}
+
 ApiResult<Caller> Service::caller_of_token(const std::string& token) {
     const std::string hash = sha256_hex(token);
-    std::lock_guard lk(mu_);
-    auto t = store_->token_by_hash(hash);
+    auto t = token_by_hash(hash);
     if (!t) return std::unexpected(ApiError{500, t.error().message});
     if (!*t) return std::unexpected(ApiError{401, "invalid token"});
     if ((*t)->revoked) return std::unexpected(ApiError{401, "the token was revoked"});
+    // org_ is set once, by load(), before any call.
     if ((*t)->org_id != org_.id) return std::unexpected(ApiError{401, "the token is not for this organisation"});
-    if ((*t)->scope == store::Scope::Workspace && !workspaces_.contains((*t)->workspace_id)) refresh_workspaces();
+    if ((*t)->scope == store::Scope::Workspace && !workspace_names()->contains((*t)->workspace_id)) {
+        std::lock_guard lk(mu_);
+        if (!workspaces_.contains((*t)->workspace_id)) refresh_workspaces();
+    }
     return Caller{**t};
 }
 

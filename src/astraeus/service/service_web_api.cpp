@@ -158,14 +158,15 @@ ApiResult<json> Service::run_attempts(const Caller& c, const std::string& name, 
 }
 
 ApiResult<json> Service::whoami(const Caller& c) {
-    std::lock_guard lk(mu_);
+    // Not under mu_: org_ and cluster_ are set once by load(), the names are published.
     json j{{"scope", store::to_string(c.token.scope)},
            {"token", c.token.name},
            {"organization", org_.name},
            {"cluster", cluster_.name}};
     if (c.token.scope == store::Scope::Workspace) {
-        auto w = workspaces_.find(c.token.workspace_id);
-        j["workspace"] = w == workspaces_.end() ? "" : w->second.name;
+        const auto names = workspace_names();
+        auto w = names->find(c.token.workspace_id);
+        j["workspace"] = w == names->end() ? "" : w->second;
     }
     return j;
 }

@@ -106,7 +106,14 @@ void attach(std::vector<RunRec>& runs, const PgResult& r, F&& add) {
 
 class PgStore final : public Store {
 public:
-    explicit PgStore(PGconn* c) : conn_(c) { quiet(); }
+    PgStore(PGconn* c, std::string conninfo) : conninfo_(std::move(conninfo)), conn_(c) { quiet(); }
+
+    /// A read-only session on the same database (as a follower's).
+    Result<std::unique_ptr<Store>> open_reader() const override {
+        auto connected = connect_postgresql(conninfo_, "astraeus-auth", /*read_only=*/true);
+        if (!connected) return std::unexpected(connected.error());
+        return std::unique_ptr<Store>(std::make_unique<PgStore>(*connected, conninfo_));
+    }
 
     /// Takes the one-server lock (pg_try_advisory_lock, session level); false when another
     /// session holds it.
@@ -571,6 +578,7 @@ private:
         for (const AttemptRec& k : r.attempt_list) exec(kAttemptUpsert, r.id, k.number, k.started_s, k.ended_s, k.outcome);
     }
 
+    std::string conninfo_;
     std::unique_ptr<PGconn, ConnFree> conn_;
     std::map<std::string, std::string> prepared_;  ///< statement text -> prepared name
     bool in_tx_ = false;
@@ -586,7 +594,7 @@ Result<std::unique_ptr<Store>> open_postgresql(const std::string& conninfo, bool
     auto connected = connect_postgresql(conninfo, "astraeus");
     if (!connected) return std::unexpected(connected.error());
     PGconn* c = *connected;
-    auto s = std::make_unique<PgStore>(c);
+    auto s = std::make_unique<PgStore>(c, conninfo);
     try {
         // A server killed a moment ago still holds the lock until PostgreSQL sees its
         // connection closed (milliseconds): ask for up to 5 s before refusing.
@@ -608,7 +616,7 @@ Result<std::unique_ptr<Store>> open_postgresql(const std::string& conninfo, bool
 Result<std::unique_ptr<Store>> open_postgresql_read_only(const std::string& conninfo) {
     auto connected = connect_postgresql(conninfo, "astraeus-follower", /*read_only=*/true);
     if (!connected) return std::unexpected(connected.error());
-    auto s = std::make_unique<PgStore>(*connected);
+    auto s = std::make_unique<PgStore>(*connected, conninfo);
     const int have = s->schema_version();
     const int latest = static_cast<int>(migrations().size());
     if (have != latest)

@@ -41,12 +41,22 @@ auto guarded(const char* what, F&& f) -> decltype(f()) {
 class SqliteStore final : public Store {
 public:
     explicit SqliteStore(const std::string& path, bool read_only = false)
-        : db_(path, read_only ? SQLite::OPEN_READONLY : SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE) {
+        : path_(path), db_(path, read_only ? SQLite::OPEN_READONLY : SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE) {
         db_.setBusyTimeout(10000);
         if (read_only) return;
         db_.exec("PRAGMA journal_mode=WAL");
         db_.exec("PRAGMA synchronous=FULL");
         db_.exec("PRAGMA foreign_keys=ON");
+    }
+
+    /// A read-only connection to the same file (WAL: it reads the last commit, never waits for
+    /// the writer's transaction).
+    Result<std::unique_ptr<Store>> open_reader() const override {
+        try {
+            return std::unique_ptr<Store>(std::make_unique<SqliteStore>(path_, true));
+        } catch (const std::exception& e) {
+            return fail("cannot open a second connection to " + path_ + ": " + e.what());
+        }
     }
 
     /// PRAGMA quick_check (every page's structure, no index contents): "" when the file is
@@ -642,6 +652,7 @@ private:
         }
     }
 
+    std::string path_;
     SQLite::Database db_;
     std::unique_ptr<SQLite::Statement> token_q_;
     // The writes' statements (prepared()); declared after db_, so finalized before it closes.

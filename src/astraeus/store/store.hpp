@@ -240,6 +240,11 @@ public:
     virtual Result<std::vector<TokenRec>> tokens() = 0;
     /// The token whose hash is `hash` (revoked ones included), or none.
     virtual Result<std::optional<TokenRec>> token_by_hash(const std::string& hash) = 0;
+    /// A second connection to the same database, for reads (its writes fail): the service
+    /// authenticates callers through it under a lock of its own, so that a call's token lookup
+    /// never waits behind the writer's transaction. Errors: this store has none (a read-only view
+    /// of another store, a test's), or the connection's.
+    virtual Result<std::unique_ptr<Store>> open_reader() const { return fail("this store opens no second connection"); }
     /// Every run with its workers and attempts, by id.
     virtual Result<std::vector<RunRec>> runs() = 0;
     /// Every hourly goodput row (non-zero).
