@@ -9,7 +9,8 @@
 //                                     (comma-separated) promote themis_f themis_lease quantum
 //                                     max_share, docs/policies.md; lease ends: victim_margin
 //                                     preempt_horizon; preemptions: arrival_headroom
-//                                     free_before_victims; gangs in a tenant: due_first
+//                                     free_before_victims reclaim_within_quota; gangs in a
+//                                     tenant: due_first
 //                                     keep_reservation)
 //   tenant NAME WEIGHT               (tenant order = file order)
 //   job NAME TENANT gpus=G submit=S duration=D
@@ -112,6 +113,7 @@ Scenario parse(const std::filesystem::path& path) {
                 else if (k == "free_before_victims") o.improve.free_before_victims = v == "1";
                 else if (k == "due_first") o.improve.due_first = v == "1";
                 else if (k == "keep_reservation") o.improve.keep_reservation = v == "1";
+                else if (k == "reclaim_within_quota") o.improve.reclaim_within_quota = v == "1";
                 else throw std::runtime_error(where() + ": unknown option " + k);
             }
             if (o.mode == Mode::Compat) o.checkpoint_s = o.restore_s = 0;

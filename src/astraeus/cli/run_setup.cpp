@@ -157,6 +157,11 @@ void add_run_options(CLI::App* sub, RunArgs& a, SweepLists* sweeps) {
         ->capture_default_str()
         ->check(whole_number(0, 1000000, "GPUS"))
         ->group(better);
+    sub->add_flag("--reclaim-within-quota", a.reclaim_within_quota,
+                  "astraea: the reserved head job (never ran) of a tenant within its quota may "
+                  "preempt over-served delay jobs of tenants over their quota and share to start "
+                  "now (off by default; docs/policies.md, \"Arrival headroom\")")
+        ->group(better);
     sub->add_flag("--move-renewals", a.move_renewals,
                   "astraea: runs renewed at their lease end may be moved to other GPUs when a "
                   "start took theirs first (as published)")
@@ -290,6 +295,7 @@ Result<PreparedRun> prepare_run(const RunArgs& a) {
     o.improve.victim_margin = a.victim_margin;
     o.improve.preempt_horizon_s = a.preempt_horizon_s;
     o.improve.arrival_headroom = a.arrival_headroom;
+    o.improve.reclaim_within_quota = a.reclaim_within_quota;
     o.quota_mode = *quota;
     o.lease_s = a.lease_s;
     o.starvation_s = a.starvation_s;

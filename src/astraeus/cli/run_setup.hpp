@@ -35,6 +35,7 @@ struct RunArgs {
     double victim_margin = -1;       ///< --victim-margin (< 0: off)
     Seconds preempt_horizon_s = 0;   ///< --preempt-horizon (0: off)
     int arrival_headroom = 0;        ///< --arrival-headroom, GPUs (0: off)
+    bool reclaim_within_quota = false;  ///< --reclaim-within-quota
     // Baseline policies' parameters (docs/policies.md).
     std::string tiresias_thresholds = "3250";
     double tiresias_promote = 0, themis_f = 0.2, yarn_max_share = 1.0;

@@ -41,7 +41,7 @@ struct Fill {
 AstraeaImprovements improvements(const AstraeaOptions& opt) {
     if (opt.mode == Mode::Compat)
         return {false, false, 0, false, 0, false, false, 0, false, false, false, false, false,
-                -1, 0, 0};
+                -1, 0, 0, false};
     return opt.improve;
 }
 
@@ -265,6 +265,64 @@ struct Hold {
     int own = 0;
 };
 
+/// reclaim_within_quota: frees GPUs for `j` (new, of tenant u within its quota) by preempting
+/// delay jobs of tenants over their quota and share (used > Q_u, index >= 1) that are over-served
+/// (F_j > 1): the most over-served tenant first (ties: name), each tenant's in its victim order,
+/// until j is placed. Returns j's placement, with the Preempt actions and the victims' tenants'
+/// `used` applied; nullopt (and nothing changed) when even every such victim does not place it.
+std::optional<Placement> reclaim_for(RoundInput& in, ClusterState& cluster,
+                                     const AstraeaOptions& opt, const Placer& placer, Rng& rng,
+                                     int j, std::vector<int>& reclaimed,
+                                     std::vector<Action>& actions) {
+    const std::size_t n = in.tenants.size();
+    const std::size_t u = static_cast<std::size_t>(in.jobs[j].tenant);
+    if (u >= n || !never_ran(in.runs[j])) return std::nullopt;
+    const TenantQueue& own = in.tenants[u];
+    if (own.quota <= 0 || own.index >= 1.0 || own.used + in.jobs[j].gpus > own.quota)
+        return std::nullopt;
+    const std::vector<int>& rank = name_ranks(in);
+    thread_local std::vector<std::size_t> donors;
+    donors.clear();
+    for (std::size_t v = 0; v < n; ++v) {
+        const TenantQueue& t = in.tenants[v];
+        if (v != u && t.quota > 0 && t.used > t.quota && t.index >= 1.0 && t.delay_jobs != 0)
+            donors.push_back(v);
+    }
+    std::sort(donors.begin(), donors.end(), [&](std::size_t a, std::size_t b) {
+        const double ia = in.tenants[a].index, ib = in.tenants[b].index;
+        return ia != ib ? ia > ib : rank[a] < rank[b];
+    });
+    const std::size_t first = reclaimed.size();
+    std::optional<Placement> placed;
+    for (std::size_t v : donors) {
+        TenantQueue& t = queue(in, v, opt, rng);
+        for (int victim : t.delay) {
+            if (!(in.runs[victim].fairness > 1.0)) break;  // victims come most over-served first
+            // A donor gives no more than it holds over its quota.
+            if (t.used - in.jobs[victim].gpus < t.quota) continue;
+            cluster.give(in.runs[victim].placement);
+            t.used -= in.jobs[victim].gpus;
+            reclaimed.push_back(victim);
+            if ((placed = place_job(in, cluster, placer, j))) break;
+        }
+        if (placed) break;
+    }
+    if (!placed) {  // undo: nobody is preempted for a job that does not start
+        for (std::size_t k = first; k < reclaimed.size(); ++k) {
+            const int victim = reclaimed[k];
+            for (const auto& part : in.runs[victim].placement.parts)
+                cluster.take(part.machine, part.gpus);
+            in.tenants[static_cast<std::size_t>(in.jobs[victim].tenant)].used +=
+                in.jobs[victim].gpus;
+        }
+        reclaimed.resize(first);
+        return std::nullopt;
+    }
+    for (std::size_t k = first; k < reclaimed.size(); ++k)
+        actions.push_back({Action::Kind::Preempt, reclaimed[k], {}});
+    return placed;
+}
+
 /// Reservations: starving jobs of tenants under their share (longest waiting first), then the
 /// head of the tenant phase 1 serves first (when its index is below 1 and its gang does not fit
 /// the free GPUs), then (reserve_own) the first starving gang of each tenant over its share
@@ -273,7 +331,7 @@ struct Hold {
 /// that does not: it must not be overtaken); GPUs are held for the rest until `hold.start`.
 void reserve(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
              const Placer& placer, Rng& rng, std::vector<int>& early, Hold& hold,
-             std::vector<Action>& actions) {
+             std::vector<int>& reclaimed, std::vector<Action>& actions) {
     hold = Hold{};
     thread_local std::vector<std::pair<Seconds, int>> wanted, own;
     wanted.clear();
@@ -368,7 +426,10 @@ void reserve(RoundInput& in, ClusterState& cluster, const AstraeaOptions& opt,
         const int g = in.jobs[j].gpus;
         if (need + g > total) break;
         if (!blocked) {
-            if (std::optional<Placement> placed = place_job(in, cluster, placer, j)) {
+            std::optional<Placement> placed = place_job(in, cluster, placer, j);
+            if (!placed && j == head && improvements(opt).reclaim_within_quota)
+                placed = reclaim_for(in, cluster, opt, placer, rng, j, reclaimed, actions);
+            if (placed) {
                 TenantQueue& t = in.tenants[in.jobs[j].tenant];
                 t.used += g;
                 --in.pending_jobs;
@@ -555,12 +616,13 @@ void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& 
     if (in.eager && (opt.job_order == JobOrder::Random || opt.job_order == JobOrder::Themis))
         for (std::size_t u = 0; u < in.tenants.size(); ++u) queue(in, u, opt, rng);
     const AstraeaImprovements imp = improvements(opt);
-    thread_local std::vector<int> early;
+    thread_local std::vector<int> early, reclaimed;
     early.clear();
+    reclaimed.clear();
     Hold hold;
     keep_lease_ends(in, cluster, opt, imp, early, actions);
     if (imp.reserve && opt.quota_mode == QuotaMode::Fair)
-        reserve(in, cluster, opt, placer, rng, early, hold, actions);
+        reserve(in, cluster, opt, placer, rng, early, hold, reclaimed, actions);
     thread_local std::vector<Fill> fill;
     phase1_budgets(in, cluster, opt, rng, early, fill);
 
@@ -613,8 +675,9 @@ void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& 
             auto keep_victims = [&] {
                 if (!imp.placed_victims_only || next_victim == victims_before) return;
                 for (std::size_t v = victims_before; v < next_victim; ++v)
-                    for (const auto& part : in.runs[t.delay[v]].placement.parts)
-                        cluster.take(part.machine, part.gpus);
+                    if (reclaimed.empty() || !started_early(reclaimed, t.delay[v]))
+                        for (const auto& part : in.runs[t.delay[v]].placement.parts)
+                            cluster.take(part.machine, part.gpus);
                 actions.resize(actions_before);
                 next_victim = victims_before;
                 used = used_before;
@@ -633,6 +696,10 @@ void astraea_round(RoundInput& in, ClusterState& cluster, const AstraeaOptions& 
             if (opt.quota_mode == QuotaMode::Fair && is_new && !over_budget_ok) {
                 while (!fits_budget(g) && next_victim < t.delay.size()) {
                     const int victim = t.delay[next_victim];
+                    if (!reclaimed.empty() && started_early(reclaimed, victim)) {
+                        ++next_victim;  // preempted already (reclaim_within_quota)
+                        continue;
+                    }
                     // overserved_victims: only a job that has received more than it deserved
                     // (F_j > 1, victims come most over-served first) loses its lease's work.
                     if (imp.overserved_victims && !(in.runs[victim].fairness > 1.0)) break;

@@ -473,7 +473,7 @@ private:
 
     /// A tenant's queues for the round at now_: pending jobs get their fairness (and life, for
     /// themis) brought up to now; delay jobs are looked for only if the tenant has a new job
-    /// (the only kind that preempts).
+    /// (the only kind that preempts), or for every tenant with reclaim_within_quota.
     void prepare_tenant(std::size_t u, TenantQueue& q) override {
         EngineBase::prepare_tenant(u, q);
         const bool by_fairness = opt_.job_order == JobOrder::Fairness ||
@@ -487,7 +487,8 @@ private:
             }
         }
         q.delay.clear();
-        if (new_pending_[u] == 0) return;
+        // reclaim_within_quota: another tenant's new job may take this tenant's delay jobs.
+        if (new_pending_[u] == 0 && !opt_.improve.reclaim_within_quota) return;
         for (int j : t_running_.live(u)) {
             const Seconds in_lease = now_ - lease_start_[j];
             const bool delay = run(j).lease_expiries > 0

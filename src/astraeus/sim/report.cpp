@@ -216,6 +216,7 @@ Result<nlohmann::json> manifest_json(const SimConfig& c, const std::vector<Input
         improvements["arrival_headroom"] = o.improve.arrival_headroom;
     if (o.improve.preempt_horizon_s > 0)
         improvements["preempt_horizon_s"] = o.improve.preempt_horizon_s;
+    if (o.improve.reclaim_within_quota) improvements["reclaim_within_quota"] = true;
     return manifest;
 }
 
