@@ -81,6 +81,8 @@ public:
         if (!store) throw std::runtime_error(store.error().message);
         auto ids = (*store)->init("org", "c1");
         if (!ids) throw std::runtime_error(ids.error().message);
+        org_ = ids->first;
+        cluster_id_ = ids->second;
         auto ws = (*store)->set_workspace(ids->first, ids->second, "ml", 1.0);
         if (!ws) throw std::runtime_error(ws.error().message);
         cfg_.organization = "org";
@@ -112,6 +114,20 @@ public:
         svc_.reset();
         std::error_code ec;
         std::filesystem::remove_all(dir_, ec);
+    }
+
+    /// Adds workspace `name` (the service starts again over its store to see it, at the same
+    /// time); a caller with a token of that workspace.
+    svc::Caller add_workspace(const std::string& name) {
+        svc_.reset();
+        auto store = st::open_sqlite(dir_);
+        if (!store) throw std::runtime_error(store.error().message);
+        auto ws = (*store)->set_workspace(org_, cluster_id_, name, 1.0);
+        if (!ws) throw std::runtime_error(ws.error().message);
+        open(std::move(*store));
+        svc::Caller c;
+        c.token = st::TokenRec{next_token_++, name + "-token", st::Scope::Workspace, org_, *ws, 0, "", T0, false};
+        return c;
     }
 
     svc::Service& service() { return *svc_; }
@@ -193,6 +209,8 @@ private:
     svc::Caller caller_;
     svc::Caller admin_;
     std::int64_t runs_ = 0;
+    st::Id org_ = 0, cluster_id_ = 0;
+    st::Id next_token_ = 3;
 };
 
 /// GPU-hours of `gpu_s` GPU-seconds, as the API computes them.

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <ranges>
 #include <string>
 
 namespace astraeus::goodput {
@@ -30,8 +31,59 @@ Result<Period> make_period(Seconds start_s, Seconds end_s) {
 
 void GoodputLedger::set_run(int run, int workspace, int pool) {
     if (run >= runs()) runs_.resize(static_cast<std::size_t>(run) + 1);
-    runs_[run].workspace = workspace;
-    runs_[run].pool = pool;
+    RunRows& rr = runs_[run];
+    if (rr.workspace == workspace && rr.pool == pool) return;
+    const bool counted = !rr.rows.empty() || !rr.open.empty();
+    if (rr.workspace != workspace) {
+        if (rr.workspace >= 0) {
+            auto& old = ws_runs_[rr.workspace];
+            old.erase(std::lower_bound(old.begin(), old.end(), run));
+            if (old.empty()) ws_runs_.erase(rr.workspace);
+        }
+        if (workspace >= 0) {
+            auto& now = ws_runs_[workspace];
+            now.insert(std::lower_bound(now.begin(), now.end(), run), run);
+        }
+    }
+    rr.workspace = workspace;
+    rr.pool = pool;
+    if (counted) rebuild_index();  // (declared after its first count: not in the service)
+}
+
+const std::vector<int>& GoodputLedger::runs_of(int workspace) const {
+    static const std::vector<int> none;
+    const auto it = ws_runs_.find(workspace);
+    return it == ws_runs_.end() ? none : it->second;
+}
+
+void GoodputLedger::index_row(int run, const Entry& e) {
+    for (const By by : {By::Workspace, By::Machine, By::Pool}) {
+        const int id = key(by, run, e);
+        if (id >= 0) sums_[static_cast<int>(by)][id][e.hour].add(e.category, e.held, e.gpu_s);
+    }
+}
+
+void GoodputLedger::index_open(const OpenWait& o, int sign) {
+    for (const By by : {By::Workspace, By::Pool}) {
+        const int id = by == By::Workspace ? runs_[o.run].workspace : runs_[o.run].pool;
+        if (id < 0) continue;
+        auto& groups = waits_[static_cast<int>(by)];
+        auto& of_key = groups[id];
+        WaitGroup& g = of_key[{o.from_s, o.category}];
+        g.gpus += sign * GpuSeconds{o.gpus};
+        g.waits += sign;
+        if (g.waits == 0) of_key.erase({o.from_s, o.category});
+        if (of_key.empty()) groups.erase(id);
+    }
+}
+
+void GoodputLedger::rebuild_index() {
+    for (auto& m : sums_) m.clear();
+    for (auto& m : waits_) m.clear();
+    for (int r = 0; r < runs(); ++r) {
+        for (const Entry& e : runs_[r].rows) index_row(r, e);
+        for (const OpenWait& o : runs_[r].open) index_open(o, +1);
+    }
 }
 
 void GoodputLedger::add(const Delta& d) {
@@ -44,10 +96,12 @@ void GoodputLedger::add(const Delta& d) {
         if (e.hour == d.hour && e.machine == d.machine && e.category == d.category &&
             e.held == d.held) {
             e.gpu_s += d.gpu_s;
+            index_row(d.run, {d.hour, d.machine, d.category, d.held, d.gpu_s});
             return;
         }
     }
     rows.push_back({d.hour, d.machine, d.category, d.held, d.gpu_s});
+    index_row(d.run, rows.back());
 }
 
 void GoodputLedger::open_wait(const OpenWait& o) {
@@ -55,11 +109,14 @@ void GoodputLedger::open_wait(const OpenWait& o) {
     if (o.run >= runs()) runs_.resize(static_cast<std::size_t>(o.run) + 1);
     runs_[o.run].open.push_back(o);
     open_run_[o.worker] = o.run;
+    index_open(o, +1);
 }
 
 void GoodputLedger::close_wait(int worker) {
     const auto it = open_run_.find(worker);
     if (it == open_run_.end()) return;
+    for (const OpenWait& o : runs_[it->second].open)
+        if (o.worker == worker) index_open(o, -1);
     std::erase_if(runs_[it->second].open, [&](const OpenWait& o) { return o.worker == worker; });
     open_run_.erase(it);
 }
@@ -75,6 +132,16 @@ void GoodputLedger::each(int r, F&& f) const {
         }
 }
 
+template <class F>
+void GoodputLedger::each_open_hour(Seconds from_s, GpuSeconds gpus, Seconds from_hour, Seconds end_s,
+                                   F&& f) const {
+    // As each(): the hours of [hour_start(from_s), counted_to_), those in [from_hour, end_s).
+    for (Seconds h = std::max(hour_start(from_s), from_hour); h < counted_to_ && h < end_s; h += kHour) {
+        const Seconds secs = std::min(counted_to_, h + kHour) - std::max(from_s, h);
+        if (secs > 0) f(h, gpus * secs);
+    }
+}
+
 int GoodputLedger::key(By by, int run, const Entry& e) const {
     switch (by) {
         case By::Workspace: return runs_[run].workspace;
@@ -85,7 +152,63 @@ int GoodputLedger::key(By by, int run, const Entry& e) const {
     return -1;
 }
 
+void GoodputLedger::indexed_rows(By by, const Period& p, int only, std::map<int, Counts>& acc) const {
+    const Seconds from = hour_start(p.start_s);
+    const auto sum_key = [&](int id, const std::map<Seconds, Counts>& hours) {
+        for (auto it = hours.lower_bound(from); it != hours.end() && it->first < p.end_s; ++it)
+            acc[id] += it->second;
+    };
+    const auto& sums = sums_[static_cast<int>(by)];
+    if (only < 0) {
+        for (const auto& [id, hours] : sums) sum_key(id, hours);
+    } else if (const auto it = sums.find(only); it != sums.end()) {
+        sum_key(only, it->second);
+    }
+    const auto wait_key = [&](int id, const std::map<std::pair<Seconds, Category>, WaitGroup>& groups) {
+        for (const auto& [start, g] : groups)
+            each_open_hour(start.first, g.gpus, from, p.end_s,
+                           [&](Seconds, GpuSeconds gpu_s) { acc[id].add(start.second, false, gpu_s); });
+    };
+    const auto& waits = waits_[static_cast<int>(by)];  // (empty by machine: waits hold none)
+    if (only < 0) {
+        for (const auto& [id, groups] : waits) wait_key(id, groups);
+    } else if (const auto it = waits.find(only); it != waits.end()) {
+        wait_key(only, it->second);
+    }
+}
+
+template <class Runs>
+std::vector<Row> GoodputLedger::scan(By by, const Period& p, const Runs& runs) const {
+    std::map<int, Counts> acc;
+    const Seconds from = hour_start(p.start_s);
+    for (const int r : runs)
+        each(r, [&](const Entry& e) {
+            if (e.hour < from || e.hour >= p.end_s) return;
+            const int id = key(by, r, e);
+            if (id < 0) return;
+            acc[id].add(e.category, e.held, e.gpu_s);
+        });
+    std::vector<Row> out;
+    out.reserve(acc.size());
+    for (auto& [id, c] : acc) out.push_back({id, c});
+    return out;
+}
+
+std::vector<Row> GoodputLedger::query(By by, const Period& p, int workspace) const {
+    if (by != By::Run && (workspace == kAllWorkspaces || by == By::Workspace)) {
+        std::map<int, Counts> acc;
+        indexed_rows(by, p, workspace, acc);
+        std::vector<Row> out;
+        out.reserve(acc.size());
+        for (auto& [id, c] : acc) out.push_back({id, c});
+        return out;
+    }
+    if (workspace == kAllWorkspaces) return scan(by, p, std::views::iota(0, runs()));
+    return scan(by, p, runs_of(workspace));
+}
+
 std::vector<Row> GoodputLedger::query(By by, const Period& p, const RunFilter& visible) const {
+    if (!visible) return query(by, p, kAllWorkspaces);
     std::map<int, Counts> acc;
     const Seconds from = hour_start(p.start_s);
     for (int r = 0; r < runs(); ++r) {
@@ -100,6 +223,23 @@ std::vector<Row> GoodputLedger::query(By by, const Period& p, const RunFilter& v
     std::vector<Row> out;
     out.reserve(acc.size());
     for (auto& [id, c] : acc) out.push_back({id, c});
+    return out;
+}
+
+std::vector<Row> GoodputLedger::query_on_machine(int machine, const Period& p, int workspace) const {
+    if (workspace == kAllWorkspaces) return query_on_machine(machine, p, RunFilter{});
+    std::vector<Row> out;
+    const Seconds from = hour_start(p.start_s);
+    for (const int r : runs_of(workspace)) {
+        Counts c;
+        bool any = false;
+        each(r, [&](const Entry& e) {
+            if (e.machine != machine || e.hour < from || e.hour >= p.end_s) return;
+            c.add(e.category, e.held, e.gpu_s);
+            any = true;
+        });
+        if (any) out.push_back({r, c});
+    }
     return out;
 }
 
@@ -135,6 +275,19 @@ Result<std::vector<WeekRows>> GoodputLedger::weekly(By by, Seconds now_s, int we
     return out;
 }
 
+Result<std::vector<WeekRows>> GoodputLedger::weekly(By by, Seconds now_s, int weeks, int workspace) const {
+    if (weeks < 0 || weeks > 56)
+        return fail("weeks must be 0..56 (the last N complete weeks and the current one stay "
+                    "within 400 days), got " + std::to_string(weeks));
+    std::vector<WeekRows> out;
+    const Seconds current = week_start(now_s);
+    for (int k = weeks; k >= 0; --k) {
+        const Seconds ws = current - k * kWeek;
+        out.push_back({ws, query(by, {ws, ws + kWeek}, workspace)});
+    }
+    return out;
+}
+
 Counts GoodputLedger::run_total(int run) const {
     Counts c;
     if (run < 0 || run >= runs()) return c;
@@ -152,6 +305,11 @@ void GoodputLedger::prune(Seconds now_s) {
     const Seconds keep_from = hour_start(now_s - kRetention);
     for (auto& r : runs_)
         std::erase_if(r.rows, [&](const Entry& e) { return e.hour < keep_from; });
+    for (auto& sums : sums_)
+        for (auto it = sums.begin(); it != sums.end();) {
+            it->second.erase(it->second.begin(), it->second.lower_bound(keep_from));
+            it = it->second.empty() ? sums.erase(it) : std::next(it);
+        }
 }
 
 std::size_t GoodputLedger::row_count() const {

@@ -5,7 +5,9 @@
 // them. Ids are the caller's (dense small integers); names belong to the shell.
 // Thread safety: not thread-safe.
 #pragma once
+#include <array>
 #include <functional>
+#include <map>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
@@ -45,6 +47,8 @@ struct WeekRows {
 
 /// Which runs a caller may see (all when empty).
 using RunFilter = std::function<bool(int run)>;
+/// A workspace argument meaning every workspace.
+inline constexpr int kAllWorkspaces = -1;
 
 class GoodputLedger final : public DeltaSink {
 public:
@@ -62,15 +66,26 @@ public:
     std::size_t open_waits() const { return open_run_.size(); }
 
     /// Rows of `by` over `p`, ordered by id; only ids with a count. Machine rows hold held time
-    /// only (time not placed belongs to no machine). `visible` filters runs.
+    /// only (time not placed belongs to no machine). `visible` filters runs: with a filter,
+    /// one pass over every run's rows and open waits; without, the indexed query below.
     std::vector<Row> query(By by, const Period& p, const RunFilter& visible = {}) const;
+    /// The same rows for the runs of `workspace` only (kAllWorkspaces: every run), from the
+    /// indexes: by workspace, pool or machine over every run, the sums per key and hour plus the
+    /// open waits grouped by (start, category), O(keys x hours + distinct wait starts x hours);
+    /// for one workspace, a pass over its own runs (its own sums for by=workspace). By run over
+    /// every run: one pass over the runs.
+    std::vector<Row> query(By by, const Period& p, int workspace) const;
     /// Rows by run of the held time on machine `machine` over `p` (a machine's page), ordered
     /// by run: one pass over the rows, as query().
     std::vector<Row> query_on_machine(int machine, const Period& p, const RunFilter& visible = {}) const;
+    /// The same over the runs of `workspace` only (kAllWorkspaces: every run).
+    std::vector<Row> query_on_machine(int machine, const Period& p, int workspace) const;
     /// The last `weeks` complete ISO weeks plus the current one (oldest first), each a query
     /// over its week. Requires 0 <= weeks <= 56 (57 weeks stay within 400 days).
     Result<std::vector<WeekRows>> weekly(By by, Seconds now_s, int weeks,
                                          const RunFilter& visible = {}) const;
+    /// The same, each week an indexed query over `workspace` (kAllWorkspaces: every run).
+    Result<std::vector<WeekRows>> weekly(By by, Seconds now_s, int weeks, int workspace) const;
     /// A run's counts since it was submitted (every row it has).
     Counts run_total(int run) const;
     /// Sum of every row (the whole ledger).
@@ -79,6 +94,8 @@ public:
     void prune(Seconds now_s);
     int runs() const { return static_cast<int>(runs_.size()); }
     int workspace_of(int run) const { return runs_[run].workspace; }
+    /// The runs declared in `workspace` (set_run), ascending.
+    const std::vector<int>& runs_of(int workspace) const;
     int pool_of(int run) const { return runs_[run].pool; }
     /// Stored rows (for memory figures).
     std::size_t row_count() const;
@@ -101,10 +118,35 @@ private:
     /// Calls f(const Entry&) for each row of run r, then for each hour of its open waits.
     template <class F>
     void each(int r, F&& f) const;
+    /// Calls f(hour, category, gpu_s) for each hour of [from_hour, end_s) of an open wait of
+    /// `gpus` GPUs from `from_s` (as each() does for one wait; gpus may be a sum of waits).
+    template <class F>
+    void each_open_hour(Seconds from_s, GpuSeconds gpus, Seconds from_hour, Seconds end_s, F&& f) const;
+    /// The keys (by workspace, machine, pool) of run `run`'s row `e` and of its open waits.
+    void index_row(int run, const Entry& e);
+    void index_open(const OpenWait& o, int sign);
+    /// Rebuilds the sums and wait groups from the runs (a run moved to another workspace or pool).
+    void rebuild_index();
+    /// The indexed rows of `by` (workspace, machine or pool) for every key, or for key `only`.
+    void indexed_rows(By by, const Period& p, int only, std::map<int, Counts>& acc) const;
+    /// A pass over the runs `runs`.
+    template <class Runs>
+    std::vector<Row> scan(By by, const Period& p, const Runs& runs) const;
 
     std::vector<RunRows> runs_;
     std::unordered_map<int, int> open_run_;  ///< worker -> run of each open wait
     Seconds counted_to_ = 0;
+    /// The indexes (kept in step by set_run, add, open_wait, close_wait and prune):
+    /// workspace -> its runs, ascending;
+    std::map<int, std::vector<int>> ws_runs_;
+    /// by (workspace, machine, pool; Run unused) -> key -> hour -> the sum of its rows;
+    std::array<std::map<int, std::map<Seconds, Counts>>, 4> sums_;
+    /// by (workspace, pool) -> key -> (start, category) -> (GPUs, waits) of its open waits.
+    struct WaitGroup {
+        GpuSeconds gpus = 0;
+        int waits = 0;
+    };
+    std::array<std::map<int, std::map<std::pair<Seconds, Category>, WaitGroup>>, 4> waits_;
 };
 
 }  // namespace astraeus::goodput

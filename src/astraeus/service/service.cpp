@@ -88,13 +88,13 @@ bool valid_pool_name(const std::string& s) {
 void Service::touch(RunMem& r) {
     r.note_state();
     dirty_.insert(r.rec.id);
-    if (!r.ended()) live_.insert(r.rec.id);
+    if (!r.ended()) live_.emplace(r.rec.id, &r);
 }
 
 std::vector<Service::RunMem*> Service::live_runs() {
     std::vector<RunMem*> out;
     for (auto it = live_.begin(); it != live_.end();) {
-        RunMem& r = *runs_.at(*it);
+        RunMem& r = *it->second;
         // Pending and ended runs leave (a pending run comes back when touched: placed).
         if (r.ended() || r.rec.state == "pending") {
             it = live_.erase(it);
@@ -104,6 +104,28 @@ std::vector<Service::RunMem*> Service::live_runs() {
         ++it;
     }
     return out;
+}
+
+std::string Service::index_mismatch() const {
+    std::lock_guard lk(mu_);
+    std::map<store::Id, std::map<store::Id, RunMem*>> by_ws;
+    for (const auto& [id, r] : runs_) {
+        by_ws[r->rec.workspace_id][id] = r.get();
+        const bool live = !r->ended() && r->rec.state != "pending";
+        const auto in = live_.find(id);
+        if (live && (in == live_.end() || in->second != r.get()))
+            return "run " + std::to_string(id) + " (" + r->rec.state + ") is not in the live runs";
+        if (ledger_.workspace_of(static_cast<int>(id)) != static_cast<int>(r->rec.workspace_id))
+            return "run " + std::to_string(id) + " is in another workspace in the ledger";
+    }
+    if (by_ws != ws_runs_) return "the runs per workspace differ from the runs";
+    for (const auto& [ws, runs] : by_ws) {
+        std::vector<int> ids;
+        for (const auto& [id, r] : runs) ids.push_back(static_cast<int>(id));
+        if (ids != ledger_.runs_of(static_cast<int>(ws)))
+            return "the ledger's runs of workspace " + std::to_string(ws) + " differ";
+    }
+    return "";
 }
 
 class Service::Sink final : public gp::DeltaSink {
@@ -550,12 +572,11 @@ void Service::minute_work(Seconds now) {
     for (const auto& [id, w] : workspaces_) max_ws = std::max(max_ws, id);
     live.stalled_workers.assign(static_cast<std::size_t>(max_ws) + 1, 0);
     live.runs_with_straggler.assign(static_cast<std::size_t>(max_ws) + 1, 0);
-    for (const auto& [id, r] : runs_) {
-        if (r->ended()) continue;
+    // Running workers belong to live runs (placed or stopping): not a pass over the backlog.
+    for (const RunMem* r : live_runs())
         for (int w : r->w)
             if (counter_->status(w).phase == gp::Phase::Running && counter_->status(w).stalled)
                 ++live.stalled_workers[static_cast<std::size_t>(r->rec.workspace_id)];
-    }
     for (store::Id id : runs_with_straggler(now))
         ++live.runs_with_straggler[static_cast<std::size_t>(runs_.at(id)->rec.workspace_id)];
     const auto changes = alerts_->evaluate(now, ledger_, live);

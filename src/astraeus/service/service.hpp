@@ -243,6 +243,9 @@ public:
     void tick();
     Seconds now() const { return clock_.now(); }
     const ServiceConfig& config() const { return cfg_; }
+    /// Tests: where the indexes kept as runs change (runs per workspace, the live runs, the
+    /// ledger's runs per workspace) differ from a pass over every run; "" when they agree.
+    std::string index_mismatch() const;
 
 private:
     struct PoolState;
@@ -373,7 +376,9 @@ private:
 
     ApiResult<RunMem*> find_run(const Caller& c, const std::string& name, const Params& q);
     bool visible(const Caller& c, const RunMem& r) const;
-    goodput::RunFilter filter_for(const Caller& c) const;
+    /// The workspace whose runs a caller sees (a workspace token's), else
+    /// goodput::kAllWorkspaces: the ledger's indexed queries of that scope.
+    int ws_scope(const Caller& c) const;
     /// The fields every view of a run has (name .. time_limit_s, the forecast while pending).
     /// With `forecast` false the forecast is neither shown nor asked for: the reply to a
     /// submission, whose new run no published forecast holds yet (asking would make every
@@ -406,7 +411,7 @@ private:
     /// Under mu_: adds a zero row (sorted by run id) for each run visible through `f` that held
     /// GPUs in [start_s, end_s) but has no ledger row yet (held less than a minute so far).
     void add_held_runs(std::vector<goodput::Row>& rows, Seconds start_s, Seconds end_s,
-                       const goodput::RunFilter& f) const;
+                       int workspace) const;
     /// by=run answers: each row gets its run's "workspace".
     void add_run_workspaces(nlohmann::json& doc, const std::vector<goodput::Row>& rows) const;
     /// The rows_json document of `rows` (by `by`, over [start_s, end_s)) with only the rows `o`
@@ -414,8 +419,7 @@ private:
     /// (how many rows there are in all); run rows name their workspace.
     nlohmann::json ordered_rows_json(goodput::By by, Seconds start_s, Seconds end_s,
                                      const std::vector<goodput::Row>& rows, const GoodputRowsOrder& o) const;
-    ApiResult<nlohmann::json> goodput_for(const Caller& c, const Params& q,
-                                          const goodput::RunFilter& f);
+    ApiResult<nlohmann::json> goodput_for(const Caller& c, const Params& q, int workspace);
 
     ServiceConfig cfg_;
     std::unique_ptr<store::Store> store_;
@@ -457,6 +461,12 @@ private:
     std::unique_ptr<store::Store> auth_store_;
     std::mutex auth_mu_;
     std::map<store::Id, std::unique_ptr<RunMem>> runs_;
+    /// workspace -> its runs by id (the runs_ of that workspace; kept at submit and load, runs
+    /// are never removed): a workspace's list costs its own runs.
+    std::map<store::Id, std::map<store::Id, RunMem*>> ws_runs_;
+    /// The runs a list or a count looks at: those of workspace `ws` (> 0), else every run.
+    template <class F>
+    void each_run_of(store::Id ws, F&& f) const;
     store::Id next_run_id_ = 1;
 
     std::unique_ptr<Sink> sink_;
@@ -473,8 +483,9 @@ private:
     std::map<std::pair<store::Id, std::string>, store::Id> run_names_;
     /// Runs that may hold GPUs (not pending, not ended), and some pending ones touched since the
     /// last scan: what the lease-end and next-event scans look at instead of every run (O(held),
-    /// not O(backlog), per submission). Every run that leaves `pending` is touched first.
-    std::set<store::Id> live_;
+    /// not O(backlog), per submission). Every run that leaves `pending` is touched first. By id,
+    /// with the run itself (no lookup in runs_ per live run and call).
+    std::map<store::Id, RunMem*> live_;
     /// Under mu_: the runs of live_ not pending nor ended (pruning the others).
     std::vector<RunMem*> live_runs();
 

@@ -85,11 +85,11 @@ bool Service::visible(const Caller& c, const RunMem& r) const {
     return true;  // org admins and the cluster's operators: the whole organisation
 }
 
-gp::RunFilter Service::filter_for(const Caller& c) const {
-    if (c.token.scope != store::Scope::Workspace) return {};
-    const int ws = static_cast<int>(c.token.workspace_id);
-    return [this, ws](int run) { return ledger_.workspace_of(run) == ws; };
+int Service::ws_scope(const Caller& c) const {
+    if (c.token.scope != store::Scope::Workspace) return gp::kAllWorkspaces;
+    return static_cast<int>(c.token.workspace_id);
 }
+
 
 ApiResult<Service::RunMem*> Service::find_run(const Caller& c, const std::string& name, const Params& q) {
     std::vector<RunMem*> hits;
@@ -322,6 +322,7 @@ ApiResult<json> Service::submit(const Caller& c, std::string_view body, std::str
         r->gpu_index.emplace_back();
     }
     const store::Id id = r->rec.id;
+    ws_runs_[ws_id][id] = r.get();
     runs_[id] = std::move(r);
     run_names_[{ws_id, name}] = id;
     touch(*runs_[id]);
@@ -403,20 +404,25 @@ ApiResult<json> Service::list_runs(const Caller& c, const Params& params) {
     }
     std::vector<const RunMem*> hits;
     std::size_t matches = 0;  // on every page, the cursor aside
+    // The runs to look at: the workspace's own (ws_runs_) when the query or the token names
+    // one, else every run.
+    const store::Id scope = ws_id > 0 ? ws_id
+                            : c.token.scope == store::Scope::Workspace ? c.token.workspace_id
+                                                                       : -1;
     if (ws_id != 0 && pool_id != 0) {
-        for (const auto& [id, r] : runs_) {
-            const store::RunRec& rec = r->rec;
-            if (!visible(c, *r)) continue;
-            if (!q->state.empty() && rec.state != q->state) continue;
-            if (ws_id > 0 && rec.workspace_id != ws_id) continue;
-            if (pool_id > 0 && rec.pool_id != pool_id) continue;
-            if (!q->name.empty() && !contains_nocase(rec.name, q->name)) continue;
+        each_run_of(scope, [&](const RunMem& r) {
+            const store::RunRec& rec = r.rec;
+            if (!visible(c, r)) return;
+            if (!q->state.empty() && rec.state != q->state) return;
+            if (ws_id > 0 && rec.workspace_id != ws_id) return;
+            if (pool_id > 0 && rec.pool_id != pool_id) return;
+            if (!q->name.empty() && !contains_nocase(rec.name, q->name)) return;
             ++matches;
             if (q->has_cursor && !(rec.submitted_s < q->cursor_submitted_s ||
                                    (rec.submitted_s == q->cursor_submitted_s && rec.id < q->cursor_id)))
-                continue;
-            hits.push_back(r.get());
-        }
+                return;
+            hits.push_back(&r);
+        });
     }
     const bool more = hits.size() > q->limit;
     const std::size_t n = std::min(hits.size(), q->limit);

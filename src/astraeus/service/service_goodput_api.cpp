@@ -25,7 +25,7 @@ using namespace detail;
 
 // --- goodput -------------------------------------------------------------------------------------
 
-ApiResult<json> Service::goodput_for(const Caller& c, const Params& q, const gp::RunFilter& f) {
+ApiResult<json> Service::goodput_for(const Caller& c, const Params& q, int workspace) {
     (void)c;
     Params rest = q;
     auto order = take_goodput_rows_order(rest);
@@ -33,8 +33,8 @@ ApiResult<json> Service::goodput_for(const Caller& c, const Params& q, const gp:
     auto w = parse_goodput_window(rest, clock_.now());
     if (!w) return std::unexpected(w.error());
     std::lock_guard lk(mu_);
-    auto rows = ledger_.query(w->by, gp::Period{w->start, w->end}, f);
-    if (w->by == gp::By::Run) add_held_runs(rows, w->start, w->end, f);
+    auto rows = ledger_.query(w->by, gp::Period{w->start, w->end}, workspace);
+    if (w->by == gp::By::Run) add_held_runs(rows, w->start, w->end, workspace);
     return ordered_rows_json(w->by, w->start, w->end, rows, *order);
 }
 
@@ -67,22 +67,21 @@ json Service::ordered_rows_json(gp::By by, Seconds start_s, Seconds end_s, const
 }
 
 void Service::add_held_runs(std::vector<gp::Row>& rows, Seconds start_s, Seconds end_s,
-                            const gp::RunFilter& f) const {
+                            int workspace) const {
     // A run counts at minute ends: one that has held GPUs in the period for less than a minute
     // so far has no ledger row yet. It gets one (zeros until its first count), as `--run NAME`
     // shows it: a run with any held time in the period has a row.
     const Seconds from = gp::hour_start(start_s);
-    for (const auto& [id, r] : runs_) {
-        const int run = static_cast<int>(id);
-        if (f && !f(run)) continue;
+    each_run_of(workspace, [&](const RunMem& r) {
+        const int run = static_cast<int>(r.rec.id);
         bool held = false;
-        for (const store::AttemptRec& a : r->rec.attempt_list)
+        for (const store::AttemptRec& a : r.rec.attempt_list)
             held = held || (a.started_s <= end_s && (a.ended_s < 0 || a.ended_s >= from));
-        if (!held) continue;
+        if (!held) return;
         auto at = std::lower_bound(rows.begin(), rows.end(), run,
                                    [](const gp::Row& x, int v) { return x.id < v; });
         if (at == rows.end() || at->id != run) rows.insert(at, gp::Row{run, gp::Counts{}});
-    }
+    });
 }
 
 void Service::add_run_workspaces(json& doc, const std::vector<gp::Row>& rows) const {
@@ -94,7 +93,7 @@ void Service::add_run_workspaces(json& doc, const std::vector<gp::Row>& rows) co
 
 ApiResult<json> Service::goodput(const Caller& c, const Params& q) {
     const auto m = q.find("machine");
-    if (m == q.end()) return goodput_for(c, q, filter_for(c));
+    if (m == q.end()) return goodput_for(c, q, ws_scope(c));
     // by=run&machine=NAME: each run's time on that machine (held only: waiting belongs to no
     // machine), for a machine's page: one pass over the ledger (GoodputLedger::query_on_machine).
     Params rest = q;
@@ -108,7 +107,7 @@ ApiResult<json> Service::goodput(const Caller& c, const Params& q) {
     if (m->second.empty()) return std::unexpected(bad("'machine' is empty"));
     std::lock_guard lk(mu_);
     const gp::Period period{w->start, w->end};
-    const auto visible = filter_for(c);
+    const int visible = ws_scope(c);
     int machine = -1;
     for (const gp::Row& r : ledger_.query(gp::By::Machine, period, visible))
         if (by_name(gp::By::Machine, r.id) == m->second) machine = r.id;
@@ -124,7 +123,7 @@ ApiResult<json> Service::cluster_goodput(const Caller& c, const std::string& org
     if (!c.admin()) return std::unexpected(ApiError{403, "organisation admins only"});
     if (org != org_.name || cluster != cluster_.name)
         return std::unexpected(not_found("no cluster '" + cluster + "' in organisation '" + org + "'"));
-    return goodput_for(c, q, {});
+    return goodput_for(c, q, gp::kAllWorkspaces);
 }
 
 ApiResult<json> Service::goodput_weekly(const Caller& c, const Params& q) {
@@ -134,7 +133,7 @@ ApiResult<json> Service::goodput_weekly(const Caller& c, const Params& q) {
     const int weeks = wq->weeks;
     std::lock_guard lk(mu_);
     const Seconds now = clock_.now();
-    auto res = ledger_.weekly(by, now, weeks, filter_for(c));
+    auto res = ledger_.weekly(by, now, weeks, ws_scope(c));
     if (!res) return std::unexpected(bad(res.error().message));
     json arr = json::array();
     // With a limit: each week's most held rows (as the pages show them), the total over all.
@@ -164,7 +163,7 @@ ApiResult<json> Service::run_goodput(const Caller& c, const std::string& name, c
 ApiResult<std::string> Service::metrics(const Caller& c) {
     std::lock_guard lk(mu_);
     const Seconds now = clock_.now();
-    const auto f = filter_for(c);
+    const int f = ws_scope(c);
     gp::MetricsSnapshot s;
     s.is_operator = c.operator_();
     const std::pair<gp::MetricWindow, gp::Period> windows[] = {
@@ -189,14 +188,14 @@ ApiResult<std::string> Service::metrics(const Caller& c) {
     std::map<store::Id, std::int64_t> stalled;
     for (const auto& [id, w] : workspaces_)
         if (c.token.scope != store::Scope::Workspace || id == c.token.workspace_id) stalled[id] = 0;
-    for (const auto& [id, r] : runs_) {
-        if (r->ended() || !visible(c, *r)) continue;
-        const std::string ns = by_name(gp::By::Workspace, static_cast<int>(r->rec.workspace_id));
-        s.runs.push_back({ns, r->rec.name, ledger_.run_total(static_cast<int>(id))});
-        for (int w : r->w)
+    each_run_of(f, [&](const RunMem& r) {
+        if (r.ended() || !visible(c, r)) return;
+        const std::string ns = by_name(gp::By::Workspace, static_cast<int>(r.rec.workspace_id));
+        s.runs.push_back({ns, r.rec.name, ledger_.run_total(static_cast<int>(r.rec.id))});
+        for (int w : r.w)
             if (counter_->status(w).phase == gp::Phase::Running && counter_->status(w).stalled)
-                ++stalled[r->rec.workspace_id];
-    }
+                ++stalled[r.rec.workspace_id];
+    });
     std::map<store::Id, std::int64_t> straggling;
     for (store::Id id : runs_with_straggler(now)) {
         const RunMem& r = *runs_.at(id);

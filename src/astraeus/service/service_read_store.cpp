@@ -193,6 +193,7 @@ Result<void> Service::read_store(Loaded& got) {
         ledger_.set_run(static_cast<int>(r->rec.id), static_cast<int>(r->rec.workspace_id),
                         static_cast<int>(r->rec.pool_id));
         run_names_[{r->rec.workspace_id, r->rec.name}] = r->rec.id;
+        ws_runs_[r->rec.workspace_id][r->rec.id] = r.get();
         runs_[r->rec.id] = std::move(r);
     }
     got.machines = std::move(*machines);

@@ -123,7 +123,7 @@ Result<void> Service::reconcile_loaded(const Loaded& got) {
             if (auto ok = reconcile_run(r.rec, std::max(r.rec.submitted_s, got.counted_to)); !ok) return ok;
         if (!r.ended())
             if (auto ok = restore_run(r, got.counted_to); !ok) return ok;
-        if (!r.ended()) live_.insert(r.rec.id);
+        if (!r.ended()) live_.emplace(r.rec.id, &r);
     }
     if (read_only_) resumed_ = store::Batch{};  // the leader writes them
     else if (auto ok = save_resumed_count(); !ok) return ok;

@@ -178,8 +178,8 @@ Result<void> Service::save_resumed_count() {
     }
     // The live runs' workers now stand where the restored counter does (their pending time is
     // in the rows): a second restart must not add it again.
-    for (store::Id id : live_) {
-        RunMem& r = *runs_.at(id);
+    for (const auto& [id, live] : live_) {
+        RunMem& r = *live;
         write_workers(r);
         resumed_.runs.push_back(r.rec);
     }

@@ -136,4 +136,15 @@ struct Service::RunMem {
     }
 };
 
+template <class F>
+void Service::each_run_of(store::Id ws, F&& f) const {
+    if (ws <= 0) {
+        for (const auto& [id, r] : runs_) f(*r);
+        return;
+    }
+    const auto it = ws_runs_.find(ws);
+    if (it == ws_runs_.end()) return;
+    for (const auto& [id, r] : it->second) f(*r);
+}
+
 }  // namespace astraeus::service
