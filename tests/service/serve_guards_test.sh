@@ -21,6 +21,32 @@ rc=$?
 check "a second server on the same port exits 1 (got $rc)" '[ "$rc" -eq 1 ]'
 check "and says it cannot listen" 'grep -q "cannot listen on 127.0.0.1:$SERVER_PORT" "$WORK/port.log"'
 
+# A --data-dir that is a regular file, or a directory this user cannot write in: said so, not
+# "another astraeus serve is using it" (both used to say that).
+echo x > "$WORK/not_a_dir"
+"$ASTRAEUS" serve --executor sim --data-dir "$WORK/not_a_dir" --listen 127.0.0.1:0 > "$WORK/file.log" 2>&1
+rc=$?
+check "a --data-dir that is a file exits 1 (got $rc)" '[ "$rc" -eq 1 ]'
+check "and says it is not a directory: $(cat "$WORK/file.log")" \
+  'grep -qxF "astraeus serve: cannot create the data directory $WORK/not_a_dir: it exists and is not a directory" "$WORK/file.log"'
+as_user=()  # root writes anywhere: the unwritable case runs as nobody, in a folder nobody can reach
+ro_base=$WORK
+if [ "$(id -u)" = 0 ] && command -v runuser > /dev/null; then
+  ro_base=$WORK/ro-base; mkdir -p "$ro_base"; chmod 755 "$WORK" "$ro_base"; as_user=(runuser -u nobody --)
+fi
+if [ "$(id -u)" != 0 ] || [ ${#as_user[@]} -gt 0 ]; then
+  mkdir "$ro_base/ro"
+  [ ${#as_user[@]} -gt 0 ] && chown nobody "$ro_base/ro"
+  chmod 500 "$ro_base/ro"
+  (cd /; "${as_user[@]}" "$ASTRAEUS" serve --executor sim --data-dir "$ro_base/ro" --listen 127.0.0.1:0) \
+    > "$WORK/ro.log" 2>&1
+  rc=$?
+  chmod 700 "$ro_base/ro"
+  check "a data dir this user cannot write in exits 1 (got $rc)" '[ "$rc" -eq 1 ]'
+  check "and says why: $(cat "$WORK/ro.log")" \
+    'grep -qxF "astraeus serve: cannot open $ro_base/ro/serve.lock (the data directory must be writable by this user): Permission denied" "$WORK/ro.log"'
+fi
+
 # As root the local executor sandboxes workers by default and says which protections are on; with
 # the sandbox disabled and without local.user or local.allow_root it refuses every worker: the
 # server says so when it starts (each run failed with the reason only in its own log).
