@@ -38,7 +38,7 @@ if [ "$(id -u)" != 0 ] || [ ${#as_user[@]} -gt 0 ]; then
   mkdir "$ro_base/ro"
   [ ${#as_user[@]} -gt 0 ] && chown nobody "$ro_base/ro"
   chmod 500 "$ro_base/ro"
-  (cd /; "${as_user[@]}" "$ASTRAEUS" serve --executor sim --data-dir "$ro_base/ro" --listen 127.0.0.1:0) \
+  "${as_user[@]}" "$ASTRAEUS" serve --executor sim --data-dir "$ro_base/ro" --listen 127.0.0.1:0 \
     > "$WORK/ro.log" 2>&1
   rc=$?
   chmod 700 "$ro_base/ro"
@@ -77,6 +77,21 @@ check "and creates nothing" '[ ! -e "$WORK/typo" ]'
 admin workspace add 'bad name/' > /dev/null 2> "$WORK/ws.err"
 rc=$?
 check "a bad workspace name exits 2 (got $rc)" '[ "$rc" -eq 2 ] && grep -q "bad workspace name" "$WORK/ws.err"'
+# admin init: an empty organisation name (it became "default") or a cluster name with an escape
+# sequence (stored and printed raw) is refused before anything is created; markup is fine (the
+# pages escape it; tests/web uses such a cluster name).
+"$ASTRAEUS" admin init --org '' --cluster c --data-dir "$WORK/init1" > /dev/null 2> "$WORK/init1.err"
+rc=$?
+check "admin init --org '' exits 2 and creates nothing (got $rc)" '[ "$rc" -eq 2 ] && [ ! -e "$WORK/init1" ]'
+check "and says why: $(cat "$WORK/init1.err")" \
+  'grep -qxF "astraeus admin: bad organisation name '"''"': 1 to 63 bytes of UTF-8 without control characters or a space at either end" "$WORK/init1.err"'
+"$ASTRAEUS" admin init --org acme --cluster "$(printf 'c\033[31m')" --data-dir "$WORK/init2" > /dev/null 2> "$WORK/init2.err"
+rc=$?
+check "a cluster name with an escape sequence exits 2 (got $rc)" '[ "$rc" -eq 2 ] && [ ! -e "$WORK/init2" ]'
+check "and shows it escaped: $(cat "$WORK/init2.err")" 'grep -qF "bad cluster name '"'c\\e[31m'"'" "$WORK/init2.err"'
+"$ASTRAEUS" admin init --org acme --cluster '<b>c1</b>' --data-dir "$WORK/init3" > "$WORK/init3.out" 2>&1
+rc=$?
+check "a cluster name with markup is accepted (got $rc)" '[ "$rc" -eq 0 ] && grep -qF "cluster <b>c1</b>," "$WORK/init3.out"'
 
 admin workspace add ml --weight 1 > /dev/null
 admin workspace add cv --weight 1 > /dev/null
