@@ -21,6 +21,13 @@ rc=$?
 check "a second server on the same port exits 1 (got $rc)" '[ "$rc" -eq 1 ]'
 check "and says it cannot listen" 'grep -q "cannot listen on 127.0.0.1:$SERVER_PORT" "$WORK/port.log"'
 
+# A bad --executor is a usage error before the data directory is created.
+"$ASTRAEUS" serve --executor bogus --data-dir "$WORK/bogus" --listen 127.0.0.1:0 > "$WORK/bogus.log" 2>&1
+rc=$?
+check "--executor bogus exits 2 and creates no data dir (got $rc)" '[ "$rc" -eq 2 ] && [ ! -e "$WORK/bogus" ]'
+check "and lists the executors: $(cat "$WORK/bogus.log")" \
+  'grep -qxF "astraeus serve: --executor: expected local, sim, agents or slurm, got '"'bogus'"'" "$WORK/bogus.log"'
+
 # A --data-dir that is a regular file, or a directory this user cannot write in: said so, not
 # "another astraeus serve is using it" (both used to say that).
 echo x > "$WORK/not_a_dir"

@@ -187,6 +187,12 @@ int run_serve(const ServeOptions& o) {
         std::cerr << "astraeus serve: " << hp.error().message << "\n";
         return 2;
     }
+    // A usage error exits before the data directory is created (make_executor runs after it).
+    if (o.executor != "local" && o.executor != "sim" && o.executor != "agents" && o.executor != "slurm") {
+        std::cerr << "astraeus serve: --executor: expected local, sim, agents or slurm, got '"
+                  << o.executor << "'\n";
+        return 2;
+    }
     if (o.tls.enabled()) {
         if (auto ok = api::check_tls_files(o.tls); !ok) {
             std::cerr << "astraeus serve: " << ok.error().message << "\n";
