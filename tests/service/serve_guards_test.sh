@@ -28,6 +28,13 @@ check "--executor bogus exits 2 and creates no data dir (got $rc)" '[ "$rc" -eq 
 check "and lists the executors: $(cat "$WORK/bogus.log")" \
   'grep -qxF "astraeus serve: --executor: expected local, sim, agents or slurm, got '"'bogus'"'" "$WORK/bogus.log"'
 
+# A missing --config file: the reason is said.
+"$ASTRAEUS" serve --executor sim --config "$WORK/no-such.json" --data-dir "$WORK/nocfg" --listen 127.0.0.1:0 > "$WORK/nocfg.log" 2>&1
+rc=$?
+check "a missing --config exits 2 (got $rc)" '[ "$rc" -eq 2 ] && [ ! -e "$WORK/nocfg" ]'
+check "and says why: $(cat "$WORK/nocfg.log")" \
+  'grep -qxF "astraeus serve: cannot read the config file $WORK/no-such.json: No such file or directory" "$WORK/nocfg.log"'
+
 # A --data-dir that is a regular file, or a directory this user cannot write in: said so, not
 # "another astraeus serve is using it" (both used to say that).
 echo x > "$WORK/not_a_dir"
