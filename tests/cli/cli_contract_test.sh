@@ -97,5 +97,31 @@ check "manifest without the lease-end rules names neither" \
 check "manifest records --victim-margin 0.5 --preempt-horizon 3600" \
   "python3 -c 'import json,sys; i=json.load(open(sys.argv[1]))[\"options\"][\"astraea_improvements\"]; sys.exit(not (i[\"victim_margin\"] == 0.5 and i[\"preempt_horizon_s\"] == 3600))' '$tmp/rules/manifest.json'"
 
+# 12. A trace with no jobs is an error saying so (not "no tenants"), and so is one whose every row
+# was left out; a bad --out is refused before the simulation, not after it.
+printf 'job_id,user,num_gpu,submit_time,duration\n' > "$tmp/header_only.csv"
+"$bin" simulate --trace "$tmp/header_only.csv" --format reference --out "$tmp/out12" --quiet \
+  2> "$tmp/err12" > /dev/null
+rc=$?
+check "a header-only trace exits 2 (got $rc)" '[ "$rc" -eq 2 ] && [ ! -e "$tmp/out12" ]'
+check "a header-only trace says it has no jobs: $(cat "$tmp/err12")" \
+  "grep -qF 'header_only.csv: no jobs to simulate (no job rows after the header)' '$tmp/err12'"
+printf 'job_id,user,num_gpu,submit_time,duration\n1,Brown,0,0,100\n2,Brown,0,5,50\n' > "$tmp/cpu_only.csv"
+"$bin" compare --trace "$tmp/cpu_only.csv" --format reference --policies astraea,fifo \
+  --out "$tmp/out12b" --quiet 2> "$tmp/err12b" > /dev/null
+rc=$?
+check "compare on a trace of CPU-only rows exits 2 (got $rc)" '[ "$rc" -eq 2 ] && [ ! -e "$tmp/out12b" ]'
+check "and says every row was left out: $(cat "$tmp/err12b")" \
+  "grep -qF 'cpu_only.csv: no jobs to simulate (every row was left out: 2 (' '$tmp/err12b'"
+echo x > "$tmp/a_file"
+for cmd in simulate compare; do
+  "$bin" $cmd --trace "$d/fake_job.csv" --tenants "$d/share.csv" --out "$tmp/a_file/out" --quiet \
+    2> "$tmp/err12c" > /dev/null
+  rc=$?
+  check "$cmd --out under a regular file exits 2 (got $rc)" '[ "$rc" -eq 2 ]'
+  check "$cmd names the --out and why: $(cat "$tmp/err12c")" \
+    "grep -qxF 'astraeus $cmd: error: $tmp/a_file/out: cannot create output directory: Not a directory' '$tmp/err12c'"
+done
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -21,6 +21,46 @@ rc=$?
 check "a second server on the same port exits 1 (got $rc)" '[ "$rc" -eq 1 ]'
 check "and says it cannot listen" 'grep -q "cannot listen on 127.0.0.1:$SERVER_PORT" "$WORK/port.log"'
 
+# A bad --executor is a usage error before the data directory is created.
+"$ASTRAEUS" serve --executor bogus --data-dir "$WORK/bogus" --listen 127.0.0.1:0 > "$WORK/bogus.log" 2>&1
+rc=$?
+check "--executor bogus exits 2 and creates no data dir (got $rc)" '[ "$rc" -eq 2 ] && [ ! -e "$WORK/bogus" ]'
+check "and lists the executors: $(cat "$WORK/bogus.log")" \
+  'grep -qxF "astraeus serve: --executor: expected local, sim, agents or slurm, got '"'bogus'"'" "$WORK/bogus.log"'
+
+# A missing --config file: the reason is said.
+"$ASTRAEUS" serve --executor sim --config "$WORK/no-such.json" --data-dir "$WORK/nocfg" --listen 127.0.0.1:0 > "$WORK/nocfg.log" 2>&1
+rc=$?
+check "a missing --config exits 2 (got $rc)" '[ "$rc" -eq 2 ] && [ ! -e "$WORK/nocfg" ]'
+check "and says why: $(cat "$WORK/nocfg.log")" \
+  'grep -qxF "astraeus serve: cannot read the config file $WORK/no-such.json: No such file or directory" "$WORK/nocfg.log"'
+
+# A --data-dir that is a regular file, or a directory this user cannot write in: said so, not
+# "another astraeus serve is using it" (both used to say that).
+echo x > "$WORK/not_a_dir"
+"$ASTRAEUS" serve --executor sim --data-dir "$WORK/not_a_dir" --listen 127.0.0.1:0 > "$WORK/file.log" 2>&1
+rc=$?
+check "a --data-dir that is a file exits 1 (got $rc)" '[ "$rc" -eq 1 ]'
+check "and says it is not a directory: $(cat "$WORK/file.log")" \
+  'grep -qxF "astraeus serve: cannot create the data directory $WORK/not_a_dir: it exists and is not a directory" "$WORK/file.log"'
+as_user=()  # root writes anywhere: the unwritable case runs as nobody, in a folder nobody can reach
+ro_base=$WORK
+if [ "$(id -u)" = 0 ] && command -v runuser > /dev/null; then
+  ro_base=$WORK/ro-base; mkdir -p "$ro_base"; chmod 755 "$WORK" "$ro_base"; as_user=(runuser -u nobody --)
+fi
+if [ "$(id -u)" != 0 ] || [ ${#as_user[@]} -gt 0 ]; then
+  mkdir "$ro_base/ro"
+  [ ${#as_user[@]} -gt 0 ] && chown nobody "$ro_base/ro"
+  chmod 500 "$ro_base/ro"
+  "${as_user[@]}" "$ASTRAEUS" serve --executor sim --data-dir "$ro_base/ro" --listen 127.0.0.1:0 \
+    > "$WORK/ro.log" 2>&1
+  rc=$?
+  chmod 700 "$ro_base/ro"
+  check "a data dir this user cannot write in exits 1 (got $rc)" '[ "$rc" -eq 1 ]'
+  check "and says why: $(cat "$WORK/ro.log")" \
+    'grep -qxF "astraeus serve: cannot open $ro_base/ro/serve.lock (the data directory must be writable by this user): Permission denied" "$WORK/ro.log"'
+fi
+
 # As root the local executor sandboxes workers by default and says which protections are on; with
 # the sandbox disabled and without local.user or local.allow_root it refuses every worker: the
 # server says so when it starts (each run failed with the reason only in its own log).
@@ -51,6 +91,21 @@ check "and creates nothing" '[ ! -e "$WORK/typo" ]'
 admin workspace add 'bad name/' > /dev/null 2> "$WORK/ws.err"
 rc=$?
 check "a bad workspace name exits 2 (got $rc)" '[ "$rc" -eq 2 ] && grep -q "bad workspace name" "$WORK/ws.err"'
+# admin init: an empty organisation name (it became "default") or a cluster name with an escape
+# sequence (stored and printed raw) is refused before anything is created; markup is fine (the
+# pages escape it; tests/web uses such a cluster name).
+"$ASTRAEUS" admin init --org '' --cluster c --data-dir "$WORK/init1" > /dev/null 2> "$WORK/init1.err"
+rc=$?
+check "admin init --org '' exits 2 and creates nothing (got $rc)" '[ "$rc" -eq 2 ] && [ ! -e "$WORK/init1" ]'
+check "and says why: $(cat "$WORK/init1.err")" \
+  'grep -qxF "astraeus admin: bad organisation name '"''"': 1 to 63 bytes of UTF-8 without control characters or a space at either end" "$WORK/init1.err"'
+"$ASTRAEUS" admin init --org acme --cluster "$(printf 'c\033[31m')" --data-dir "$WORK/init2" > /dev/null 2> "$WORK/init2.err"
+rc=$?
+check "a cluster name with an escape sequence exits 2 (got $rc)" '[ "$rc" -eq 2 ] && [ ! -e "$WORK/init2" ]'
+check "and shows it escaped: $(cat "$WORK/init2.err")" 'grep -qF "bad cluster name '"'c\\e[31m'"'" "$WORK/init2.err"'
+"$ASTRAEUS" admin init --org acme --cluster '<b>c1</b>' --data-dir "$WORK/init3" > "$WORK/init3.out" 2>&1
+rc=$?
+check "a cluster name with markup is accepted (got $rc)" '[ "$rc" -eq 0 ] && grep -qF "cluster <b>c1</b>," "$WORK/init3.out"'
 
 admin workspace add ml --weight 1 > /dev/null
 admin workspace add cv --weight 1 > /dev/null

@@ -515,6 +515,10 @@ TEST_F(AstraTest, HelpExits0AndExplains) {
         EXPECT_EQ(h.rc, 0) << c;
         EXPECT_NE(h.out.find("--json"), std::string::npos) << c;
     }
+    const auto runs = astra({"runs", "--help"}, "");  // its line names every subcommand
+    EXPECT_EQ(runs.rc, 0);
+    EXPECT_NE(runs.out.find("submit, list, show and stop runs, and print their logs"),
+              std::string::npos) << runs.out;
 }
 
 TEST(Astra, MissingConfigurationIsExit2) {

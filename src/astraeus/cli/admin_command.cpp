@@ -7,7 +7,9 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <utility>
 
+#include "astraeus/base/terminal_text.hpp"
 #include "astraeus/cli/commands.hpp"
 #include "astraeus/goodput_io/rfc3339.hpp"
 #include "astraeus/service/config.hpp"
@@ -80,8 +82,15 @@ int do_init(const AdminOptions& o) {
     auto c = admin_config(o);
     if (!c) return error(c.error().message);
     const service::ServiceConfig& cfg = *c;
-    const std::string org = o.org.empty() ? cfg.organization : o.org;
-    const std::string cluster = o.cluster.empty() ? cfg.cluster : o.cluster;
+    const std::string& org = o.org;  // both flags are required (the config's names are not used)
+    const std::string& cluster = o.cluster;
+    // The names go into URLs, metric labels and every table: the pool names' rule (no control
+    // characters, which a terminal would obey; not blank: '' used to become "default").
+    for (const auto& [what, name] : {std::pair{"organisation", &o.org}, std::pair{"cluster", &o.cluster}})
+        if (!service::valid_pool_name(*name))
+            return error(std::string("bad ") + what + " name '" + terminal_safe(*name) +
+                         "': 1 to 63 bytes of UTF-8 without control characters or a space at "
+                         "either end");
     auto st = service::open_configured_store(cfg, o.config);
     if (!st) return error(st.error().message, 1);
     auto ids = (*st)->init(org, cluster);

@@ -195,6 +195,9 @@ int run_compare(const CompareArgs& a) {
             if (row_key(rows[k]) == row_key(rows[i]))
                 return usage_error("compare", {"--policies: " + rows[i].policy + " is given twice"});
 
+    // A bad --out is found now, not after the simulations.
+    if (auto ok = check_output_dir(a.out); !ok) return usage_error("compare", ok.error());
+
     // Runs on a pool of threads, each taking the next row; simulate() is pure, so the results
     // (and every output byte) equal those of sequential runs (--threads 1).
     std::vector<std::optional<Result<SimResult>>> results(rows.size());

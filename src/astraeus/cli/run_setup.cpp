@@ -328,6 +328,11 @@ Result<PreparedRun> prepare_run(const RunArgs& a) {
     SkipCounts skips;
     auto trace = read_trace(a.trace, a.format, &skips);
     if (!trace) return std::unexpected(trace.error());
+    if (trace->jobs.empty())  // an empty workload has no tenants either: say what is missing
+        return fail(a.trace + ": no jobs to simulate (" +
+                    (skips.total() > 0 ? "every row was left out: " + skips.summary()
+                                       : std::string("no job rows after the header")) +
+                    ")");
     p.skipped = skips.summary();
     p.inputs.push_back({"trace", a.trace});
     if (a.tenants.empty()) {
@@ -342,6 +347,9 @@ Result<PreparedRun> prepare_run(const RunArgs& a) {
         p.inputs.push_back({"tenants", a.tenants});
         if (!a.names.empty()) p.inputs.push_back({"names", a.names});
     }
+    if (p.workload.jobs.empty())  // compat mode drops the jobs of tenants missing from the file
+        return fail(a.trace + ": no jobs to simulate: every job's tenant is missing from " +
+                    a.tenants);
     if (p.workload.tenants.empty())
         return fail(a.trace + ": the trace has no tenants; give it some with `astraeus trace "
                     "assign-tenants`, or use a trace with tenants");

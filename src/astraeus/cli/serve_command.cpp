@@ -4,9 +4,11 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <csignal>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -185,6 +187,12 @@ int run_serve(const ServeOptions& o) {
         std::cerr << "astraeus serve: " << hp.error().message << "\n";
         return 2;
     }
+    // A usage error exits before the data directory is created (make_executor runs after it).
+    if (o.executor != "local" && o.executor != "sim" && o.executor != "agents" && o.executor != "slurm") {
+        std::cerr << "astraeus serve: --executor: expected local, sim, agents or slurm, got '"
+                  << o.executor << "'\n";
+        return 2;
+    }
     if (o.tls.enabled()) {
         if (auto ok = api::check_tls_files(o.tls); !ok) {
             std::cerr << "astraeus serve: " << ok.error().message << "\n";
@@ -214,7 +222,12 @@ int run_serve(const ServeOptions& o) {
     }
     const std::string lock_path = cfg->data_dir + "/serve.lock";
     const int lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-    if (lock_fd < 0 || ::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
+    if (lock_fd < 0) {  // not writable by this user, a read-only file system, ...
+        std::cerr << "astraeus serve: cannot open " << lock_path << " (the data directory must "
+                  << "be writable by this user): " << std::strerror(errno) << "\n";
+        return 1;
+    }
+    if (::flock(lock_fd, LOCK_EX | LOCK_NB) != 0) {
         std::cerr << "astraeus serve: another `astraeus serve` is using " << cfg->data_dir
                   << " (" << lock_path << " is locked)\n";
         return 1;

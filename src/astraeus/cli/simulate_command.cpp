@@ -83,6 +83,8 @@ int run_simulate(const SimulateArgs& a) {
         p.config.goodput = *model;
     }
 
+    // A bad --out is found now, not after the simulation.
+    if (auto ok = check_output_dir(a.out); !ok) return usage_error("simulate", ok.error());
     auto result = simulate(p.workload, p.config, progress_printer(a.run.quiet, ""));
     if (!result) return usage_error("simulate", result.error());
 

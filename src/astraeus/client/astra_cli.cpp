@@ -318,7 +318,7 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
     run->excludes(start)->excludes(end)->excludes(by);
 
     // astra runs ...
-    auto* runs_cmd = app.add_subcommand("runs", "submit, list, show and stop runs");
+    auto* runs_cmd = app.add_subcommand("runs", "submit, list, show and stop runs, and print their logs");
     runs_cmd->require_subcommand(1);
     SubmitArgs s;
     auto* submit = runs_cmd->add_subcommand(

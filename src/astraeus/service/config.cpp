@@ -1,6 +1,8 @@
 #include "astraeus/service/config.hpp"
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <cstdint>
 #include <limits>
 #include <type_traits>
@@ -351,7 +353,7 @@ Result<ServiceConfig> parse_config(const std::string& text, const std::string& w
 
 Result<ServiceConfig> load_config(const std::string& path) {
     std::ifstream in(path);
-    if (!in) return fail("cannot read the config file " + path);
+    if (!in) return fail("cannot read the config file " + path + ": " + std::strerror(errno));
     std::stringstream ss;
     ss << in.rdbuf();
     auto c = parse_config(ss.str(), path);

@@ -3,6 +3,7 @@
 #include <fmt/compile.h>
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <sstream>
@@ -260,6 +261,24 @@ std::string summary_table(const Workload& w, const SimResult& r, const Summary& 
     row("worst windowed F_u over time", fmt::format("{:.4f}", s.fu_worst_over_time));
     row("scheduling rounds", fmt::format("{}", r.rounds));
     return out;
+}
+
+Result<void> check_output_dir(const std::string& dir) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) return fail(dir + ": cannot create output directory: " + ec.message());
+    if (!std::filesystem::is_directory(dir, ec))
+        return fail(dir + ": cannot create output directory: it exists and is not a directory");
+    const auto probe = std::filesystem::path(dir) / ".astraeus-write-probe.tmp";
+    bool ok;
+    {
+        std::ofstream out(probe, std::ios::binary | std::ios::trunc);
+        ok = static_cast<bool>(out);
+    }
+    if (!ok) return fail(dir + ": cannot write in the output directory: " +
+                         std::error_code(errno, std::generic_category()).message());
+    std::filesystem::remove(probe, ec);
+    return {};
 }
 
 Result<void> write_files(const std::string& dir,

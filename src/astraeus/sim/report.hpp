@@ -40,6 +40,11 @@ Result<nlohmann::json> manifest_json(const SimConfig& c, const std::vector<Input
 /// The summary as an aligned text table (spec section 9 figures).
 std::string summary_table(const Workload& w, const SimResult& r, const Summary& s);
 
+/// Makes sure `files` can later be written into `dir`, before a long simulation: creates `dir`
+/// (and its parents) if needed and creates and removes a probe file there. Errors:
+/// "DIR: cannot create output directory: ..." or "DIR: cannot write in the output directory: ...".
+Result<void> check_output_dir(const std::string& dir);
+
 /// Writes `files` (name -> content) into `dir` (created if needed), each through a temporary
 /// file and a rename.
 Result<void> write_files(const std::string& dir,

@@ -1,5 +1,6 @@
 // create_data_dir and private_store_file (store/store.hpp): the data directory and the SQLite
-// files are private to the service's user (they hold token hashes and every run): 0700 and 0600.
+// files are private to the service's user (they hold token hashes and every run): 0700 and 0600. A
+// data-dir path that exists and is not a directory is an error that says so.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -31,6 +32,10 @@ Result<void> create_data_dir(const std::string& data_dir) {
     }
     if (::mkdir(data_dir.c_str(), 0700) != 0 && errno != EEXIST)
         return fail("cannot create the data directory " + data_dir + ": " + std::strerror(errno));
+    if (!fs::is_directory(data_dir, ec))  // EEXIST on a file, or a race with its removal
+        return fail("cannot create the data directory " + data_dir + ": " +
+                    (fs::exists(data_dir, ec) ? "it exists and is not a directory"
+                                              : "it vanished after its creation"));
     return {};
 }
 
