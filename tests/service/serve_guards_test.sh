@@ -19,7 +19,21 @@ check "and says the data dir is in use" 'grep -q "another .astraeus serve. is us
 "$ASTRAEUS" serve --executor sim --data-dir "$WORK/other" --listen "127.0.0.1:$SERVER_PORT" > "$WORK/port.log" 2>&1
 rc=$?
 check "a second server on the same port exits 1 (got $rc)" '[ "$rc" -eq 1 ]'
-check "and says it cannot listen" 'grep -q "cannot listen on 127.0.0.1:$SERVER_PORT" "$WORK/port.log"'
+check "and says it cannot listen, naming the address: $(cat "$WORK/port.log")" \
+  'grep -qxF "astraeus serve: cannot listen on 127.0.0.1:$SERVER_PORT (in use, or not a local address): Address already in use" "$WORK/port.log"'
+# The port is bound before the data directory is created: a busy port left a store initialised as
+# organisation "default" behind, and `admin init --org acme` then refused the directory.
+check "and creates no data dir" '[ ! -e "$WORK/other" ]'
+"$ASTRAEUS" admin init --org acme --cluster c1 --data-dir "$WORK/other" > "$WORK/other_init.out" 2>&1
+rc=$?
+check "admin init --org acme on that dir then succeeds (got $rc: $(cat "$WORK/other_init.out"))" \
+  '[ "$rc" -eq 0 ] && grep -qF "acme" "$WORK/other_init.out"'
+"$ASTRAEUS" serve --executor sim --data-dir "$WORK/agentport" --listen 127.0.0.1:0 \
+  --agent-listen "127.0.0.1:$SERVER_PORT" > "$WORK/agentport.log" 2>&1
+rc=$?
+check "a busy --agent-listen port exits 1 and creates no data dir (got $rc)" '[ "$rc" -eq 1 ] && [ ! -e "$WORK/agentport" ]'
+check "and names it: $(cat "$WORK/agentport.log")" \
+  'grep -qxF "astraeus serve: --agent-listen: cannot listen on 127.0.0.1:$SERVER_PORT (in use, or not a local address): Address already in use" "$WORK/agentport.log"'
 
 # A bad --executor is a usage error before the data directory is created.
 "$ASTRAEUS" serve --executor bogus --data-dir "$WORK/bogus" --listen 127.0.0.1:0 > "$WORK/bogus.log" 2>&1

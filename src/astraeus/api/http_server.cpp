@@ -10,6 +10,7 @@
 #include "astraeus/api/http_server.hpp"
 
 #include <sys/resource.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <boost/asio/ip/tcp.hpp>
@@ -876,25 +877,36 @@ void HttpServer::add_routes() {
 
 HttpServer::~HttpServer() = default;
 
-Result<int> HttpServer::bind(const std::string& host, int port) { return listen(host, port, false); }
+Result<int> HttpServer::bind(const std::string& host, int port) {
+    if (!impl_->tls_error.empty()) return fail(impl_->tls_error);
+    auto sock = ListenSocket::open(host, port);
+    if (!sock) return std::unexpected(sock.error());
+    return listen(std::move(*sock), false);
+}
 
-Result<int> HttpServer::bind_agents(const std::string& host, int port) { return listen(host, port, true); }
+Result<int> HttpServer::bind_agents(const std::string& host, int port) {
+    if (!impl_->tls_error.empty()) return fail(impl_->tls_error);
+    auto sock = ListenSocket::open(host, port);
+    if (!sock) return std::unexpected(sock.error());
+    return listen(std::move(*sock), true);
+}
 
-Result<int> HttpServer::listen(const std::string& host, int port, bool agents_only) {
+Result<int> HttpServer::bind(ListenSocket socket) { return listen(std::move(socket), false); }
+
+Result<int> HttpServer::bind_agents(ListenSocket socket) { return listen(std::move(socket), true); }
+
+Result<int> HttpServer::listen(ListenSocket socket, bool agents_only) {
     Impl& s = *impl_;
     if (!s.tls_error.empty()) return fail(s.tls_error);
-    const std::string where = host + ":" + (port == 0 ? std::string("0 (any port)") : std::to_string(port));
-    beast::error_code ec;
-    const auto addr = net::ip::make_address(host == "localhost" ? "127.0.0.1" : host, ec);
-    if (ec) return fail("cannot listen on " + where + ": '" + host + "' is not an IP address");
+    if (!socket.valid()) return fail("no listening socket");
     auto l = std::make_unique<Impl::Listener>(s.ioc);
-    const tcp::endpoint ep(addr, static_cast<unsigned short>(port));
-    l->acceptor.open(ep.protocol(), ec);
-    // SO_REUSEADDR only (not SO_REUSEPORT): a second server on the same port fails to bind.
-    if (!ec) l->acceptor.set_option(net::socket_base::reuse_address(true), ec);
-    if (!ec) l->acceptor.bind(ep, ec);
-    if (!ec) l->acceptor.listen(net::socket_base::max_listen_connections, ec);
-    if (ec) return fail("cannot listen on " + where + " (in use, or not a local address): " + ec.message());
+    beast::error_code ec;
+    const int fd = socket.release();
+    l->acceptor.assign(socket.ipv6() ? tcp::v6() : tcp::v4(), fd, ec);
+    if (ec) {
+        ::close(fd);
+        return fail("cannot serve on port " + std::to_string(socket.port()) + ": " + ec.message());
+    }
     l->agents_only = agents_only;
     // File descriptors: 256 kept for the store, logs and workers; the agents' listener 1,024 of
     // the rest; the main listener the others (or HttpLimits::max_connections).

@@ -14,6 +14,7 @@
 #include <functional>
 
 #include "astraeus/api/http_limits.hpp"
+#include "astraeus/api/listen_socket.hpp"
 #include "astraeus/base/error.hpp"
 #include "astraeus/service/service.hpp"
 #include "astraeus/store/lease.hpp"
@@ -66,6 +67,10 @@ public:
     /// /healthz, /readyz only, with its own connection budget (1,024), so user connections
     /// cannot take the agents' place. Call before serve().
     Result<int> bind_agents(const std::string& host, int port);
+    /// As bind() and bind_agents(), on a socket already listening (ListenSocket::open): the
+    /// server takes it over; its port, or an error.
+    Result<int> bind(ListenSocket socket);
+    Result<int> bind_agents(ListenSocket socket);
     /// Connections the main listener holds at once (after bind()).
     std::size_t connection_budget() const;
     /// Serves until stop() (blocks).
@@ -75,7 +80,7 @@ public:
 
 private:
     void add_routes();
-    Result<int> listen(const std::string& host, int port, bool agents_only);
+    Result<int> listen(ListenSocket socket, bool agents_only);
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "astraeus/api/http_server.hpp"
+#include "astraeus/api/listen_socket.hpp"
 #include "astraeus/exec/agent_hub.hpp"
 #include "astraeus/cli/commands.hpp"
 #include "astraeus/service/config.hpp"
@@ -215,6 +216,24 @@ int run_serve(const ServeOptions& o) {
     sigaddset(&set, SIGINT);
     pthread_sigmask(SIG_BLOCK, &set, nullptr);
 
+    // The ports first: a busy one fails here, before the data directory and the store are
+    // created (it left a store initialised as organisation "default" behind), and the sockets
+    // stay ours until the servers take them over (no other process can take the port between).
+    auto main_sock = api::ListenSocket::open(hp->first, hp->second);
+    if (!main_sock) {
+        std::cerr << "astraeus serve: " << main_sock.error().message << "\n";
+        return 1;
+    }
+    std::optional<api::ListenSocket> agent_sock;
+    if (agent_hp) {
+        auto a = api::ListenSocket::open(agent_hp->first, agent_hp->second);
+        if (!a) {
+            std::cerr << "astraeus serve: --agent-listen: " << a.error().message << "\n";
+            return 1;
+        }
+        agent_sock = std::move(*a);
+    }
+
     // One server per data directory: an exclusive lock held until the process exits.
     if (auto ok = store::create_data_dir(cfg->data_dir); !ok) {
         std::cerr << "astraeus serve: " << ok.error().message << "\n";
@@ -240,7 +259,6 @@ int run_serve(const ServeOptions& o) {
         return 1;
     }
     std::unique_ptr<service::Leadership> leadership;
-    int listen_port = hp->second;
     if (service::uses_postgresql(*cfg)) {
         auto l = service::Leadership::open(*cfg);
         if (!l) {
@@ -270,14 +288,25 @@ int run_serve(const ServeOptions& o) {
             flimits.body_timeout = std::chrono::seconds(o.body_timeout_s);
             std::optional<api::HttpServer> standby;
             standby.emplace(std::move(src), std::max(1, cfg->threads), o.tls, flimits);
-            auto sp = standby->bind(hp->first, hp->second);
+            // The follower's server accepts on copies of the sockets; the leader's server
+            // takes the originals over, so the ports stay open through the change.
+            auto main_copy = main_sock->duplicate();
+            auto sp = main_copy ? standby->bind(std::move(*main_copy)) : Result<int>(std::unexpected(main_copy.error()));
             if (!sp) {
                 std::cerr << "astraeus serve: " << sp.error().message << "\n";
                 return 1;
             }
-            listen_port = *sp;
+            if (agent_sock) {
+                auto agent_copy = agent_sock->duplicate();
+                auto ap = agent_copy ? standby->bind_agents(std::move(*agent_copy))
+                                     : Result<int>(std::unexpected(agent_copy.error()));
+                if (!ap) {
+                    std::cerr << "astraeus serve: --agent-listen: " << ap.error().message << "\n";
+                    return 1;
+                }
+            }
             std::thread standby_thread([&standby] { standby->serve(); });
-            const auto end_standby = [&] {  // the leader's server binds the same port next
+            const auto end_standby = [&] {  // the leader's server takes the sockets over next
                 standby->stop();
                 standby_thread.join();
                 standby.reset();
@@ -325,14 +354,14 @@ int run_serve(const ServeOptions& o) {
     limits.header_timeout = std::chrono::seconds(o.header_timeout_s);
     limits.body_timeout = std::chrono::seconds(o.body_timeout_s);
     api::HttpServer http(**svc, cfg->threads, o.tls, limits);
-    auto port = http.bind(hp->first, listen_port);
+    auto port = http.bind(std::move(*main_sock));
     if (!port) {
         std::cerr << "astraeus serve: " << port.error().message << "\n";
         return 1;
     }
     std::optional<int> agent_port;
     if (agent_hp) {
-        auto ap = http.bind_agents(agent_hp->first, agent_hp->second);
+        auto ap = http.bind_agents(std::move(*agent_sock));
         if (!ap) {
             std::cerr << "astraeus serve: --agent-listen: " << ap.error().message << "\n";
             return 1;
