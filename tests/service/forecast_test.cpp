@@ -146,9 +146,10 @@ TEST(Forecast, LostMachinesInReasonsAndStarts) {
     auto f = by_job(service::forecast_pool(*a, in));
     EXPECT_EQ(f[B], std::make_pair(1, Seconds{1000}));
     EXPECT_EQ(f[C], std::make_pair(2, Seconds{-1}));
-    // The machine back: nothing lost; C's 8 GPUs with A's 4 would pass ml's quota of 8.
+    // The machine back: nothing lost; C's 8 GPUs with A's 4 would pass ml's quota of 8, the whole
+    // pool (ml is alone in it): it waits for A's GPUs, not for a share another workspace holds.
     a->set_machine_up(lost, true);
-    EXPECT_EQ(a->pending_reason(C, 2, 4), "waiting for quota");
+    EXPECT_EQ(a->pending_reason(C, 2, 4), "waiting for GPUs: 4 of 8 GPUs of the pool are in use (4 by this workspace), 4 free");
 }
 
 // The cost bound: with max_rounds = 1 only the round at now runs; nothing starts then.

@@ -358,6 +358,43 @@ TEST(SimExecutor, StartFinishTimeLimitAndStop) {
     EXPECT_EQ(e.next_event_s(), service::kNever);
 }
 
+// A workspace alone in its pool, every GPU held by its own runs: its next run waits for GPUs, not
+// for quota (its share is the whole pool; no other workspace holds or asks for any). Values by
+// hand: 2 GPUs on one machine, two 1-GPU runs started at 0 with 1800-s leases (ending at 1800);
+// the third, submitted at 10, waits; the round at 10 leaves 1800 - 10 = 1790 s to the next end.
+TEST(RoundAdapter, AloneInAFullPoolWaitsForGpusNotQuota) {
+    AstraeaOptions base;
+    base.lease_s = 1800;
+    auto opt = policy_options("astraea", base);
+    ASSERT_TRUE(opt);
+    auto ad = service::RoundAdapter::make(ClusterSpec::uniform(1, 2), *opt, "consolidate");
+    ASSERT_TRUE(ad) << ad.error().message;
+    service::RoundAdapter& a = **ad;
+    a.set_tenants({{"ml", 1.0}});
+    const int ml = a.tenant_index("ml");
+    const int r1 = *a.submit(ml, 1, 0, 0);
+    const int r2 = *a.submit(ml, 1, 0, 0);
+    auto d = a.round(0);
+    ASSERT_EQ(d.size(), 2u);
+    EXPECT_EQ(d[0].lease_end_s, 1800);
+    EXPECT_EQ(d[1].lease_end_s, 1800);
+    const int r3 = *a.submit(ml, 1, 10, 0);
+    EXPECT_TRUE(a.round(10).empty());
+    ASSERT_TRUE(a.is_running(r1) && a.is_running(r2) && a.is_pending(r3));
+    auto lease_end = [&](int k) { return k == r1 || k == r2 ? Seconds{1800} : Seconds{-1}; };
+    EXPECT_EQ(a.pending_reason(r3, 1, 1, {}, {}, {}, "default", lease_end),
+              "waiting for GPUs: all 2 GPUs of pool default are in use (2 by this workspace); "
+              "next lease end in 1790 s");
+    // Without the pool's name or the leases: the same cause, fewer details.
+    EXPECT_EQ(a.pending_reason(r3, 1, 1), "waiting for GPUs: all 2 GPUs of the pool are in use (2 by this workspace)");
+    // Another workspace asks for GPUs: now its share is what keeps ml's third run waiting.
+    a.set_tenants({{"ml", 1.0}, {"vision", 1.0}});
+    const int v1 = *a.submit(a.tenant_index("vision"), 1, 20, 0);
+    EXPECT_TRUE(a.round(20).empty());
+    ASSERT_TRUE(a.is_pending(v1));
+    EXPECT_EQ(a.pending_reason(r3, 1, 1, {}, {}, {}, "default", lease_end), "waiting for quota");
+}
+
 TEST(RoundAdapter, QuotasReasonsAndLeaseEnds) {
     AstraeaOptions base;
     base.lease_s = 1800;

@@ -632,7 +632,8 @@ int RoundAdapter::add_machine(int gpus) {
 std::string RoundAdapter::pending_reason(int j, int workers, int gpus_per_worker,
                                          const std::function<std::string(int)>& machine,
                                          const std::function<std::string(int)>& foreign,
-                                         const std::function<std::string(int)>& run) const {
+                                         const std::function<std::string(int)>& run, const std::string& pool,
+                                         const std::function<Seconds(int)>& lease_end) const {
     const Job& job = jobs_[j];
     const int g = job.gpus;
     const int u = job.tenant;
@@ -695,7 +696,32 @@ std::string RoundAdapter::pending_reason(int j, int workers, int gpus_per_worker
             return "waiting for quota";
         }
     }
-    if (used_[u] + g > quotas_[u]) return "waiting for quota";
+    if (used_[u] + g > quotas_[u]) {
+        // Past its quota: the cause only while another tenant holds or asks for GPUs here. Alone,
+        // its quota is the whole pool and its own running jobs fill it: it waits for their GPUs.
+        for (std::size_t v = 0; v < tenants_.size(); ++v)
+            if (static_cast<int>(v) != u && (used_[v] > 0 || demand_[v] > 0 || leaving_gpus_[v] > 0))
+                return "waiting for quota";
+        int up = 0;
+        for (int m = 0; m < spec_.machines(); ++m)
+            if (!down_[m]) up += spec_.machine_gpus[static_cast<std::size_t>(m)];
+        const int free = cluster_.free_gpus();
+        const std::string of = pool.empty() ? " GPUs of the pool" : " GPUs of pool " + pool;
+        std::string s = "waiting for GPUs: ";
+        if (free == 0)
+            s += "all " + std::to_string(up) + of + " are in use (" + std::to_string(used_[u]) + " by this workspace)";
+        else
+            s += std::to_string(up - free) + " of " + std::to_string(up) + of + " are in use (" +
+                 std::to_string(used_[u]) + " by this workspace), " + std::to_string(free) + " free";
+        Seconds next = kNoLeaseEnd;
+        if (lease_end)
+            for (int k : running_) {
+                const Seconds e = lease_end(k);
+                if (e >= 0 && e < kNoLeaseEnd && e > now_) next = std::min(next, e);
+            }
+        if (next < kNoLeaseEnd) s += "; next lease end in " + std::to_string(next - now_) + " s";
+        return s;
+    }
     return "no placement for " + gang_text(workers, gpus_per_worker);
 }
 

@@ -156,13 +156,22 @@ public:
     ///   the round holds GPUs for it (ASTRAEA's reservation);
     /// - "<n> GPUs of <machine> are held by jobs outside Astraeus" (`foreign(m)` when given,
     ///   joined by "; "): it would fit now were the GPUs of set_foreign() free;
-    /// - "waiting for quota": it fits the free GPUs, or its tenant is at its quota;
+    /// - "waiting for quota": it fits the free GPUs, or its tenant's running jobs and it would
+    ///   pass the tenant's quota while another tenant holds or asks for GPUs of the pool;
+    /// - "waiting for GPUs: all N GPUs of pool P are in use (U by this workspace); next lease end
+    ///   in S s" (or "B of N GPUs ... in use (U by this workspace), F free"): its tenant alone
+    ///   holds and asks for the pool's GPUs (its quota is the whole pool) and its own running jobs
+    ///   fill it; N counts the machines up; the lease clause (S: seconds after the last round) only
+    ///   when `lease_end` gives a running job's lease end after it;
     /// - "no placement for W x G GPUs": the GPUs it needs are busy.
     /// `machine` names machine m (pool index) with its state, e.g. "gpu-2 (lost)"; empty: "machine m".
+    /// `pool` names the pool (empty: "the pool"); `lease_end(k)`: when running job k's lease ends,
+    /// on the adapter's clock (< 0 or kNoLeaseEnd: none).
     std::string pending_reason(int j, int workers, int gpus_per_worker,
                                const std::function<std::string(int)>& machine = {},
                                const std::function<std::string(int)>& foreign = {},
-                               const std::function<std::string(int)>& run = {}) const;
+                               const std::function<std::string(int)>& run = {}, const std::string& pool = {},
+                               const std::function<Seconds(int)>& lease_end = {}) const;
 
     /// Every running job, in the order they started; every pending job, in the order they
     /// began to wait; the jobs winding down (wind_down) still holding GPUs.

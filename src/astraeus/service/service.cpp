@@ -435,6 +435,12 @@ void Service::schedule(std::size_t pi, Seconds t) {
                     const auto g = pool.job_run.find(k);
                     const auto held = g == pool.job_run.end() ? runs_.end() : runs_.find(g->second);
                     return held == runs_.end() ? "job " + std::to_string(k) : held->second->rec.name;
+                },
+                pool.rec.name,
+                [&](int k) {
+                    const auto g = pool.job_run.find(k);
+                    const auto held = g == pool.job_run.end() ? runs_.end() : runs_.find(g->second);
+                    return held == runs_.end() ? Seconds{-1} : held->second->rec.lease_end_s;
                 });
             // A run requeued at start (its machine left the configuration) keeps saying so
             // until it is placed again. A reason is not a change to store on its own: the
