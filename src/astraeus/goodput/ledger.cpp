@@ -178,7 +178,7 @@ void GoodputLedger::indexed_rows(By by, const Period& p, int only, std::map<int,
 }
 
 template <class Runs>
-std::vector<Row> GoodputLedger::scan(By by, const Period& p, const Runs& runs) const {
+std::vector<Row> GoodputLedger::scan(By by, const Period& p, Runs&& runs) const {
     std::map<int, Counts> acc;
     const Seconds from = hour_start(p.start_s);
     for (const int r : runs)
@@ -209,21 +209,7 @@ std::vector<Row> GoodputLedger::query(By by, const Period& p, int workspace) con
 
 std::vector<Row> GoodputLedger::query(By by, const Period& p, const RunFilter& visible) const {
     if (!visible) return query(by, p, kAllWorkspaces);
-    std::map<int, Counts> acc;
-    const Seconds from = hour_start(p.start_s);
-    for (int r = 0; r < runs(); ++r) {
-        if (visible && !visible(r)) continue;
-        each(r, [&](const Entry& e) {
-            if (e.hour < from || e.hour >= p.end_s) return;
-            const int id = key(by, r, e);
-            if (id < 0) return;
-            acc[id].add(e.category, e.held, e.gpu_s);
-        });
-    }
-    std::vector<Row> out;
-    out.reserve(acc.size());
-    for (auto& [id, c] : acc) out.push_back({id, c});
-    return out;
+    return scan(by, p, std::views::iota(0, runs()) | std::views::filter([&](int r) { return visible(r); }));
 }
 
 std::vector<Row> GoodputLedger::query_on_machine(int machine, const Period& p, int workspace) const {

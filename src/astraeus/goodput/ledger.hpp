@@ -131,7 +131,7 @@ private:
     void indexed_rows(By by, const Period& p, int only, std::map<int, Counts>& acc) const;
     /// A pass over the runs `runs`.
     template <class Runs>
-    std::vector<Row> scan(By by, const Period& p, const Runs& runs) const;
+    std::vector<Row> scan(By by, const Period& p, Runs&& runs) const;
 
     std::vector<RunRows> runs_;
     std::unordered_map<int, int> open_run_;  ///< worker -> run of each open wait
