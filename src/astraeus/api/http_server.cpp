@@ -877,18 +877,15 @@ void HttpServer::add_routes() {
 
 HttpServer::~HttpServer() = default;
 
-Result<int> HttpServer::bind(const std::string& host, int port) {
-    if (!impl_->tls_error.empty()) return fail(impl_->tls_error);
-    auto sock = ListenSocket::open(host, port);
-    if (!sock) return std::unexpected(sock.error());
-    return listen(std::move(*sock), false);
-}
+Result<int> HttpServer::bind(const std::string& host, int port) { return listen(host, port, false); }
 
-Result<int> HttpServer::bind_agents(const std::string& host, int port) {
-    if (!impl_->tls_error.empty()) return fail(impl_->tls_error);
+Result<int> HttpServer::bind_agents(const std::string& host, int port) { return listen(host, port, true); }
+
+Result<int> HttpServer::listen(const std::string& host, int port, bool agents_only) {
+    if (!impl_->tls_error.empty()) return fail(impl_->tls_error);  // before the port: as it was
     auto sock = ListenSocket::open(host, port);
     if (!sock) return std::unexpected(sock.error());
-    return listen(std::move(*sock), true);
+    return listen(std::move(*sock), agents_only);
 }
 
 Result<int> HttpServer::bind(ListenSocket socket) { return listen(std::move(socket), false); }

@@ -81,6 +81,8 @@ public:
 private:
     void add_routes();
     Result<int> listen(ListenSocket socket, bool agents_only);
+    /// listen() on a socket opened on host:port (after the TLS check, as bind's errors were).
+    Result<int> listen(const std::string& host, int port, bool agents_only);
     struct Impl;
     std::unique_ptr<Impl> impl_;
 };

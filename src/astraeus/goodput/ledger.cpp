@@ -212,11 +212,11 @@ std::vector<Row> GoodputLedger::query(By by, const Period& p, const RunFilter& v
     return scan(by, p, std::views::iota(0, runs()) | std::views::filter([&](int r) { return visible(r); }));
 }
 
-std::vector<Row> GoodputLedger::query_on_machine(int machine, const Period& p, int workspace) const {
-    if (workspace == kAllWorkspaces) return query_on_machine(machine, p, RunFilter{});
+template <class Runs>
+std::vector<Row> GoodputLedger::machine_scan(int machine, const Period& p, Runs&& runs) const {
     std::vector<Row> out;
     const Seconds from = hour_start(p.start_s);
-    for (const int r : runs_of(workspace)) {
+    for (const int r : runs) {
         Counts c;
         bool any = false;
         each(r, [&](const Entry& e) {
@@ -227,51 +227,47 @@ std::vector<Row> GoodputLedger::query_on_machine(int machine, const Period& p, i
         if (any) out.push_back({r, c});
     }
     return out;
+}
+
+std::vector<Row> GoodputLedger::query_on_machine(int machine, const Period& p, int workspace) const {
+    if (workspace == kAllWorkspaces) return machine_scan(machine, p, std::views::iota(0, runs()));
+    return machine_scan(machine, p, runs_of(workspace));
 }
 
 std::vector<Row> GoodputLedger::query_on_machine(int machine, const Period& p,
                                                  const RunFilter& visible) const {
-    std::vector<Row> out;
-    const Seconds from = hour_start(p.start_s);
-    for (int r = 0; r < runs(); ++r) {
-        if (visible && !visible(r)) continue;
-        Counts c;
-        bool any = false;
-        each(r, [&](const Entry& e) {
-            if (e.machine != machine || e.hour < from || e.hour >= p.end_s) return;
-            c.add(e.category, e.held, e.gpu_s);
-            any = true;
-        });
-        if (any) out.push_back({r, c});
+    if (!visible) return machine_scan(machine, p, std::views::iota(0, runs()));
+    return machine_scan(machine, p,
+                        std::views::iota(0, runs()) | std::views::filter([&](int r) { return visible(r); }));
+}
+
+namespace {
+
+/// The last `weeks` complete ISO weeks plus the current one, oldest first, each week's rows from
+/// `rows_of(period)`. Errors: weeks outside 0..56.
+template <class F>
+Result<std::vector<WeekRows>> weeks_back(Seconds now_s, int weeks, F&& rows_of) {
+    if (weeks < 0 || weeks > 56)
+        return fail("weeks must be 0..56 (the last N complete weeks and the current one stay "
+                    "within 400 days), got " + std::to_string(weeks));
+    std::vector<WeekRows> out;
+    const Seconds current = week_start(now_s);
+    for (int k = weeks; k >= 0; --k) {
+        const Seconds ws = current - k * kWeek;
+        out.push_back({ws, rows_of(Period{ws, ws + kWeek})});
     }
     return out;
 }
+
+}  // namespace
 
 Result<std::vector<WeekRows>> GoodputLedger::weekly(By by, Seconds now_s, int weeks,
                                                     const RunFilter& visible) const {
-    if (weeks < 0 || weeks > 56)
-        return fail("weeks must be 0..56 (the last N complete weeks and the current one stay "
-                    "within 400 days), got " + std::to_string(weeks));
-    std::vector<WeekRows> out;
-    const Seconds current = week_start(now_s);
-    for (int k = weeks; k >= 0; --k) {
-        const Seconds ws = current - k * kWeek;
-        out.push_back({ws, query(by, {ws, ws + kWeek}, visible)});
-    }
-    return out;
+    return weeks_back(now_s, weeks, [&](const Period& p) { return query(by, p, visible); });
 }
 
 Result<std::vector<WeekRows>> GoodputLedger::weekly(By by, Seconds now_s, int weeks, int workspace) const {
-    if (weeks < 0 || weeks > 56)
-        return fail("weeks must be 0..56 (the last N complete weeks and the current one stay "
-                    "within 400 days), got " + std::to_string(weeks));
-    std::vector<WeekRows> out;
-    const Seconds current = week_start(now_s);
-    for (int k = weeks; k >= 0; --k) {
-        const Seconds ws = current - k * kWeek;
-        out.push_back({ws, query(by, {ws, ws + kWeek}, workspace)});
-    }
-    return out;
+    return weeks_back(now_s, weeks, [&](const Period& p) { return query(by, p, workspace); });
 }
 
 Counts GoodputLedger::run_total(int run) const {

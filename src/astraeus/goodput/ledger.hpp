@@ -132,6 +132,9 @@ private:
     /// A pass over the runs `runs`.
     template <class Runs>
     std::vector<Row> scan(By by, const Period& p, Runs&& runs) const;
+    /// query_on_machine's pass over the runs `runs`: a row per run with entries on `machine`.
+    template <class Runs>
+    std::vector<Row> machine_scan(int machine, const Period& p, Runs&& runs) const;
 
     std::vector<RunRows> runs_;
     std::unordered_map<int, int> open_run_;  ///< worker -> run of each open wait

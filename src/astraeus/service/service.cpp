@@ -423,6 +423,12 @@ void Service::schedule(std::size_t pi, Seconds t) {
         if (it == pool.job_run.end() || d.kind != Decision::Kind::Start) continue;
         apply_start(*runs_.at(it->second), d, t);
     }
+    // The run of the pool's job k, or null (the pending reasons name runs and their lease ends).
+    const auto run_of_job = [&](int k) -> const RunMem* {
+        const auto g = pool.job_run.find(k);
+        const auto held = g == pool.job_run.end() ? runs_.end() : runs_.find(g->second);
+        return held == runs_.end() ? nullptr : held->second.get();
+    };
     for (auto& [id, r] : runs_) {
         if (r->pool != pi || r->ended()) continue;
         r->lease_ended_at = -1;
@@ -432,15 +438,13 @@ void Service::schedule(std::size_t pi, Seconds t) {
                 [&](int m) { return machine_reason_name(pool, m); },
                 [&](int m) { return foreign_reason(pool, m); },
                 [&](int k) {
-                    const auto g = pool.job_run.find(k);
-                    const auto held = g == pool.job_run.end() ? runs_.end() : runs_.find(g->second);
-                    return held == runs_.end() ? "job " + std::to_string(k) : held->second->rec.name;
+                    const RunMem* held = run_of_job(k);
+                    return held ? held->rec.name : "job " + std::to_string(k);
                 },
                 pool.rec.name,
                 [&](int k) {
-                    const auto g = pool.job_run.find(k);
-                    const auto held = g == pool.job_run.end() ? runs_.end() : runs_.find(g->second);
-                    return held == runs_.end() ? Seconds{-1} : held->second->rec.lease_end_s;
+                    const RunMem* held = run_of_job(k);
+                    return held ? held->rec.lease_end_s : Seconds{-1};
                 });
             // A run requeued at start (its machine left the configuration) keeps saying so
             // until it is placed again. A reason is not a change to store on its own: the

@@ -90,7 +90,6 @@ int Service::ws_scope(const Caller& c) const {
     return static_cast<int>(c.token.workspace_id);
 }
 
-
 ApiResult<Service::RunMem*> Service::find_run(const Caller& c, const std::string& name, const Params& q) {
     std::vector<RunMem*> hits;
     auto ws = q.find("workspace");
