@@ -9,7 +9,9 @@
 //                                     (comma-separated) promote themis_f themis_lease quantum
 //                                     max_share, docs/policies.md; lease ends: victim_margin
 //                                     preempt_horizon; preemptions: arrival_headroom
-//                                     free_before_victims reclaim_within_quota; gangs in a
+//                                     (GPUs; -1: arrival_headroom_fraction of the cluster's)
+//                                     free_before_victims placed_victims_only
+//                                     reclaim_within_quota (on by default); gangs in a
 //                                     tenant: due_first
 //                                     keep_reservation)
 //   tenant NAME WEIGHT               (tenant order = file order)
@@ -110,7 +112,10 @@ Scenario parse(const std::filesystem::path& path) {
                 else if (k == "victim_margin") o.improve.victim_margin = std::stod(v);
                 else if (k == "preempt_horizon") o.improve.preempt_horizon_s = std::stoll(v);
                 else if (k == "arrival_headroom") o.improve.arrival_headroom = std::stoi(v);
+                else if (k == "arrival_headroom_fraction")
+                    o.improve.arrival_headroom_fraction = std::stod(v);
                 else if (k == "free_before_victims") o.improve.free_before_victims = v == "1";
+                else if (k == "placed_victims_only") o.improve.placed_victims_only = v == "1";
                 else if (k == "due_first") o.improve.due_first = v == "1";
                 else if (k == "keep_reservation") o.improve.keep_reservation = v == "1";
                 else if (k == "reclaim_within_quota") o.improve.reclaim_within_quota = v == "1";

@@ -128,13 +128,13 @@ void add_run_options(CLI::App* sub, RunArgs& a, SweepLists* sweeps) {
                   "astraea: a new job may preempt any delay job of its tenant (as published), "
                   "not only over-served ones (F_j > 1)")
         ->group(better);
-    sub->add_flag("--placed-victims-only", a.placed_victims_only,
+    sub->add_flag("--placed-victims-only,!--no-placed-victims-only", a.placed_victims_only,
                   "astraea: a new job's preemptions are undone when it then does not start "
-                  "(off by default; docs/policies.md)")
+                  "(on by default; --no-placed-victims-only: as published; docs/policies.md)")
         ->group(better);
-    sub->add_flag("--free-before-victims", a.free_before_victims,
+    sub->add_flag("--free-before-victims,!--no-free-before-victims", a.free_before_victims,
                   "astraea: a new job over its budget whose gang fits the free GPUs starts there "
-                  "without preempting (off by default; docs/policies.md)")
+                  "without preempting (on by default; --no-free-before-victims: as published)")
         ->group(better);
     sub->add_option("--victim-margin", a.victim_margin,
                     "astraea: a run whose lease ends keeps its GPUs unless a waiting tenant's "
@@ -152,15 +152,22 @@ void add_run_options(CLI::App* sub, RunArgs& a, SweepLists* sweeps) {
     sub->add_option("--arrival-headroom", a.arrival_headroom,
                     "astraea: the last N free GPUs go to no job waiting to resume (only to new jobs "
                     "and runs whose lease ends now), so an arrival at a full cluster starts there "
-                    "instead of preempting; "
-                    "0: off (docs/policies.md, \"Arrival headroom\")")
+                    "instead of preempting; 0: off; -1 (default): "
+                    "floor(--arrival-headroom-fraction x the pool's GPUs) (docs/policies.md, "
+                    "\"Arrival headroom\")")
         ->capture_default_str()
-        ->check(whole_number(0, 1000000, "GPUS"))
+        ->check(whole_number(-1, 1000000, "GPUS"))
         ->group(better);
-    sub->add_flag("--reclaim-within-quota", a.reclaim_within_quota,
+    sub->add_option("--arrival-headroom-fraction", a.arrival_headroom_fraction,
+                    "astraea: the arrival headroom as a share of the pool's GPUs, used when "
+                    "--arrival-headroom is -1 (0.003: 3 GPUs of 1,120, none below 334)")
+        ->capture_default_str()
+        ->check(real_number(0.0, 0.5, ""))
+        ->group(better);
+    sub->add_flag("--reclaim-within-quota,!--no-reclaim-within-quota", a.reclaim_within_quota,
                   "astraea: the reserved head job (never ran) of a tenant within its quota may "
                   "preempt over-served delay jobs of tenants over their quota and share to start "
-                  "now (off by default; docs/policies.md, \"Arrival headroom\")")
+                  "now (on by default; docs/policies.md, \"Arrival headroom\")")
         ->group(better);
     sub->add_flag("--move-renewals", a.move_renewals,
                   "astraea: runs renewed at their lease end may be moved to other GPUs when a "
@@ -295,6 +302,7 @@ Result<PreparedRun> prepare_run(const RunArgs& a) {
     o.improve.victim_margin = a.victim_margin;
     o.improve.preempt_horizon_s = a.preempt_horizon_s;
     o.improve.arrival_headroom = a.arrival_headroom;
+    o.improve.arrival_headroom_fraction = a.arrival_headroom_fraction;
     o.improve.reclaim_within_quota = a.reclaim_within_quota;
     o.quota_mode = *quota;
     o.lease_s = a.lease_s;

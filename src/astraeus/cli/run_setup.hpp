@@ -30,12 +30,13 @@ struct RunArgs {
     bool no_own_hold = false;
     bool due_first = false;         ///< --due-first
     bool keep_reservation = false;  ///< --keep-reservation
-    bool placed_victims_only = false, move_renewals = false, free_before_victims = false;
+    bool placed_victims_only = true, move_renewals = false, free_before_victims = true;
     double gang_weight = 1;
     double victim_margin = -1;       ///< --victim-margin (< 0: off)
     Seconds preempt_horizon_s = 0;   ///< --preempt-horizon (0: off)
-    int arrival_headroom = 0;        ///< --arrival-headroom, GPUs (0: off)
-    bool reclaim_within_quota = false;  ///< --reclaim-within-quota
+    int arrival_headroom = -1;       ///< --arrival-headroom, GPUs (0: off; -1: scaled)
+    double arrival_headroom_fraction = 0.003;  ///< --arrival-headroom-fraction, of the pool's GPUs
+    bool reclaim_within_quota = true;  ///< --reclaim-within-quota / --no-reclaim-within-quota
     // Baseline policies' parameters (docs/policies.md).
     std::string tiresias_thresholds = "3250";
     double tiresias_promote = 0, themis_f = 0.2, yarn_max_share = 1.0;

@@ -96,6 +96,7 @@ void as_published(AstraeaOptions& o) {
     o.improve.victim_margin = -1;
     o.improve.preempt_horizon_s = 0;
     o.improve.arrival_headroom = 0;
+    o.improve.arrival_headroom_fraction = 0;
     o.improve.reclaim_within_quota = false;
 }
 

@@ -41,7 +41,7 @@ struct Fill {
 AstraeaImprovements improvements(const AstraeaOptions& opt) {
     if (opt.mode == Mode::Compat)
         return {false, false, 0, false, 0, false, false, 0, false, false, false, false, false,
-                -1, 0, 0, false};
+                -1, 0, 0, 0.0, false};
     return opt.improve;
 }
 
@@ -127,12 +127,13 @@ void phase1_budgets(RoundInput& in, const ClusterState& cluster, const AstraeaOp
     }
     int free = cluster.free_gpus();
     std::size_t active = n;
-    // arrival_headroom: the last `headroom` free GPUs go to no job waiting to resume (new jobs
-    // and renewals at this lease end may take them), while some GPU is in use (its lease end or
-    // completion brings the next round: nothing waits for good).
+    // arrival_headroom: the last `headroom` free GPUs (by default a share of the pool's) go to
+    // no job waiting to resume (new jobs and renewals at this lease end may take them), while
+    // some GPU is in use (its lease end or completion brings the next round: nothing waits for
+    // good).
     int in_use = 0;
     for (std::size_t u = 0; u < n; ++u) in_use += in.tenants[u].used;
-    const int headroom = in_use > 0 ? imp.arrival_headroom : 0;
+    const int headroom = in_use > 0 ? imp.headroom_gpus(cluster.total_gpus()) : 0;
     while (free > 0 && in.pending_jobs > 0 && active > 0) {
         // Least ratio first (ties: tenant order); under 20 % of quota it wins outright, else
         // the least projected U/W (ties: the order the weights were declared).

@@ -1,6 +1,7 @@
 #include "astraeus/sched/options.hpp"
 
 #include <array>
+#include <cmath>
 #include <utility>
 
 namespace astraeus {
@@ -57,5 +58,16 @@ std::string_view to_string(Mode m) { return name_of(kModes, m); }
 std::string_view to_string(JobOrder o) { return name_of(kOrders, o); }
 std::string_view to_string(QuotaMode q) { return name_of(kQuotas, q); }
 std::string job_order_names() { return names(kOrders); }
+
+}  // namespace astraeus
+
+namespace astraeus {
+
+int AstraeaImprovements::headroom_gpus(int pool_gpus) const {
+    if (arrival_headroom >= 0) return arrival_headroom;
+    if (pool_gpus <= 0 || !(arrival_headroom_fraction > 0)) return 0;
+    // The small epsilon keeps products that are whole in decimals (0.003 x 1000 = 3) whole.
+    return static_cast<int>(std::floor(arrival_headroom_fraction * pool_gpus + 1e-9));
+}
 
 }  // namespace astraeus

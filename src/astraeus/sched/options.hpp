@@ -92,9 +92,10 @@ struct AstraeaImprovements {
     bool keep_reservation = false;
     /// A new job's preemptions stand only if it then starts: when it does not fit its budget
     /// even with every victim gone, or its gang finds no GPUs, the victims keep running (the
-    /// published rule left them preempted, their lease's work lost, for nothing). Off by
-    /// default: measured in docs/policies.md ("Lease ends move only what must move").
-    bool placed_victims_only = false;
+    /// published rule left them preempted, their lease's work lost, for nothing). On by default
+    /// since issue 21 (with free_before_victims, reclaim_within_quota and the scaled
+    /// arrival_headroom; measured in docs/policies.md, "The default since issue 21").
+    bool placed_victims_only = true;
     /// Runs re-selected at their lease end keep their own GPUs: when a round moved one (another
     /// start took its GPUs first), the round's starts are placed again, renewals on their own
     /// GPUs first, the others after (kept as decided when that does not place them all). Live
@@ -102,9 +103,9 @@ struct AstraeaImprovements {
     bool keep_renewals = true;
     /// A new job over its tenant's budget whose gang fits the GPUs free at that point of the
     /// round starts on them without preempting (past the budget); only a job that needs a
-    /// victim's GPUs preempts (the published rule preempted for the budget alone). Off by
-    /// default: measured in docs/policies.md ("Lease ends move only what must move").
-    bool free_before_victims = false;
+    /// victim's GPUs preempts (the published rule preempted for the budget alone). On by
+    /// default since issue 21 (docs/policies.md, "The default since issue 21").
+    bool free_before_victims = true;
     /// Lease ends (docs/policies.md, "Two gangs"): a run whose lease ends keeps its GPUs (it is
     /// renewed before the round gives out any) unless a waiting tenant's long-term index R_u is
     /// behind the run's tenant's by more than this margin (R_run - R_waiting > margin), or a
@@ -122,9 +123,19 @@ struct AstraeaImprovements {
     /// starts each tenant's jobs in its own order within its budget, as always). A job arriving
     /// at a full cluster then starts there instead of preempting a delay job of its tenant. Held
     /// only while some GPU is in use (a running job's lease end or completion brings the next
-    /// round; with none, nothing is held). GPUs; 0: off. Off by default (measured in
-    /// docs/policies.md: no setting is no worse on every figure of the busiest 14 days).
-    int arrival_headroom = 0;
+    /// round; with none, nothing is held). GPUs; 0: off; kScaledHeadroom (-1, the default):
+    /// floor(arrival_headroom_fraction x the GPUs of the pool the round schedules), see
+    /// headroom_gpus().
+    static constexpr int kScaledHeadroom = -1;
+    int arrival_headroom = kScaledHeadroom;
+    /// The arrival headroom as a share of the pool's GPUs, used when arrival_headroom is
+    /// kScaledHeadroom: 0.003 keeps 3 GPUs on 1,120, 2 on 800 and none below 334 GPUs (a small
+    /// pool keeps all its GPUs busy). Dimensionless, in [0, 0.5]. Chosen by measurement on the
+    /// busiest 14 days (docs/policies.md, "The default since issue 21").
+    double arrival_headroom_fraction = 0.003;
+    /// The headroom in GPUs for a pool of `pool_gpus` GPUs: arrival_headroom when >= 0, else
+    /// floor(arrival_headroom_fraction x pool_gpus).
+    int headroom_gpus(int pool_gpus) const;
     /// Reclaim for a tenant within its quota (docs/policies.md, "Arrival headroom"): the head
     /// job the reservation serves (the tenant phase 1 serves first, index < 1) that never ran,
     /// does not fit the free GPUs and keeps its tenant within its quota (used + g <= Q_u) may
@@ -132,8 +143,8 @@ struct AstraeaImprovements {
     /// index >= 1) and over-served themselves (F_j > 1), most over-served tenant first, each
     /// tenant's in its victim order, until the gang is placed; if it cannot be placed, nobody is
     /// preempted. Without it the job waits for lease ends to free its whole gang (a nearly idle
-    /// tenant's 8-GPU job: 5 s to 55 s on the busiest 14 days). Off by default.
-    bool reclaim_within_quota = false;
+    /// tenant's 8-GPU job: 5 s to 55 s on the busiest 14 days). On by default since issue 21.
+    bool reclaim_within_quota = true;
 };
 
 struct AstraeaOptions {

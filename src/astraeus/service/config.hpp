@@ -2,7 +2,7 @@
 //   {"organization": "default", "cluster": "default",
 //    "pools": [{"name": "default", "machines": [{"count": 4, "gpus": 8}]}],
 //    "policy": "astraea", "placer": "consolidate", "lease_s": 1800, "starvation_s": 14400,
-//    "scheduler": {"arrival_headroom": 0, "free_before_victims": false, ...},
+//    "scheduler": {"arrival_headroom": -1, "free_before_victims": true, ...},
 //    "stall_timeout_s": 600, "busy_pct": 5,
 //    "goodput_drop": {"below": 0.5, "points": 0.2, "min_held_gpu_hours": 1},
 //    "threshold_alerts": [{"metric": "pool_goodput_hour", "scope": "default", "op": "<",

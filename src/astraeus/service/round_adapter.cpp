@@ -453,7 +453,9 @@ void RoundAdapter::prepare_tenant(std::size_t u, TenantQueue& q) {
     }
     q.starving = pending_.starving_of(u);
     q.delay.clear();
-    if (q.new_jobs == 0) return;
+    // Delay jobs are victims of the tenant's own new jobs, and with reclaim_within_quota of
+    // another tenant's (as the simulator lists them: sim/event_engine.cpp).
+    if (q.new_jobs == 0 && !opt_.improve.reclaim_within_quota) return;
     for (int j : t_running_[u]) {
         if (restored_[j]) continue;  // its lease began before the restart: see restore_running
         const Seconds in_lease = now_ - lease_start_[j];

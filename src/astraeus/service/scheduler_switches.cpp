@@ -17,9 +17,9 @@ using nlohmann::json;
         if (auto ok_ = (x); !ok_) return std::unexpected(ok_.error()); \
     } while (0)
 
-const std::set<std::string> kKeys = {"arrival_headroom", "free_before_victims", "placed_victims_only",
-                                     "keep_reservation",  "due_first",           "gang_weight",
-                                     "victim_margin"};
+const std::set<std::string> kKeys = {"arrival_headroom",     "arrival_headroom_fraction", "free_before_victims",
+                                     "placed_victims_only",  "reclaim_within_quota",      "keep_reservation",
+                                     "due_first",            "gang_weight",               "victim_margin"};
 
 Result<void> read_bool(const json& j, const char* key, std::optional<bool>& out, const std::string& where) {
     if (!j.contains(key)) return {};
@@ -50,8 +50,10 @@ std::string SchedulerSwitches::describe() const {
     };
     auto b = [](bool v) { return std::string(v ? "true" : "false"); };
     if (arrival_headroom) add("arrival_headroom", std::to_string(*arrival_headroom));
+    if (arrival_headroom_fraction) add("arrival_headroom_fraction", json(*arrival_headroom_fraction).dump());
     if (free_before_victims) add("free_before_victims", b(*free_before_victims));
     if (placed_victims_only) add("placed_victims_only", b(*placed_victims_only));
+    if (reclaim_within_quota) add("reclaim_within_quota", b(*reclaim_within_quota));
     if (keep_reservation) add("keep_reservation", b(*keep_reservation));
     if (due_first) add("due_first", b(*due_first));
     if (gang_weight) add("gang_weight", json(*gang_weight).dump());
@@ -70,12 +72,16 @@ Result<SchedulerSwitches> parse_scheduler_switches(const json& j, const std::str
     SchedulerSwitches s;
     if (j.contains("arrival_headroom")) {
         const json& v = j.at("arrival_headroom");
-        if (!v.is_number_integer() || v.get<long long>() < 0 || v.get<long long>() > 100000)
-            return fail(where + ": key 'arrival_headroom' must be an integer in 0..100000 (GPUs; 0: off)");
+        if (!v.is_number_integer() || v.get<long long>() < -1 || v.get<long long>() > 100000)
+            return fail(where +
+                        ": key 'arrival_headroom' must be an integer in -1..100000 (GPUs; 0: off; -1: "
+                        "arrival_headroom_fraction of the pool's GPUs)");
         s.arrival_headroom = static_cast<int>(v.get<long long>());
     }
+    TRY(read_number(j, "arrival_headroom_fraction", 0, 0.5, s.arrival_headroom_fraction, where));
     TRY(read_bool(j, "free_before_victims", s.free_before_victims, where));
     TRY(read_bool(j, "placed_victims_only", s.placed_victims_only, where));
+    TRY(read_bool(j, "reclaim_within_quota", s.reclaim_within_quota, where));
     TRY(read_bool(j, "keep_reservation", s.keep_reservation, where));
     TRY(read_bool(j, "due_first", s.due_first, where));
     TRY(read_number(j, "gang_weight", 0, 4, s.gang_weight, where));
@@ -96,8 +102,10 @@ Result<AstraeaOptions> scheduler_options(const std::string& policy, Seconds leas
                     policy + "'");
     AstraeaImprovements& imp = opt->improve;
     if (sw.arrival_headroom) imp.arrival_headroom = *sw.arrival_headroom;
+    if (sw.arrival_headroom_fraction) imp.arrival_headroom_fraction = *sw.arrival_headroom_fraction;
     if (sw.free_before_victims) imp.free_before_victims = *sw.free_before_victims;
     if (sw.placed_victims_only) imp.placed_victims_only = *sw.placed_victims_only;
+    if (sw.reclaim_within_quota) imp.reclaim_within_quota = *sw.reclaim_within_quota;
     if (sw.keep_reservation) imp.keep_reservation = *sw.keep_reservation;
     if (sw.due_first) imp.due_first = *sw.due_first;
     if (sw.gang_weight) imp.gang_weight = *sw.gang_weight;

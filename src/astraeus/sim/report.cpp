@@ -209,12 +209,17 @@ Result<nlohmann::json> manifest_json(const SimConfig& c, const std::vector<Input
                        {"yarn_max_share", o.params.yarn_max_share}}}}},
         {"inputs", files},
     };
-    // The lease-end rules and the arrival headroom (off by default) are recorded only when set, so that a run without
-    // them writes the manifest it always wrote.
+    // The lease-end rules, the arrival headroom and the reclaim are recorded only when in effect, so that a run without
+    // them (astraea-paper, compat) writes the manifest it always wrote. The headroom: as set (GPUs, -1: scaled), its
+    // fraction when scaled, and the GPUs it keeps on this cluster.
     auto& improvements = manifest["options"]["astraea_improvements"];
     if (o.improve.victim_margin >= 0) improvements["victim_margin"] = o.improve.victim_margin;
-    if (o.improve.arrival_headroom > 0)
+    if (o.improve.arrival_headroom != 0) {
         improvements["arrival_headroom"] = o.improve.arrival_headroom;
+        if (o.improve.arrival_headroom < 0)
+            improvements["arrival_headroom_fraction"] = o.improve.arrival_headroom_fraction;
+        improvements["arrival_headroom_gpus"] = o.improve.headroom_gpus(c.cluster.total_gpus());
+    }
     if (o.improve.preempt_horizon_s > 0)
         improvements["preempt_horizon_s"] = o.improve.preempt_horizon_s;
     if (o.improve.reclaim_within_quota) improvements["reclaim_within_quota"] = true;
