@@ -187,15 +187,16 @@ TEST(SchedulerSwitches, ConfigReachesThePolicyOptions) {
     EXPECT_DOUBLE_EQ(opt->improve.victim_margin, 0.1);
     auto plain = service::scheduler_options("astraea", 900, 21600, {});
     ASSERT_TRUE(plain);
-    EXPECT_EQ(plain->improve.arrival_headroom, 0);
+    EXPECT_EQ(plain->improve.arrival_headroom, -1);  // scaled to the pool (issue 21)
     EXPECT_DOUBLE_EQ(plain->improve.gang_weight, 1.0);
 
     const auto error_of = [](const std::string& text) {
         auto c = service::parse_config(text, "c.json");
         return c ? std::string("accepted") : c.error().message;
     };
-    EXPECT_EQ(error_of(R"({"scheduler": {"arrival_headroom": -1}})"),
-              "c.json: scheduler: key 'arrival_headroom' must be an integer in 0..100000 (GPUs; 0: off)");
+    EXPECT_EQ(error_of(R"({"scheduler": {"arrival_headroom": -2}})"),
+              "c.json: scheduler: key 'arrival_headroom' must be an integer in -1..100000 (GPUs; 0: off; -1: "
+              "arrival_headroom_fraction of the pool's GPUs)");
     EXPECT_EQ(error_of(R"({"scheduler": {"due_first": 1}})"), "c.json: scheduler: key 'due_first' must be true or false");
     EXPECT_EQ(error_of(R"({"scheduler": {"gang_weight": 9}})"), "c.json: scheduler: key 'gang_weight' must be a number in 0.0..4.0");
     EXPECT_NE(error_of(R"({"scheduler": {"headroom": 2}})").find("unknown key 'headroom'"), std::string::npos);

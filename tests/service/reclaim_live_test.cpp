@@ -95,7 +95,7 @@ TEST(ReclaimLive, SwitchesParseAndDescribe) {
     auto far = service::parse_scheduler_switches(nlohmann::json::parse(R"({"arrival_headroom_fraction": 0.6})"),
                                                  "scheduler");
     ASSERT_FALSE(far);
-    EXPECT_NE(far.error().message.find("'arrival_headroom_fraction' must be a number in 0..0.5"), std::string::npos);
+    EXPECT_EQ(far.error().message, "scheduler: key 'arrival_headroom_fraction' must be a number in 0.0..0.5");
 }
 
 // The live default is the simulator's: the scaled headroom (0.003 of the pool's GPUs: 3 of
