@@ -5,7 +5,7 @@
 # from the light one, the default astraea is no worse than astraea-paper on any figure (average
 # JCT, p5 F_j, the worst tenant's windowed F_u, the longest wait, preemptions), meets the targets
 # on reference-1120, and the own-GPU hold is what bounds the longest wait on 100x8 (without it a
-# gang waits 249,437 s). The pinned values are docs/evaluation.md's. About 25 s (release).
+# gang waits 188,677 s). The pinned values are docs/evaluation.md's (the default since issue 21). About 25 s (release).
 set -u
 bin=$1; src=$2
 command -v jq > /dev/null || { echo "SKIP: jq not installed"; exit 77; }
@@ -43,12 +43,12 @@ read -r j f u w p <<< "$(fig "$tmp/reference-1120.json" astraea)"
 check "reference-1120: worst windowed F_u $u >= 0.95" "awk 'BEGIN{exit !($u >= 0.95)}'"
 check "reference-1120: p5 F_j $f >= 0.90" "awk 'BEGIN{exit !($f >= 0.90)}'"
 check "reference-1120: longest wait $w <= 21600 + 900" "[ $w -le 22500 ]"
-check "reference-1120: avg JCT 44,068 s as documented (got $j)" "[ $j -eq 44068 ]"
-check "210x8: longest wait 21,655 s as documented (got $(cat "$tmp/210x8.wait"))" "[ $(cat "$tmp/210x8.wait") -eq 21655 ]"
-check "100x8: longest wait 23,899 s as documented (got $(cat "$tmp/100x8.wait"))" "[ $(cat "$tmp/100x8.wait") -eq 23899 ]"
+check "reference-1120: avg JCT 43,863 s as documented (got $j)" "[ $j -eq 43863 ]"
+check "210x8: longest wait 21,672 s as documented (got $(cat "$tmp/210x8.wait"))" "[ $(cat "$tmp/210x8.wait") -eq 21672 ]"
+check "100x8: longest wait 21,945 s as documented (got $(cat "$tmp/100x8.wait"))" "[ $(cat "$tmp/100x8.wait") -eq 21945 ]"
 # Without the own-GPU hold, the over-served tenant's starving gang on 100x8 waits ten times longer.
 nohold=$(sim simulate --cluster 100x8 --no-own-hold --out "$tmp/nohold" | jq '.longest_wait_s.max | round')
-check "100x8 --no-own-hold: longest wait 249,437 s (got $nohold)" "[ '$nohold' = 249437 ]"
+check "100x8 --no-own-hold: longest wait 188,677 s (got $nohold)" "[ '$nohold' = 188677 ]"
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]
