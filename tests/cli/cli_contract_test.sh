@@ -97,6 +97,21 @@ check "manifest without the lease-end rules names neither" \
 check "manifest records --victim-margin 0.5 --preempt-horizon 3600" \
   "python3 -c 'import json,sys; i=json.load(open(sys.argv[1]))[\"options\"][\"astraea_improvements\"]; sys.exit(not (i[\"victim_margin\"] == 0.5 and i[\"preempt_horizon_s\"] == 3600))' '$tmp/rules/manifest.json'"
 
+# 11b. The rules against needless preemptions (issue 21; docs/policies.md, "The default since
+# issue 21"): on by default with the headroom scaled to the cluster (floor(0.003 x 1,120) = 3 GPUs)
+# and recorded; --no-X and --X=false switch them off; compat (run a) records none.
+"$bin" simulate --trace "$d/fake_job.csv" --tenants "$d/share.csv" --cluster reference-1120 \
+  --out "$tmp/i21" --quiet > /dev/null
+check "manifest records the issue-21 default (scaled headroom 3 GPUs on 1,120)" \
+  "python3 -c 'import json,sys; i=json.load(open(sys.argv[1]))[\"options\"][\"astraea_improvements\"]; sys.exit(not (i[\"arrival_headroom\"] == -1 and i[\"arrival_headroom_fraction\"] == 0.003 and i[\"arrival_headroom_gpus\"] == 3 and i[\"reclaim_within_quota\"] and i[\"free_before_victims\"] and i[\"placed_victims_only\"]))' '$tmp/i21/manifest.json'"
+"$bin" simulate --trace "$d/fake_job.csv" --tenants "$d/share.csv" --cluster reference-1120 \
+  --arrival-headroom 0 --no-reclaim-within-quota --free-before-victims=false --no-placed-victims-only \
+  --out "$tmp/i21off" --quiet > /dev/null
+check "--arrival-headroom 0 --no-reclaim-within-quota --free-before-victims=false --no-placed-victims-only" \
+  "python3 -c 'import json,sys; i=json.load(open(sys.argv[1]))[\"options\"][\"astraea_improvements\"]; sys.exit(not (\"arrival_headroom\" not in i and \"reclaim_within_quota\" not in i and not i[\"free_before_victims\"] and not i[\"placed_victims_only\"]))' '$tmp/i21off/manifest.json'"
+check "compat manifest names no headroom and no reclaim" \
+  "! grep -q -e arrival_headroom -e reclaim_within_quota '$tmp/a/manifest.json'"
+
 # 12. A trace with no jobs is an error saying so (not "no tenants"), and so is one whose every row
 # was left out; a bad --out is refused before the simulation, not after it.
 printf 'job_id,user,num_gpu,submit_time,duration\n' > "$tmp/header_only.csv"
