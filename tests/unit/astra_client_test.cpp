@@ -622,4 +622,12 @@ TEST(AstraRender, UnmeasuredTimeIsReadAndNotedUnderTheTable) {
         << *text;
     doc["rows"][0].erase("unmeasured_gpu_hours");
     EXPECT_EQ(astraeus::client::goodput_rows_text(doc)->find("not measured"), std::string::npos);
+    // 0.04 GPU-h (144 GPU-s) rounds to 0.0: no "not measured for 0.0 GPU-h" line; 0.05 (180 GPU-s,
+    // rounded half up) is 0.1.
+    doc["rows"][0]["unmeasured_gpu_hours"] = 0.04;
+    EXPECT_EQ(astraeus::client::goodput_rows_text(doc)->find("not measured"), std::string::npos)
+        << *astraeus::client::goodput_rows_text(doc);
+    doc["rows"][0]["unmeasured_gpu_hours"] = 0.05;
+    EXPECT_NE(astraeus::client::goodput_rows_text(doc)->find("\nutilization not measured for 0.1 GPU-h (counted idle)\n"),
+              std::string::npos);
 }

@@ -127,7 +127,8 @@ export function heldCells(ledger) {
 }
 
 // The note shown wherever goodput is: running time no utilization sample or progress decided.
-export const unmeasuredNote = (ledger) => (ledger && ledger.unmeasured_gpu_hours > 0
+// Omitted when it rounds to 0.0 GPU-h (the tables show tenths too).
+export const unmeasuredNote = (ledger) => (ledger && gpuh(ledger.unmeasured_gpu_hours || 0) !== '0.0'
   ? `utilization not measured for ${gpuh(ledger.unmeasured_gpu_hours)} GPU-h (counted idle)` : '');
 
 // A horizontal stacked bar of a ledger's columns (held parts, then waiting), scaled to the
