@@ -81,7 +81,7 @@ const tenths = (s) => (s >= 0 ? Math.floor((s + 180) / 360) : -Math.floor((-s + 
 const showTenths = (t) => `${t < 0 ? '-' : ''}${Math.floor(Math.abs(t) / 10)}.${Math.abs(t) % 10}`;
 export const gpuh = (v) => showTenths(tenths(gpuSeconds(v)));
 // "1 GPU", "2 GPUs": a count with its noun in the right number.
-export const count = (n, noun) => `${n} ${noun}${n === 1 ? '' : 's'}`;
+export const counted = (n, noun) => `${n} ${noun}${n === 1 ? '' : 's'}`;
 export const pct = (v) => (v === undefined || v === null ? '-' : `${Math.round(v * 100)}%`);
 export const when = (t) => (t ? t.replace('T', ' ').replace(/:\d\dZ$/, 'Z') : '-');
 
