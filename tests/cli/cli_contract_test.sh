@@ -138,6 +138,19 @@ for cmd in simulate compare; do
     "grep -qxF 'astraeus $cmd: error: $tmp/a_file/out: cannot create output directory: Not a directory' '$tmp/err12c'"
 done
 
+# A native trace's job of a tenant the --tenants file does not weigh: the trace, the job, the
+# tenant and the tenants file are named (it said only "the tenants file"). Without --tenants a
+# tenant named by a job row only is added with weight 1 (docs/formats/native.md).
+printf '#astraeus-trace,1\n#tenant,a,1\njob_id,tenant,gpus,submit_s,duration_s,weight\n1,a,1,0,60,1\n2,b,1,0,60,1\n' > "$tmp/undeclared.csv"
+echo '{"tenants": [{"name": "a", "weight": 1}]}' > "$tmp/only_a.json"
+"$bin" simulate --trace "$tmp/undeclared.csv" --tenants "$tmp/only_a.json" --out "$tmp/out9" --quiet > /dev/null 2> "$tmp/err9"
+rc=$?
+check "a tenant without a weight exits 2 (got $rc)" '[ "$rc" -eq 2 ] && [ ! -e "$tmp/out9" ]'
+check "and names the trace, job, tenant and tenants file: $(cat "$tmp/err9")" \
+  "grep -qxF \"astraeus simulate: error: $tmp/undeclared.csv: job 2: tenant 'b' has no weight in the tenants file $tmp/only_a.json (add it, or use --unknown-tenant default-weight)\" '$tmp/err9'"
+"$bin" simulate --trace "$tmp/undeclared.csv" --out "$tmp/out9b" --quiet > "$tmp/sum9b" 2>&1
+check "without --tenants: b is added (2 tenants)" "grep -qF ', 2 tenants:' '$tmp/sum9b'"
+
 # `admin init` says which machines it stored and that `serve --executor local` (the default)
 # uses this machine instead: it printed "4 machines, 32 GPUs" and then `serve --gpus 2` had 2.
 "$bin" admin init --org acme --cluster c1 --data-dir "$tmp/svc1" > "$tmp/init1" 2>&1
