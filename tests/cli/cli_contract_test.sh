@@ -50,6 +50,21 @@ printf 'machineId, number of GPUs\nm0,8\nm1,8\nm0,4\n' > "$tmp/dup.csv"
 rc=$?
 check "a machine listed twice exits 2 (got $rc)" '[ "$rc" -eq 2 ]'
 check "a machine listed twice names both lines" "grep -q \"dup.csv:4: machine 'm0' is listed twice (first on line 2)\" '$tmp/err6'"
+# --cluster MACHINESxGPUS with a number out of range: which one, what it must be (it said only
+# "expected MACHINESxGPUS ..." for 0x8, a well-formed shape).
+for c in "0x8|the number of machines must be from 1 to 1000000, got '0'" \
+         "4x0|the GPUs per machine must be from 1 to 1024, got '0'" \
+         "4x|the GPUs per machine must be from 1 to 1024, got ''"; do
+  v=${c%%|*}; want=${c#*|}
+  "$bin" simulate --trace "$d/fake_job.csv" --cluster "$v" --out "$tmp/out7" > /dev/null 2> "$tmp/err7"
+  rc=$?
+  check "--cluster $v exits 2 (got $rc)" '[ "$rc" -eq 2 ] && [ ! -e "$tmp/out7" ]'
+  check "--cluster $v says which number and the range: $(cat "$tmp/err7")" \
+    "grep -qxF \"astraeus simulate: error: --cluster '$v': $want (expected MACHINESxGPUS, e.g. 40x8)\" '$tmp/err7'"
+done
+# One machine is "1 machine" in the summary's cluster line.
+"$bin" simulate --trace "$d/fake_job.csv" --cluster 1x8 --out "$tmp/out7b" > "$tmp/sum7b" 2>&1
+check "1x8 reads '1 machine, 8 GPUs': $(head -1 "$tmp/sum7b")" "grep -qF '(1 machine, 8 GPUs (1 x 8)' '$tmp/sum7b'"
 # A native trace keeps a submit before its epoch (negative submit_s); simulate and compare refuse
 # it naming the file, the job's line (6) and the field, and write nothing.
 printf '#astraeus-trace,1\n#epoch_unix_s,0\n#tenant,a,1\njob_id,tenant,gpus,submit_s,duration_s,weight\n1,a,1,0,60,1\n2,a,1,-7,60,1\n' > "$tmp/neg.csv"
@@ -137,6 +152,31 @@ for cmd in simulate compare; do
   check "$cmd names the --out and why: $(cat "$tmp/err12c")" \
     "grep -qxF 'astraeus $cmd: error: $tmp/a_file/out: cannot create output directory: Not a directory' '$tmp/err12c'"
 done
+
+# A native trace's job of a tenant the --tenants file does not weigh: the trace, the job, the
+# tenant and the tenants file are named (it said only "the tenants file"). Without --tenants a
+# tenant named by a job row only is added with weight 1 (docs/formats/native.md).
+printf '#astraeus-trace,1\n#tenant,a,1\njob_id,tenant,gpus,submit_s,duration_s,weight\n1,a,1,0,60,1\n2,b,1,0,60,1\n' > "$tmp/undeclared.csv"
+echo '{"tenants": [{"name": "a", "weight": 1}]}' > "$tmp/only_a.json"
+"$bin" simulate --trace "$tmp/undeclared.csv" --tenants "$tmp/only_a.json" --out "$tmp/out9" --quiet > /dev/null 2> "$tmp/err9"
+rc=$?
+check "a tenant without a weight exits 2 (got $rc)" '[ "$rc" -eq 2 ] && [ ! -e "$tmp/out9" ]'
+check "and names the trace, job, tenant and tenants file: $(cat "$tmp/err9")" \
+  "grep -qxF \"astraeus simulate: error: $tmp/undeclared.csv: job 2: tenant 'b' has no weight in the tenants file $tmp/only_a.json (add it, or use --unknown-tenant default-weight)\" '$tmp/err9'"
+"$bin" simulate --trace "$tmp/undeclared.csv" --out "$tmp/out9b" --quiet > "$tmp/sum9b" 2>&1
+check "without --tenants: b is added (2 tenants)" "grep -qF ', 2 tenants:' '$tmp/sum9b'"
+
+# `admin init` says which machines it stored and that `serve --executor local` (the default)
+# uses this machine instead: it printed "4 machines, 32 GPUs" and then `serve --gpus 2` had 2.
+"$bin" admin init --org acme --cluster c1 --data-dir "$tmp/svc1" > "$tmp/init1" 2>&1
+check "admin init: the default configuration's machines: $(cat "$tmp/init1")" \
+  "grep -qxF 'initialised $tmp/svc1: organisation acme, cluster c1, 1 pool, 4 machines, 32 GPUs (the default configuration)' '$tmp/init1'"
+check "admin init: serve --executor local uses this machine" \
+  "grep -qF '\`serve --executor local\` (the default) uses this machine alone, with its GPUs (from NVML, or --gpus N)' '$tmp/init1'"
+echo '{"pools": [{"name": "p", "machines": [{"count": 1, "gpus": 1}]}]}' > "$tmp/one.json"
+"$bin" admin init --org acme --cluster c1 --config "$tmp/one.json" --data-dir "$tmp/svc2" > "$tmp/init2" 2>&1
+check "admin init: one machine of one GPU: $(head -1 "$tmp/init2")" \
+  "grep -qF ', 1 pool, 1 machine, 1 GPU ($tmp/one.json)' '$tmp/init2'"
 
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

@@ -80,6 +80,13 @@ check "stdin" '[ $? -eq 0 ] && grep -q "^r  *0.2      0.1     40%" "$tmp/s.txt"'
 check "invalid samples on stderr" "grep -q '^invalid utilization samples (rejected): 3, at <stdin>:4, <stdin>:5$' '$tmp/s.err' && grep -q '^utilization not measured for 0.1 GPU-h (counted idle)$' '$tmp/s.err'"
 check "the unmeasured note under the table" "grep -q '^utilization not measured for 0.1 GPU-h (counted idle)$' '$tmp/s.txt'"
 check "notes not on stdout" "! grep -q 'invalid' '$tmp/s.txt'"
+# 60 GPU-s unmeasured (1 GPU running 60 s, no sample) is 0.017 GPU-h: shown 0.0 it read as
+# "nothing unmeasured" (the note said "0.0 GPU-h"): no note on stdout or stderr.
+printf '%s\n' '{"t":1793613600,"event":"submit","run":"r","workspace":"ml","pool":"a100","gpus":1}' \
+  '{"t":1793613600,"event":"place","run":"r","worker":0,"machine":"m1"}' \
+  '{"t":1793613600,"event":"start","run":"r","worker":0}' '{"t":1793613660,"event":"end","run":"r"}' > "$tmp/tiny.jsonl"
+"$bin" goodput replay "$tmp/tiny.jsonl" --by run > "$tmp/tiny.txt" 2> "$tmp/tiny.err"
+check "under 0.05 GPU-h unmeasured: no note" "[ \$? = 0 ] && grep -q '^r  *0.0 ' '$tmp/tiny.txt' && ! grep -q 'not measured' '$tmp/tiny.txt' '$tmp/tiny.err'"
 "$bin" goodput replay "$fx/straggler.jsonl" > /dev/null 2> "$tmp/st.err"
 check "stragglers on stderr" "grep -q '^runs with a straggler at 2026-11-02T10:12:00Z: llm (workers 2)$' '$tmp/st.err'"
 

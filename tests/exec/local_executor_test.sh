@@ -48,6 +48,14 @@ check "its command is shown as given" "grep -q \"^Command: *sh -c 'echo hi'\$\" 
 wait_state hello succeeded
 check "hello succeeded" '[ $? = 0 ]'
 check "hi in its log" '[ "$("$ASTRA" runs logs hello)" = hi ]'
+# Without a command (a local executor runs one): astra's usage line, not the API's field name.
+"$ASTRA" runs submit nocmd > /dev/null 2> "$WORK/nocmd.err"
+check "submit without a command: exit 2" '[ $? = 2 ]'
+check "submit without a command: the usage line: $(cat "$WORK/nocmd.err")" \
+  "grep -qxF 'astra runs submit: no command given; usage: astra runs submit NAME [options] -- COMMAND [ARGS...] (or --command STRING)' '$WORK/nocmd.err'"
+# Stopping hello, which ended: it says so (exit 0).
+check "stop of an ended run says so" \
+  "[ \"\$(\"$ASTRA\" runs stop hello)\" = \"run 'hello' already ended (succeeded): nothing to stop\" ]"
 check "the log via the API (worker 0, attempt 1)" \
   '[ "$(curl -sS "$API/runs/hello/logs?worker=0&attempt=1" -H "Authorization: Bearer $ML" | jq -r .text)" = hi ]'
 check "logs: not for another workspace (404)" \

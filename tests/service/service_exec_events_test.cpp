@@ -214,3 +214,27 @@ TEST(ServiceExecEvents, PreemptedWhileTheMachineIsTakenWaitsWithTheExecutorsReas
     EXPECT_DOUBLE_EQ(all(j, "preemption"), h(160));
     EXPECT_DOUBLE_EQ(j.at("allocated_gpu_hours").get<double>(), h(240));
 }
+
+// The Fairness page's explanation of "waiting for GPUs: ..." (a workspace alone in its pool,
+// its own runs fill it): it said only "pool default has 0 GPUs free; this run needs 1 x 1 GPUs
+// placed together", as for any other reason. By hand: one machine of 8 GPUs, ml's run `a` of 8
+// placed at T0 (held from its launch); `b` of 1 GPU waits behind it, ml alone in the pool.
+TEST(ServiceFairness, AloneInAFullPoolIsExplainedAsTheWorkspacesOwnRuns) {
+    Harness x;
+    x.submit("a", 8);
+    x.at(T0);
+    x.submit("b", 1);
+    x.at(T0 + 10);
+    ASSERT_EQ(show(x, "b").at("state"), "pending");
+    auto f = x.service().fairness(x.caller());
+    ASSERT_TRUE(f) << f.error().message;
+    ASSERT_EQ(f->at("pending").size(), 1u) << f->dump();
+    const json& p = f->at("pending")[0];
+    EXPECT_EQ(p.at("run"), "b");
+    EXPECT_EQ(p.at("reason").get<std::string>().rfind("waiting for GPUs: all 8 GPUs of pool default are in use (8 by this workspace)", 0), 0u)
+        << p.dump();
+    EXPECT_EQ(p.at("explanation"),
+              "workspace ml is the only one holding or asking for GPUs in pool default, so its share is the "
+              "whole pool; its own runs hold 8 GPUs of it and this run needs 1 GPU free: it starts when enough "
+              "of them end or give their GPUs back at their lease end");
+}

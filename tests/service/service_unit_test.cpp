@@ -395,6 +395,32 @@ TEST(RoundAdapter, AloneInAFullPoolWaitsForGpusNotQuota) {
     EXPECT_EQ(a.pending_reason(r3, 1, 1, {}, {}, {}, "default", lease_end), "waiting for quota");
 }
 
+// One GPU is "the 1 GPU ... is", one in use "1 of 2 GPUs ... is" (they read "all 1 GPUs ... are").
+TEST(RoundAdapter, WaitingForGpusCountsInTheRightNumber) {
+    AstraeaOptions base;
+    auto opt = policy_options("astraea", base);
+    ASSERT_TRUE(opt);
+    auto one = service::RoundAdapter::make(ClusterSpec::uniform(1, 1), *opt, "consolidate");
+    ASSERT_TRUE(one) << one.error().message;
+    (*one)->set_tenants({{"ml", 1.0}});
+    const int ml = (*one)->tenant_index("ml");
+    ASSERT_TRUE((*one)->submit(ml, 1, 0, 0));
+    ASSERT_EQ((*one)->round(0).size(), 1u);
+    const int waits = *(*one)->submit(ml, 1, 10, 0);
+    EXPECT_TRUE((*one)->round(10).empty());
+    EXPECT_EQ((*one)->pending_reason(waits, 1, 1, {}, {}, {}, "p"),
+              "waiting for GPUs: the 1 GPU of pool p is in use (1 by this workspace)");
+    auto two = service::RoundAdapter::make(ClusterSpec::uniform(1, 2), *opt, "consolidate");
+    ASSERT_TRUE(two) << two.error().message;
+    (*two)->set_tenants({{"ml", 1.0}});
+    ASSERT_TRUE((*two)->submit(ml, 1, 0, 0));
+    ASSERT_EQ((*two)->round(0).size(), 1u);
+    const int gang = *(*two)->submit(ml, 2, 10, 0);
+    EXPECT_TRUE((*two)->round(10).empty());
+    EXPECT_EQ((*two)->pending_reason(gang, 1, 2),
+              "waiting for GPUs: 1 of 2 GPUs of the pool is in use (1 by this workspace), 1 free");
+}
+
 TEST(RoundAdapter, QuotasReasonsAndLeaseEnds) {
     AstraeaOptions base;
     base.lease_s = 1800;

@@ -152,11 +152,15 @@ public:
             record(req);
             const json body = json::parse(req.body, nullptr, false);
             if (body.is_discarded()) return json_reply(res, 400, {{"error", "malformed JSON"}});
+            if (!body.contains("command"))  // as the service whose executor runs commands
+                return json_reply(res, 400, {{"error", "'command' is required: an argv array (or a string, "
+                                                       "run as /bin/sh -c STRING)"}});
             json_reply(res, 201, run_object(body.value("name", ""), "pending",
                                             "no placement for 2 x 8 GPUs"));
         });
         svr_.Get(R"(/v1/runs/([^/]+))", [=](const httplib::Request& req, httplib::Response& res) {
             record(req);
+            if (req.matches[1] == "done") return json_reply(res, 200, run_object("done", "succeeded", ""));
             if (req.matches[1] != "llm") return json_reply(res, 404, {{"error", "no run named 'x'"}});
             json_reply(res, 200, run_object("llm", "running", ""));
         });
@@ -379,13 +383,44 @@ TEST_F(AstraTest, RunsShowAndStop) {
     EXPECT_EQ(s.rc, 0) << s.err;
     EXPECT_NE(s.out.find("State:       stopping\n"), std::string::npos);
     const auto seen = server.seen();
-    ASSERT_EQ(seen.size(), 2u);
-    EXPECT_EQ(seen[1].method, "POST");
-    EXPECT_EQ(seen[1].path, "/v1/runs/llm/stop");
+    ASSERT_EQ(seen.size(), 3u);  // show; stop: the run as it is (not ended), then the stop
+    EXPECT_EQ(seen[1].method, "GET");
+    EXPECT_EQ(seen[1].path, "/v1/runs/llm");
     EXPECT_EQ(seen[1].query, "workspace=ml");
+    EXPECT_EQ(seen[2].method, "POST");
+    EXPECT_EQ(seen[2].path, "/v1/runs/llm/stop");
+    EXPECT_EQ(seen[2].query, "workspace=ml");
     const auto missing = astra({"runs", "show", "x"}, server.api());
     EXPECT_EQ(missing.rc, 2);
     EXPECT_EQ(missing.err, "astra: HTTP 404: no run named 'x'\n");
+}
+
+TEST_F(AstraTest, StopOfAnEndedRunSaysSoAndStopsNothing) {
+    // It printed the run as it was, as if the stop had done something.
+    const auto s = astra({"runs", "stop", "done"}, server.api());
+    EXPECT_EQ(s.rc, 0) << s.err;
+    EXPECT_EQ(s.out, "run 'done' already ended (succeeded): nothing to stop\n");
+    EXPECT_EQ(s.err, "");
+    const auto seen = server.seen();
+    ASSERT_EQ(seen.size(), 1u);  // no POST
+    EXPECT_EQ(seen[0].method, "GET");
+    // --json: the server's answer as is (the stop is sent; the API changes nothing).
+    const auto j = astra({"runs", "stop", "done", "--json"}, server.api());
+    EXPECT_EQ(j.rc, 0) << j.err;
+    EXPECT_EQ(server.seen().back().path, "/v1/runs/done/stop");
+}
+
+TEST_F(AstraTest, SubmitWithoutACommandShowsTheUsage) {
+    // The API's "'command' is required: an argv array ..." named its JSON field, not astra's `--`.
+    const auto r = astra({"runs", "submit", "nocmd"}, server.api());
+    EXPECT_EQ(r.rc, 2);
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err, "astra runs submit: no command given; usage: astra runs submit NAME [options] -- "
+                     "COMMAND [ARGS...] (or --command STRING)\n");
+    // Both ways at once: refused before any configuration is read.
+    const auto both = astra({"runs", "submit", "j", "--command", "true", "--", "true"}, "");
+    EXPECT_EQ(both.rc, 2);
+    EXPECT_EQ(both.err, "astra runs submit: give the command either with --command STRING or after --, not both\n");
 }
 
 TEST(AstraRender, AnEndedRunSaysWhy) {
@@ -587,4 +622,12 @@ TEST(AstraRender, UnmeasuredTimeIsReadAndNotedUnderTheTable) {
         << *text;
     doc["rows"][0].erase("unmeasured_gpu_hours");
     EXPECT_EQ(astraeus::client::goodput_rows_text(doc)->find("not measured"), std::string::npos);
+    // 0.04 GPU-h (144 GPU-s) rounds to 0.0: no "not measured for 0.0 GPU-h" line; 0.05 (180 GPU-s,
+    // rounded half up) is 0.1.
+    doc["rows"][0]["unmeasured_gpu_hours"] = 0.04;
+    EXPECT_EQ(astraeus::client::goodput_rows_text(doc)->find("not measured"), std::string::npos)
+        << *astraeus::client::goodput_rows_text(doc);
+    doc["rows"][0]["unmeasured_gpu_hours"] = 0.05;
+    EXPECT_NE(astraeus::client::goodput_rows_text(doc)->find("\nutilization not measured for 0.1 GPU-h (counted idle)\n"),
+              std::string::npos);
 }

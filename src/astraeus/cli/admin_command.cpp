@@ -9,6 +9,7 @@
 #include <optional>
 #include <utility>
 
+#include "astraeus/base/count_text.hpp"
 #include "astraeus/base/terminal_text.hpp"
 #include "astraeus/cli/commands.hpp"
 #include "astraeus/goodput_io/rfc3339.hpp"
@@ -110,7 +111,12 @@ int do_init(const AdminOptions& o) {
     }
     std::cout << "initialised " << (service::uses_postgresql(cfg) ? "the PostgreSQL database of " + o.config : o.data_dir)
               << ": organisation " << org << ", cluster " << cluster
-              << ", " << cfg.pools.size() << " pool(s), " << machines << " machines, " << gpus << " GPUs\n";
+              << ", " << count_text(std::ssize(cfg.pools), "pool") << ", " << count_text(machines, "machine")
+              << ", " << count_text(gpus, "GPU") << " (" << (o.config.empty() ? "the default configuration" : o.config)
+              << ")\n"
+              << "these machines are what `astraeus serve --executor sim` schedules on; `serve --executor local` (the "
+                 "default) uses this machine alone, with its GPUs (from NVML, or --gpus N), and --executor agents "
+                 "or slurm the machines they report\n";
     return 0;
 }
 

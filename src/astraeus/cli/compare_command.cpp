@@ -8,6 +8,7 @@
 #include <sstream>
 #include <thread>
 
+#include "astraeus/base/count_text.hpp"
 #include "astraeus/trace/simulable.hpp"
 #include "astraeus/cli/commands.hpp"
 #include "astraeus/cli/number_checks.hpp"
@@ -287,9 +288,10 @@ int run_compare(const CompareArgs& a) {
         std::cout << all.dump(2) << "\n";
         return 0;
     }
-    std::cout << fmt::format("{} jobs, {} tenants on {} ({}), {} mode, {} runs:\n",
-                             p.workload.jobs.size(), p.workload.tenants.size(), a.run.cluster,
-                             describe_cluster(p.config.cluster), a.run.mode, rows.size())
+    std::cout << fmt::format("{}, {} on {} ({}), {} mode, {}:\n",
+                             count_text(std::ssize(p.workload.jobs), "job"),
+                             count_text(std::ssize(p.workload.tenants), "tenant"), a.run.cluster,
+                             describe_cluster(p.config.cluster), a.run.mode, count_text(std::ssize(rows), "run"))
               << text
               << fmt::format("  report: {}/report.html ({:.1f} kB)\n  outputs in {}/\n", a.out,
                              static_cast<double>(html.size()) / 1000.0, a.out);

@@ -167,7 +167,7 @@ int run_replay(const ReplayArgs& a) {
         notes += fmt::format("invalid utilization samples (rejected): {}{}\n", replayer.invalid_samples(),
                              at.empty() ? "" : ", at " + terminal_safe(at));
     }
-    if (replayer.unmeasured_gpu_s() > 0)
+    if (fmt::format("{:.1f}", gpu_hours(replayer.unmeasured_gpu_s())) != "0.0")  // as the table: tenths
         notes += fmt::format("utilization not measured for {:.1f} GPU-h (counted idle)\n",
                              gpu_hours(replayer.unmeasured_gpu_s()));
     if (a.json) {

@@ -349,7 +349,7 @@ Result<PreparedRun> prepare_run(const RunArgs& a) {
     } else {
         auto tenants = read_tenant_config(a.tenants, a.names);
         if (!tenants) return std::unexpected(tenants.error());
-        auto w = apply_tenants(std::move(*trace), *tenants, unknown, a.trace);
+        auto w = apply_tenants(std::move(*trace), *tenants, unknown, a.trace, a.tenants);
         if (!w) return std::unexpected(w.error());
         p.workload = std::move(*w);
         p.inputs.push_back({"tenants", a.tenants});

@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 
+#include "astraeus/base/count_text.hpp"
 #include "astraeus/cli/commands.hpp"
 #include "astraeus/trace/civil_time.hpp"
 #include "astraeus/trace/csv.hpp"
@@ -106,8 +107,8 @@ int finish(const std::string& sub, const TraceArgs& a, const Result<Workload>& w
     }
     const TraceStats s = compute_stats(*w);
     std::cerr << fmt::format(
-        "astraeus trace {}: wrote {} ({} jobs, {:.1f} GPU-hours, {} tenants)\n", sub, a.out, s.jobs,
-        s.gpu_hours(), w->tenants.size());
+        "astraeus trace {}: wrote {} ({}, {:.1f} GPU-hours, {})\n", sub, a.out, count_text(s.jobs, "job"),
+        s.gpu_hours(), count_text(std::ssize(w->tenants), "tenant"));
     return 0;
 }
 
@@ -229,10 +230,10 @@ int run_export(const TraceArgs& a) {
         }
     }
     std::cerr << fmt::format(
-        "astraeus trace export: wrote {} ({} runs: {} succeeded, {} running, {} failed, {} "
-        "stopped; {} never started, left out), {} ({} workspaces), {}\n",
-        a.out, ex->workload.jobs.size(), ex->succeeded, ex->running, ex->failed, ex->stopped,
-        ex->never_started, tenants, ex->workload.tenants.size(), machines);
+        "astraeus trace export: wrote {} ({}: {} succeeded, {} running, {} failed, {} "
+        "stopped; {} never started, left out), {} ({}), {}\n",
+        a.out, count_text(std::ssize(ex->workload.jobs), "run"), ex->succeeded, ex->running, ex->failed, ex->stopped,
+        ex->never_started, tenants, count_text(std::ssize(ex->workload.tenants), "workspace"), machines);
     return 0;
 }
 

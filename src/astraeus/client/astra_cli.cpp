@@ -417,6 +417,12 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
         return rc == 0 ? kExitOk : kExitUsage;
     }
 
+    // A usage error before the configuration: it needs no server.
+    if (submit->parsed() && !s.command.empty() && !s.argv.empty()) {
+        err << "astra runs submit: give the command either with --command STRING or after --, not both\n";
+        return kExitUsage;
+    }
+
     auto client = ApiClient::from_env(api_env, token_env);
     if (!client) {
         err << "astra: " << client.error().message << '\n';
@@ -456,10 +462,6 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
         json body{{"name", s.name}, {"workers", s.workers}, {"gpus_per_worker", s.gpus_per_worker}};
         if (!s.pool.empty()) body["pool"] = s.pool;
         if (s.time_limit_s > 0) body["time_limit_s"] = s.time_limit_s;
-        if (!s.command.empty() && !s.argv.empty()) {
-            err << "astra: give the command either with --command STRING or after --, not both\n";
-            return kExitUsage;
-        }
         if (!s.command.empty()) body["command"] = s.command;
         if (!s.argv.empty()) body["command"] = s.argv;
         if (!s.env.empty()) {
@@ -479,7 +481,16 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
         if (!s.image.empty()) body["image"] = s.image;
         if (!s.workspace.empty()) body["workspace"] = s.workspace;
         if (s.sim_duration_s > 0) body["sim_duration_s"] = s.sim_duration_s;
-        return answer(client->submit_run(body.dump(), s.retries, err), s.as_json, run_detail_text, out, err);
+        auto res = client->submit_run(body.dump(), s.retries, err);
+        // No command: optional where the executor runs none (--executor sim), else the API's 400
+        // names its JSON field; say it in astra's terms, with the usage line.
+        if (!res && s.command.empty() && s.argv.empty() &&
+            res.error().message.find("'command' is required") != std::string::npos) {
+            err << "astra runs submit: no command given; usage: astra runs submit NAME [options] -- COMMAND "
+                   "[ARGS...] (or --command STRING)\n";
+            return kExitUsage;
+        }
+        return answer(res, s.as_json, run_detail_text, out, err);
     }
     if (logs->parsed()) return print_logs(*client, lg, out, err);
     if (list->parsed()) {
@@ -498,10 +509,25 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
     if (show->parsed())
         return answer(client->get("/runs/" + percent_encode(sh.name), workspace_query(sh.workspace)),
                       sh.as_json, run_detail_text, out, err);
-    if (stop->parsed())
+    if (stop->parsed()) {
+        // A run that already ended: say so (the server's answer would be the run as it was,
+        // which read as if the stop had done something). Exit 0: it is not running, as asked.
+        if (!st.as_json)
+            if (const auto was = client->get("/runs/" + percent_encode(st.name), workspace_query(st.workspace))) {
+                const json doc = json::parse(*was, nullptr, false);
+                if (doc.is_object() && doc.contains("state") && doc["state"].is_string() &&
+                    ended_state(doc["state"].get<std::string>())) {
+                    const std::string why = stop_cause_text(doc);
+                    out << "run '" << terminal_safe(st.name) << "' already ended ("
+                        << terminal_safe(doc["state"].get<std::string>()) << (why.empty() ? "" : ", " + why)
+                        << "): nothing to stop\n";
+                    return kExitOk;
+                }
+            }
         return answer(client->post("/runs/" + percent_encode(st.name) + "/stop", "{}",
                                    workspace_query(st.workspace)),
                       st.as_json, run_detail_text, out, err);
+    }
     err << "astra: no command given (see astra --help)\n";
     return kExitUsage;
 }

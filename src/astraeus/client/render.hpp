@@ -38,6 +38,10 @@ Result<std::string> runs_list_text(const nlohmann::json& doc);
 /// POSITION (in its pool), ESTIMATED START (RFC 3339; "unknown" past the forecast), REASON.
 Result<std::string> pending_runs_text(const nlohmann::json& doc);
 
+/// Why a stopping, stopped or failed run came to it ("by its owner", "time limit", "preempted",
+/// "a worker failed"): the cause of the last `stopping` in its history; "" when none.
+std::string stop_cause_text(const nlohmann::json& run);
+
 /// One run object, field by field, then its workers (WORKER STATE MACHINE ATTEMPT).
 Result<std::string> run_detail_text(const nlohmann::json& run);
 

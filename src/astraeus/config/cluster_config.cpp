@@ -4,6 +4,7 @@
 
 #include <map>
 
+#include "astraeus/base/count_text.hpp"
 #include "astraeus/trace/csv.hpp"
 
 namespace astraeus {
@@ -64,6 +65,13 @@ Result<ClusterSpec> resolve_cluster(const std::string& value) {
         auto g = parse_int(std::string_view(value).substr(x + 1));
         if (m && g && *m > 0 && *g > 0 && *m <= 1000000 && *g <= 1024)
             return ClusterSpec::uniform(static_cast<int>(*m), static_cast<int>(*g));
+        // The shape is MACHINESxGPUS: say which number is wrong and what it must be.
+        const bool machines_bad = !(m && *m > 0 && *m <= 1000000);
+        const std::string got(machines_bad ? std::string_view(value).substr(0, x) : std::string_view(value).substr(x + 1));
+        return fail("--cluster '" + value + "': " +
+                    (machines_bad ? "the number of machines must be from 1 to 1000000"
+                                  : "the GPUs per machine must be from 1 to 1024") +
+                    ", got '" + got + "' (expected MACHINESxGPUS, e.g. 40x8)");
     }
     if (value.ends_with(".csv") || value.ends_with(".csv.gz")) return read_machine_list(value);
     return fail("--cluster '" + value +
@@ -76,7 +84,7 @@ std::string describe_cluster(const ClusterSpec& c) {
     for (int g : c.machine_gpus) ++by_size[g];
     std::string parts;
     for (auto [g, n] : by_size) parts += fmt::format("{}{} x {}", parts.empty() ? "" : ", ", n, g);
-    return fmt::format("{} machines, {} GPUs ({})", c.machines(), c.total_gpus(), parts);
+    return fmt::format("{}, {} ({})", count_text(c.machines(), "machine"), count_text(c.total_gpus(), "GPU"), parts);
 }
 
 }  // namespace astraeus

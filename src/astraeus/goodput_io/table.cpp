@@ -97,8 +97,10 @@ std::string goodput_table_lines(std::string_view key_header, const std::vector<N
 std::string unmeasured_note(const std::vector<NamedCounts>& rows) {
     GpuSeconds u = 0;
     for (const auto& r : rows) u += r.counts.unmeasured;
-    if (u == 0) return "";
-    return "utilization not measured for " + format_tenths((u * 10 + 1800) / 3600) +
+    // Omitted under 0.05 GPU-h: "0.0 GPU-h" read as "nothing", and the table's cells are tenths too.
+    const GpuSeconds tenths = (u * 10 + 1800) / 3600;
+    if (tenths <= 0) return "";
+    return "utilization not measured for " + format_tenths(tenths) +
            " GPU-h (counted idle)\n";
 }
 

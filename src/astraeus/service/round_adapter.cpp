@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "astraeus/accounting/job_fairness.hpp"
+#include "astraeus/base/count_text.hpp"
 #include "astraeus/placement/registry.hpp"
 #include "astraeus/policies/registry.hpp"
 #include "astraeus/sched/gang_placement.hpp"
@@ -708,13 +709,14 @@ std::string RoundAdapter::pending_reason(int j, int workers, int gpus_per_worker
         for (int m = 0; m < spec_.machines(); ++m)
             if (!down_[m]) up += spec_.machine_gpus[static_cast<std::size_t>(m)];
         const int free = cluster_.free_gpus();
-        const std::string of = pool.empty() ? " GPUs of the pool" : " GPUs of pool " + pool;
+        const std::string of = pool.empty() ? " of the pool" : " of pool " + pool;
         std::string s = "waiting for GPUs: ";
         if (free == 0)
-            s += "all " + std::to_string(up) + of + " are in use (" + std::to_string(used_[u]) + " by this workspace)";
+            s += (up == 1 ? "the 1 GPU" + of + " is" : "all " + std::to_string(up) + " GPUs" + of + " are") +
+                 " in use (" + std::to_string(used_[u]) + " by this workspace)";
         else
-            s += std::to_string(up - free) + " of " + std::to_string(up) + of + " are in use (" +
-                 std::to_string(used_[u]) + " by this workspace), " + std::to_string(free) + " free";
+            s += std::to_string(up - free) + " of " + count_text(up, "GPU") + of + (up - free == 1 ? " is" : " are") +
+                 " in use (" + std::to_string(used_[u]) + " by this workspace), " + std::to_string(free) + " free";
         Seconds next = kNoLeaseEnd;
         if (lease_end)
             for (int k : running_) {

@@ -159,7 +159,8 @@ public:
     /// - "waiting for quota": it fits the free GPUs, or its tenant's running jobs and it would
     ///   pass the tenant's quota while another tenant holds or asks for GPUs of the pool;
     /// - "waiting for GPUs: all N GPUs of pool P are in use (U by this workspace); next lease end
-    ///   in S s" (or "B of N GPUs ... in use (U by this workspace), F free"): its tenant alone
+    ///   in S s" (or "B of N GPUs ... in use (U by this workspace), F free"; "the 1 GPU of pool P
+    ///   is in use", "1 of N GPUs ... is in use" in the singular): its tenant alone
     ///   holds and asks for the pool's GPUs (its quota is the whole pool) and its own running jobs
     ///   fill it; N counts the machines up; the lease clause (S: seconds after the last round) only
     ///   when `lease_end` gives a running job's lease end after it;

@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "astraeus/base/count_text.hpp"
 #include "astraeus/goodput_io/rfc3339.hpp"
 #include "astraeus/service/service.hpp"
 #include "astraeus/service/service_state.hpp"
@@ -99,8 +100,13 @@ ApiResult<json> Service::fairness(const Caller& c) {
                       "-GPU share of pool " + pool.rec.name + " and this run needs " + str(gpus) +
                       " more: it starts when the workspace's own runs release GPUs, or when GPUs other "
                       "workspaces leave unused can be lent to it";
+            else if (r->rec.reason.rfind("waiting for GPUs:", 0) == 0)
+                why = "workspace " + ws + " is the only one holding or asking for GPUs in pool " + pool.rec.name +
+                      ", so its share is the whole pool; its own runs hold " + count_text(v.used_gpus, "GPU") +
+                      " of it and this run needs " + count_text(gpus, "GPU") + " free: it starts when enough of "
+                      "them end or give their GPUs back at their lease end";
             else if (!r->rec.reason.empty())
-                why = "pool " + pool.rec.name + " has " + str(pool.sched->free_gpus()) + " GPUs free; this run needs " +
+                why = "pool " + pool.rec.name + " has " + count_text(pool.sched->free_gpus(), "GPU") + " free; this run needs " +
                       str(r->rec.workers) + " x " + str(r->rec.gpus_per_worker) + " GPUs placed together";
         }
         json j{{"run", r->rec.name},     {"workspace", ws}, {"pool", pool.rec.name},

@@ -43,7 +43,10 @@ TraceStats compute_stats(const Workload& w) {
         ++row.jobs;
         row.gpu_seconds += g;
     }
-    if (none.jobs > 0) s.tenants.push_back(none);
+    if (none.jobs > 0) {
+        s.tenants.push_back(none);
+        s.none_row = true;
+    }
     std::sort(durations.begin(), durations.end());
     s.duration_p50_s = nearest_rank(durations, 50);
     s.duration_p90_s = nearest_rank(durations, 90);
@@ -77,7 +80,9 @@ std::string stats_text(const TraceStats& s) {
     for (const auto& [g, n] : s.jobs_by_gpus) out += fmt::format(" {}:{}", g, n);
     out += "\n";
     if (!s.tenants.empty()) {
-        out += fmt::format("tenants:         {}\n", s.tenants.size());
+        // "(none)" is a row, not a tenant: a trace without tenants has 0 (it said 1).
+        out += fmt::format("tenants:         {}{}\n", s.tenants.size() - (s.none_row ? 1 : 0),
+                           s.none_row ? " (and jobs without a tenant: the (none) row)" : "");
         out += fmt::format("  {:<16} {:>9} {:>7} {:>13} {:>7}\n", "tenant", "jobs", "jobs%",
                            "GPU-hours", "GPU-h%");
         for (const auto& t : s.tenants)

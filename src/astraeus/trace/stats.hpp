@@ -31,6 +31,7 @@ struct TraceStats {
     /// Tenants in tenant order (tenants without jobs included), then "(none)" if any job has
     /// no tenant.
     std::vector<TenantRow> tenants;
+    bool none_row = false;  ///< tenants' last row is "(none)" (not a tenant: jobs without one)
     SkipCounts skipped;  ///< what the reader left out (filled by the caller, if known)
 
     double gpu_hours() const { return static_cast<double>(gpu_seconds) / 3600.0; }

@@ -30,7 +30,7 @@ Workload workload_from_dated(std::vector<DatedJob> rows) {
 }
 
 Result<Workload> apply_tenants(Workload w, const TenantTable& table, UnknownTenant unknown,
-                               const std::string& source) {
+                               const std::string& source, const std::string& table_source) {
     std::map<std::string, int> index;
     for (std::size_t u = 0; u < table.tenants.size(); ++u)
         index[table.tenants[u].name] = static_cast<int>(u);
@@ -54,7 +54,8 @@ Result<Workload> apply_tenants(Workload w, const TenantTable& table, UnknownTena
             index[name] = job.tenant;
         } else {
             return fail(source + ": job " + std::to_string(job.id) + ": tenant '" + name +
-                        "' has no weight in the tenants file (add it, or use "
+                        "' has no weight in the tenants file" + (table_source.empty() ? "" : " " + table_source) +
+                        " (add it, or use "
                         "--unknown-tenant default-weight)");
         }
     }

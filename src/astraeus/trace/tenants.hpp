@@ -22,9 +22,9 @@ enum class UnknownTenant {
 };
 
 /// Replaces w's tenants by `table` and remaps every job's tenant by name. `source` names the
-/// trace in error messages.
+/// trace in error messages, `table_source` (when given) the tenants file.
 Result<Workload> apply_tenants(Workload w, const TenantTable& table, UnknownTenant unknown,
-                               const std::string& source);
+                               const std::string& source, const std::string& table_source = "");
 
 /// A job read from a dated trace, before the epoch is known: its submit time in Unix seconds
 /// and its tenant's name.

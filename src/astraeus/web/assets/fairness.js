@@ -1,7 +1,7 @@
 // The Fairness view (GET /v1/fairness): per pool, each workspace's GPU time received against
 // what it deserved over ASTRAEA's fairness window (deserved = min(demand, its share) over time),
 // now and hour by hour, and why each pending run waits.
-import { api, h, s, gpuh, when, message } from './lib.js';
+import { api, h, s, gpuh, when, message, counted } from './lib.js';
 import { runHref, poolHref, workspaceHref, nameLink } from './links.js';
 
 const RECEIVED = 'var(--c-restart)';  // the theme's blue (style.css)
@@ -19,7 +19,7 @@ export async function fairnessView(me) {
   root.append(doc.pending.length
     ? h('ul.pending', { id: 'pending-list' }, doc.pending.map((r) => h('li', {},
       nameLink(runHref(r.workspace, r.run), `${r.workspace}/${r.run}`),
-      ` (${r.gpus} GPUs in `, nameLink(poolHref(r.pool), r.pool), `, waiting since ${when(r.waiting_since)}): `,
+      ` (${counted(r.gpus, 'GPU')} in `, nameLink(poolHref(r.pool), r.pool), `, waiting since ${when(r.waiting_since)}): `,
       h('strong', { text: r.reason }), r.explanation ? h('span', { text: ` — ${r.explanation}` }) : null)))
     : message('No run is waiting.'));
   return root;
@@ -27,7 +27,7 @@ export async function fairnessView(me) {
 
 function poolSection(p) {
   const sec = h('section.pool', {}, h('h2', {}, 'Pool ', nameLink(poolHref(p.pool), p.pool)),
-    h('p.note', { text: `${p.gpus} GPUs, ${p.free_gpus} free · policy ${p.policy} · as of ${when(p.at)}` }));
+    h('p.note', { text: `${counted(p.gpus, 'GPU')}, ${p.free_gpus} free · policy ${p.policy} · as of ${when(p.at)}` }));
   if (!p.workspaces.length) { sec.append(message('No workspace.')); return sec; }
   const rows = p.workspaces.map((w) => h('tr', {},
     h('td', { class: 'name' }, nameLink(workspaceHref(w.workspace), w.workspace)), h('td.num', { text: String(w.weight) }),

@@ -80,6 +80,8 @@ const gpuSeconds = (v) => Math.round((v ?? 0) * 3600);
 const tenths = (s) => (s >= 0 ? Math.floor((s + 180) / 360) : -Math.floor((-s + 180) / 360));
 const showTenths = (t) => `${t < 0 ? '-' : ''}${Math.floor(Math.abs(t) / 10)}.${Math.abs(t) % 10}`;
 export const gpuh = (v) => showTenths(tenths(gpuSeconds(v)));
+// "1 GPU", "2 GPUs": a count with its noun in the right number.
+export const counted = (n, noun) => `${n} ${noun}${n === 1 ? '' : 's'}`;
 export const pct = (v) => (v === undefined || v === null ? '-' : `${Math.round(v * 100)}%`);
 export const when = (t) => (t ? t.replace('T', ' ').replace(/:\d\dZ$/, 'Z') : '-');
 
@@ -127,7 +129,8 @@ export function heldCells(ledger) {
 }
 
 // The note shown wherever goodput is: running time no utilization sample or progress decided.
-export const unmeasuredNote = (ledger) => (ledger && ledger.unmeasured_gpu_hours > 0
+// Omitted when it rounds to 0.0 GPU-h (the tables show tenths too).
+export const unmeasuredNote = (ledger) => (ledger && gpuh(ledger.unmeasured_gpu_hours || 0) !== '0.0'
   ? `utilization not measured for ${gpuh(ledger.unmeasured_gpu_hours)} GPU-h (counted idle)` : '');
 
 // A horizontal stacked bar of a ledger's columns (held parts, then waiting), scaled to the
