@@ -174,6 +174,23 @@ public:
                                const std::function<std::string(int)>& run = {}, const std::string& pool = {},
                                const std::function<Seconds(int)>& lease_end = {}) const;
 
+    /// What pending_reason reads of pending job j itself; everything else it reads is the pool's
+    /// state (machines, free GPUs, tenants' use and demand, running jobs, the round's reserved
+    /// gang). Two jobs of the same kind, asked with the same workers and GPUs per worker, get
+    /// the same reason until the adapter changes (service/pending_reasons.hpp memoizes on it).
+    struct ReasonKind {
+        int tenant = -1;
+        int gpus = 0;
+        int gpus_per_worker = 0;
+        bool starving = false;  ///< ASTRAEA's starving lists
+        bool reserved = false;  ///< the gang the last round kept GPUs for (RoundInput::reserved)
+        auto operator<=>(const ReasonKind&) const = default;
+    };
+    ReasonKind reason_kind(int j) const {
+        const Job& job = jobs_[static_cast<std::size_t>(j)];
+        return {job.tenant, job.gpus, job.gpus_per_worker, pending_.starving(j), in_.reserved == j};
+    }
+
     /// Every running job, in the order they started; every pending job, in the order they
     /// began to wait; the jobs winding down (wind_down) still holding GPUs.
     const std::vector<int>& running_jobs() const { return running_; }

@@ -1,4 +1,5 @@
 #include "astraeus/service/service.hpp"
+#include "astraeus/service/pending_reasons.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -380,6 +381,7 @@ void Service::catch_up(Seconds now, bool pending_rounds) {
             PoolState& p = *pools_[r->pool];
             p.sched->lease_end(r->job, at);
             r->lease_ended_at = at;
+            p.lease_ended.push_back(r);
             r->rec.lease_end_s = -1;
             p.dirty = true;
         }
@@ -415,7 +417,10 @@ void Service::schedule(std::size_t pi, Seconds t) {
         if (it == pool.job_run.end() || d.kind == Decision::Kind::Start) continue;
         preempt(*runs_.at(it->second), t);
     }
-    for (auto& [id, r] : runs_)
+    // The runs whose lease catch_up ended (not every run: issue 18), in the order of their ids.
+    std::ranges::sort(pool.lease_ended, {}, [](const RunMem* r) { return r->rec.id; });
+    pool.lease_ended.erase(std::unique(pool.lease_ended.begin(), pool.lease_ended.end()), pool.lease_ended.end());
+    for (RunMem* r : pool.lease_ended)
         if (r->pool == pi && !r->ended() && r->lease_ended_at == t && pool.sched->is_pending(r->job) && r->holding())
             preempt(*r, t);
     for (const Decision& d : ds) {
@@ -423,42 +428,54 @@ void Service::schedule(std::size_t pi, Seconds t) {
         if (it == pool.job_run.end() || d.kind != Decision::Kind::Start) continue;
         apply_start(*runs_.at(it->second), d, t);
     }
-    // The run of the pool's job k, or null (the pending reasons name runs and their lease ends).
-    const auto run_of_job = [&](int k) -> const RunMem* {
-        const auto g = pool.job_run.find(k);
-        const auto held = g == pool.job_run.end() ? runs_.end() : runs_.find(g->second);
-        return held == runs_.end() ? nullptr : held->second.get();
+    for (RunMem* r : pool.lease_ended)
+        if (!r->ended()) r->lease_ended_at = -1;
+    pool.lease_ended.clear();
+    // The pending runs' reasons: one per kind of run (service/pending_reasons.hpp), for the
+    // pool's pending jobs (not a pass over every run), told in the order of their ids.
+    const auto run_of_job = [&](int k) -> const RunMem* { return pool.run_of_job(k); };
+    PendingReasons reasons(*pool.sched, [&](int j, int workers, int gpus_per_worker) {
+        return pool.sched->pending_reason(
+            j, workers, gpus_per_worker, [&](int m) { return machine_reason_name(pool, m); },
+            [&](int m) { return foreign_reason(pool, m); },
+            [&](int k) {
+                const RunMem* held = run_of_job(k);
+                return held ? held->rec.name : "job " + std::to_string(k);
+            },
+            pool.rec.name,
+            [&](int k) {
+                const RunMem* held = run_of_job(k);
+                return held ? held->rec.lease_end_s : Seconds{-1};
+            });
+    });
+    const auto waits = [&](const RunMem* r) {
+        return r != nullptr && r->pool == pi && !r->ended() && r->rec.state == "pending";
     };
-    for (auto& [id, r] : runs_) {
-        if (r->pool != pi || r->ended()) continue;
-        r->lease_ended_at = -1;
-        if (r->rec.state == "pending" && pool.sched->is_pending(r->job)) {
-            std::string why = pool.sched->pending_reason(
-                r->job, r->rec.workers, r->rec.gpus_per_worker,
-                [&](int m) { return machine_reason_name(pool, m); },
-                [&](int m) { return foreign_reason(pool, m); },
-                [&](int k) {
-                    const RunMem* held = run_of_job(k);
-                    return held ? held->rec.name : "job " + std::to_string(k);
-                },
-                pool.rec.name,
-                [&](int k) {
-                    const RunMem* held = run_of_job(k);
-                    return held ? held->rec.lease_end_s : Seconds{-1};
-                });
-            // A run requeued at start (its machine left the configuration) keeps saying so
-            // until it is placed again. A reason is not a change to store on its own: the
-            // store gets it with the run's next write, and the first round after a restart
-            // says it again (writing every pending run whose reason changed made one round of
-            // a 100,000-run backlog a transaction of 100,000 rows).
-            if (why != r->rec.reason && !r->rec.reason.starts_with("requeued: ")) r->rec.reason = std::move(why);
-            // An executor that shows the demand to its resource manager (Slurm: a held job per
-            // pending run) is told each pending run's reason when it changes.
-            if (exec_->shows_waiting() && r->told_waiting != r->rec.reason) {
-                r->told_waiting = r->rec.reason;
-                exec_->waiting(t, exec_run(*r), r->rec.reason);
-            }
+    const auto give_reason = [&](RunMem* r) {
+        const std::string& why = reasons.of(r->job, r->rec.workers, r->rec.gpus_per_worker);
+        // A run requeued at start (its machine left the configuration) keeps saying so
+        // until it is placed again. A reason is not a change to store on its own: the
+        // store gets it with the run's next write, and the first round after a restart
+        // says it again (writing every pending run whose reason changed made one round of
+        // a 100,000-run backlog a transaction of 100,000 rows).
+        if (why != r->rec.reason && !r->rec.reason.starts_with("requeued: ")) r->rec.reason = why;
+        // An executor that shows the demand to its resource manager (Slurm: a held job per
+        // pending run) is told each pending run's reason when it changes.
+        if (exec_->shows_waiting() && r->told_waiting != r->rec.reason) {
+            r->told_waiting = r->rec.reason;
+            exec_->waiting(t, exec_run(*r), r->rec.reason);
         }
+    };
+    if (exec_->shows_waiting()) {  // told in the order of the runs' ids
+        std::vector<RunMem*> waiting;
+        waiting.reserve(pool.sched->pending_total());
+        for (int k : pool.sched->pending_jobs())
+            if (RunMem* r = pool.run_of_job(k); waits(r)) waiting.push_back(r);
+        std::ranges::sort(waiting, {}, [](const RunMem* r) { return r->rec.id; });
+        for (RunMem* r : waiting) give_reason(r);
+    } else {  // one pass: each run is read once (at 100,000 pending, a cache miss each)
+        for (int k : pool.sched->pending_jobs())
+            if (RunMem* r = pool.run_of_job(k); waits(r)) give_reason(r);
     }
     const auto ended = std::chrono::steady_clock::now();
     pool.round_not_before = pool.sched->pending_total() > kSyncRoundBacklog ? ended + 4 * (ended - began)

@@ -314,6 +314,7 @@ ApiResult<json> Service::submit(const Caller& c, std::string_view body, std::str
     r->pool = pi;
     r->job = *j;
     pool.job_run[*j] = r->rec.id;
+    pool.set_job_mem(*j, r.get());
     ledger_.set_run(static_cast<int>(r->rec.id), static_cast<int>(ws_id), static_cast<int>(pool.rec.id));
     for (int k = 0; k < workers; ++k) {
         r->w.push_back(counter_->add_worker(now, static_cast<int>(r->rec.id), static_cast<int>(gpw)));

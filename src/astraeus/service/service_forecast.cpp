@@ -98,8 +98,8 @@ void Service::forecast_loop() const {
         std::unordered_map<int, Seconds> work, lease_end;
         for (const std::vector<int>* jobs : {&pool->sched->running_jobs(), &pool->sched->pending_jobs()})
             for (int job : *jobs)
-                if (auto it = pool->job_run.find(job); it != pool->job_run.end()) {
-                    const store::RunRec& rec = runs_.at(it->second)->rec;
+                if (const RunMem* r = pool->run_of_job(job); r != nullptr) {
+                    const store::RunRec& rec = r->rec;
                     work[job] = rec.time_limit_s;
                     lease_end[job] = rec.lease_end_s;
                 }
@@ -125,7 +125,14 @@ void Service::forecast_loop() const {
         for (const RunForecast& f : result) pool->forecast[f.job] = f;
         pool->forecast_published = number;
         pool->forecast_stale = dirty || pool->rounds != rounds;  // a round due or made since: again
-        pool->forecast_not_before = steady::now() + took;
+        // The next one waits as long as this one took (at most half of a core), and with a
+        // backlog over kSyncRoundBacklog, as the rounds, up to 4 times as long (a fifth of a
+        // core: its rounds are O(pending) each) but no more than 2 s longer, so that a reader
+        // waiting for a forecast (kForecastWaitS) still gets one.
+        const auto rest = pool->sched->pending_total() > kSyncRoundBacklog
+                              ? std::min<steady::duration>(4 * took, took + std::chrono::seconds(2))
+                              : took;
+        pool->forecast_not_before = steady::now() + rest;
         forecast_cv_.notify_all();
     }
 }

@@ -43,6 +43,7 @@ Result<void> Service::restore_run(RunMem& r, Seconds counted_to) {
     if (!j) return std::unexpected(j.error());
     r.job = *j;
     pool.job_run[*j] = rec.id;
+    pool.set_job_mem(*j, &r);
     // Its past as the rounds knew it: work done and preemptions (a run that ran is not brand new).
     int preemptions = 0;
     for (const store::AttemptRec& a : rec.attempt_list) preemptions += a.outcome == "preempted" ? 1 : 0;

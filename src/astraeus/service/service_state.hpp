@@ -75,6 +75,11 @@ struct Service::PoolState {
     std::vector<store::MachineRec> machines;
     std::unique_ptr<RoundAdapter> sched;
     std::map<int, store::Id> job_run;
+    /// Per job index: its run (null: none), as job_run says; the rounds read it per pending run.
+    std::vector<RunMem*> job_mem;
+    /// Runs whose lease catch_up ended (RunMem::lease_ended_at set) since the pool's last round:
+    /// the round reads and resets these, not every run.
+    std::vector<RunMem*> lease_ended;
     bool dirty = false;
     std::uint64_t rounds = 0;  ///< rounds made (schedule())
     /// With a backlog over kSyncRoundBacklog, the next round asked for by a change (not by a
@@ -89,6 +94,13 @@ struct Service::PoolState {
     mutable bool forecast_wanted = false;  ///< a read asked the forecaster for a new one
     mutable std::uint64_t forecast_begun = 0, forecast_published = 0;
     mutable std::chrono::steady_clock::time_point forecast_not_before{};  ///< the next one's earliest
+    void set_job_mem(int j, RunMem* r) {
+        if (static_cast<std::size_t>(j) >= job_mem.size()) job_mem.resize(static_cast<std::size_t>(j) + 1, nullptr);
+        job_mem[static_cast<std::size_t>(j)] = r;
+    }
+    RunMem* run_of_job(int j) const {
+        return j >= 0 && static_cast<std::size_t>(j) < job_mem.size() ? job_mem[static_cast<std::size_t>(j)] : nullptr;
+    }
     int gpus() const {
         int n = 0;
         for (const auto& m : machines) n += m.gpus;
