@@ -478,7 +478,7 @@ void Service::schedule(std::size_t pi, Seconds t) {
             if (RunMem* r = pool.run_of_job(k); waits(r)) give_reason(r);
     }
     const auto ended = std::chrono::steady_clock::now();
-    pool.round_not_before = pool.sched->pending_total() > kSyncRoundBacklog ? ended + 4 * (ended - began)
+    pool.round_not_before = pool.sched->pending_total() > kSyncRoundBacklog ? ended + kBacklogRestFactor * (ended - began)
                                                                              : std::chrono::steady_clock::time_point{};
 }
 

@@ -126,11 +126,11 @@ void Service::forecast_loop() const {
         pool->forecast_published = number;
         pool->forecast_stale = dirty || pool->rounds != rounds;  // a round due or made since: again
         // The next one waits as long as this one took (at most half of a core), and with a
-        // backlog over kSyncRoundBacklog, as the rounds, up to 4 times as long (a fifth of a
-        // core: its rounds are O(pending) each) but no more than 2 s longer, so that a reader
+        // backlog over kSyncRoundBacklog, as the rounds, up to kBacklogRestFactor times as long (a
+        // tenth of a core: its rounds are O(pending) each) but no more than 2 s longer, so that a reader
         // waiting for a forecast (kForecastWaitS) still gets one.
         const auto rest = pool->sched->pending_total() > kSyncRoundBacklog
-                              ? std::min<steady::duration>(4 * took, took + std::chrono::seconds(2))
+                              ? std::min<steady::duration>(kBacklogRestFactor * took, took + std::chrono::seconds(2))
                               : took;
         pool->forecast_not_before = steady::now() + rest;
         forecast_cv_.notify_all();

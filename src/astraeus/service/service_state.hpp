@@ -83,9 +83,9 @@ struct Service::PoolState {
     bool dirty = false;
     std::uint64_t rounds = 0;  ///< rounds made (schedule())
     /// With a backlog over kSyncRoundBacklog, the next round asked for by a change (not by a
-    /// timed event) waits until then: 4 times as long as the last round took, so that a flood
-    /// of submissions is placed by one round per burst (a round is O(pending): one per
-    /// submission made a flood quadratic), rounds at most a fifth of the loop's time.
+    /// timed event) waits until then: kBacklogRestFactor times as long as the last round took, so
+    /// that a flood of submissions is placed by one round per burst (a round is O(pending): one
+    /// per submission made a flood quadratic), rounds at most a tenth of the loop's time.
     std::chrono::steady_clock::time_point round_not_before{};
     /// Its pending runs' last published forecast by job (service_forecast.cpp); stale after
     /// each round. Numbers: forecasts begun (forked) and the one published (0: none yet).
