@@ -238,3 +238,32 @@ TEST(ServiceFairness, AloneInAFullPoolIsExplainedAsTheWorkspacesOwnRuns) {
               "whole pool; its own runs hold 8 GPUs of it and this run needs 1 GPU free: it starts when enough "
               "of them end or give their GPUs back at their lease end");
 }
+
+// A run stopped by its owner while it waits never passes through "stopping": its history's
+// "stopped" carries the cause, so `astra runs show` says "stopped (by its owner)" (the client
+// reads the last cause of the history: client/render.cpp, AstraRender tests). Before, the history was
+// pending -> stopped with no cause. A running run stopped by its owner keeps its cause on
+// "stopping" only.
+TEST(ServiceStop, APendingRunStoppedByItsOwnerRecordsTheCause) {
+    Harness x;
+    x.submit("a", 8);
+    x.at(T0);
+    x.submit("b", 1);
+    x.at(T0 + 10);
+    ASSERT_EQ(show(x, "b").at("state"), "pending");
+    auto stopped = x.service().stop_run(x.caller(), "b", {});
+    ASSERT_TRUE(stopped) << stopped.error().message;
+    const json b = show(x, "b");
+    EXPECT_EQ(b.at("state"), "stopped");
+    const json& h = b.at("history");
+    ASSERT_GE(h.size(), 2u) << b.dump();
+    EXPECT_EQ(h[h.size() - 2].at("state"), "pending") << b.dump();
+    EXPECT_EQ(h.back().at("state"), "stopped") << b.dump();
+    EXPECT_EQ(h.back().value("cause", ""), "owner") << b.dump();
+
+    ASSERT_TRUE(x.service().stop_run(x.caller(), "a", {}));
+    const json a = show(x, "a");
+    ASSERT_FALSE(a.at("history").empty());
+    EXPECT_EQ(a.at("history").back().at("state"), "stopping") << a.dump();
+    EXPECT_EQ(a.at("history").back().at("cause"), "owner") << a.dump();
+}

@@ -471,6 +471,7 @@ ApiResult<json> Service::stop_run(const Caller& c, const std::string& name, cons
     touch(r);
     if (!r.ended()) {
         if (r.rec.state == "pending") {
+            r.rec.stop_cause = "owner";  // its history's "stopped" says why (no "stopping" before it)
             end_run(r, t, "stopped", "stopped");
         } else if (r.rec.state == "starting" || r.rec.state == "running") {
             if (r.rec.state == "running") r.rec.executed_s += t - r.rec.phase_since_s;

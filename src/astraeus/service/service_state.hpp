@@ -1,6 +1,7 @@
 // Internal to the service (service*.cpp): the in-memory state of pools and runs, and small
 // helpers of the API operations. Not a public header. Thread safety: under Service::mu_.
 #pragma once
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <string>
@@ -131,8 +132,13 @@ struct Service::RunMem {
         int attempt;
     };
     std::vector<Transition> history;
+    /// A "stopping" state carries its cause (owner, limit, preemption, failure); so does a
+    /// "stopped" one reached straight from "pending" (stopped by its owner while waiting).
     void note_state() {
-        const std::string cause = rec.state == "stopping" ? rec.stop_cause : "";
+        const auto before = std::find_if(history.rbegin(), history.rend(),
+                                         [](const Transition& h) { return h.state != "stopped"; });
+        const bool from_pending = rec.state == "stopped" && before != history.rend() && before->state == "pending";
+        const std::string cause = rec.state == "stopping" || from_pending ? rec.stop_cause : "";
         if (!history.empty() && history.back().since_s == rec.phase_since_s &&
             history.back().state == rec.state && history.back().cause == cause)
             return;
