@@ -139,11 +139,12 @@ timeout 10 "$ASTRA" runs logs never --follow > /dev/null 2> "$WORK/never_follow.
 check "logs --follow on it ends at once (exit 2, not the timeout's 124)" \
   "[ \$? = 2 ] && grep -qF 'ended (stopped) without starting' '$WORK/never_follow.err'"
 # Stopping it again: it says the run already ended and how (it printed the run as if stopped
-# now), exit 0 (it is not running, as asked; docs/api.md).
+# now), exit 0 (it is not running, as asked; docs/api.md). It was stopped while pending: the
+# cause is its history's "stopped".
 "$ASTRA" runs stop never > "$WORK/again.txt" 2>&1
 check "stop of an ended run: exit 0" '[ $? = 0 ]'
 check "stop of an ended run says so: $(cat "$WORK/again.txt")" \
-  "grep -qxF \"run 'never' already ended (stopped): nothing to stop\" '$WORK/again.txt'"
+  "grep -qxF \"run 'never' already ended (stopped, by its owner): nothing to stop\" '$WORK/again.txt'"
 stop_all; SERVER_PID=""
 "$ASTRA" runs list > /dev/null 2> "$WORK/down.err"
 check "server down: exit 1, cannot reach" "[ \$? = 1 ] && grep -q '^astra: cannot reach the API at ' '$WORK/down.err'"
