@@ -37,6 +37,16 @@ ExecEvent foreign(Seconds t, std::int64_t machine, int gpus, std::string detail)
     return e;
 }
 
+/// One machine of 8 GPUs: ml's run `a` of 8 placed at T0 (held from its launch), `b` of 1 GPU
+/// submitted then and pending behind it at T0 + 10 (ml alone in the pool).
+void fill_the_pool_and_wait(Harness& x) {
+    x.submit("a", 8);
+    x.at(T0);
+    x.submit("b", 1);
+    x.at(T0 + 10);
+    ASSERT_EQ(show(x, "b").at("state"), "pending");
+}
+
 }  // namespace
 
 TEST(ServiceExecEvents, WithdrawnPlacementWaitsAgainUnchargedAndIsNoFailure) {
@@ -221,11 +231,7 @@ TEST(ServiceExecEvents, PreemptedWhileTheMachineIsTakenWaitsWithTheExecutorsReas
 // placed at T0 (held from its launch); `b` of 1 GPU waits behind it, ml alone in the pool.
 TEST(ServiceFairness, AloneInAFullPoolIsExplainedAsTheWorkspacesOwnRuns) {
     Harness x;
-    x.submit("a", 8);
-    x.at(T0);
-    x.submit("b", 1);
-    x.at(T0 + 10);
-    ASSERT_EQ(show(x, "b").at("state"), "pending");
+    ASSERT_NO_FATAL_FAILURE(fill_the_pool_and_wait(x));
     auto f = x.service().fairness(x.caller());
     ASSERT_TRUE(f) << f.error().message;
     ASSERT_EQ(f->at("pending").size(), 1u) << f->dump();
@@ -246,11 +252,7 @@ TEST(ServiceFairness, AloneInAFullPoolIsExplainedAsTheWorkspacesOwnRuns) {
 // "stopping" only.
 TEST(ServiceStop, APendingRunStoppedByItsOwnerRecordsTheCause) {
     Harness x;
-    x.submit("a", 8);
-    x.at(T0);
-    x.submit("b", 1);
-    x.at(T0 + 10);
-    ASSERT_EQ(show(x, "b").at("state"), "pending");
+    ASSERT_NO_FATAL_FAILURE(fill_the_pool_and_wait(x));
     auto stopped = x.service().stop_run(x.caller(), "b", {});
     ASSERT_TRUE(stopped) << stopped.error().message;
     const json b = show(x, "b");
