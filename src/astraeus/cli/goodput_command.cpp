@@ -167,9 +167,7 @@ int run_replay(const ReplayArgs& a) {
         notes += fmt::format("invalid utilization samples (rejected): {}{}\n", replayer.invalid_samples(),
                              at.empty() ? "" : ", at " + terminal_safe(at));
     }
-    if (fmt::format("{:.1f}", gpu_hours(replayer.unmeasured_gpu_s())) != "0.0")  // as the table: tenths
-        notes += fmt::format("utilization not measured for {:.1f} GPU-h (counted idle)\n",
-                             gpu_hours(replayer.unmeasured_gpu_s()));
+    notes += unmeasured_note(replayer.unmeasured_gpu_s());  // as under the table
     if (a.json) {
         j["alerts"] = std::move(alerts);
         j["runs_with_straggler"] = std::move(stragglers);

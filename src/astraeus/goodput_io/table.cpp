@@ -97,6 +97,10 @@ std::string goodput_table_lines(std::string_view key_header, const std::vector<N
 std::string unmeasured_note(const std::vector<NamedCounts>& rows) {
     GpuSeconds u = 0;
     for (const auto& r : rows) u += r.counts.unmeasured;
+    return unmeasured_note(u);
+}
+
+std::string unmeasured_note(GpuSeconds u) {
     // Omitted under 0.05 GPU-h: "0.0 GPU-h" read as "nothing", and the table's cells are tenths too.
     const GpuSeconds tenths = (u * 10 + 1800) / 3600;
     if (tenths <= 0) return "";

@@ -47,8 +47,10 @@ std::string goodput_table_lines(std::string_view key_header, const std::vector<N
 /// column included) widens for every row when a value needs more room, so that at least one
 /// space always separates values (e.g. 1,000,000 GPU-hours and more).
 std::string goodput_table(std::string_view key_header, const std::vector<NamedCounts>& rows);
-/// "utilization not measured for N GPU-h (counted idle)\n" over the rows' unmeasured time;
-/// empty when there is none or it rounds to 0.0 (under 0.05 GPU-h, 180 GPU-s).
+/// "utilization not measured for N GPU-h (counted idle)\n" for `unmeasured_gpu_s` GPU-seconds,
+/// in the table's tenths; empty when it rounds to 0.0 (under 0.05 GPU-h, 180 GPU-s).
+std::string unmeasured_note(GpuSeconds unmeasured_gpu_s);
+/// The same over the rows' unmeasured time.
 std::string unmeasured_note(const std::vector<NamedCounts>& rows);
 
 }  // namespace astraeus::goodput
