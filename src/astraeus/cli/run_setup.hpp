@@ -30,13 +30,16 @@ struct RunArgs {
     bool no_own_hold = false;
     bool due_first = false;         ///< --due-first
     bool keep_reservation = false;  ///< --keep-reservation
-    bool placed_victims_only = true, move_renewals = false, free_before_victims = true;
+    // The defaults of the rules the default astraea turns on are AstraeaImprovements' own.
+    bool placed_victims_only = AstraeaImprovements{}.placed_victims_only, move_renewals = false,
+         free_before_victims = AstraeaImprovements{}.free_before_victims;
     double gang_weight = 1;
     double victim_margin = -1;       ///< --victim-margin (< 0: off)
     Seconds preempt_horizon_s = 0;   ///< --preempt-horizon (0: off)
-    int arrival_headroom = -1;       ///< --arrival-headroom, GPUs (0: off; -1: scaled)
-    double arrival_headroom_fraction = 0.003;  ///< --arrival-headroom-fraction, of the pool's GPUs
-    bool reclaim_within_quota = true;  ///< --reclaim-within-quota / --no-reclaim-within-quota
+    int arrival_headroom = AstraeaImprovements{}.arrival_headroom;  ///< --arrival-headroom, GPUs (0: off; -1: scaled)
+    /// --arrival-headroom-fraction, of the pool's GPUs
+    double arrival_headroom_fraction = AstraeaImprovements{}.arrival_headroom_fraction;
+    bool reclaim_within_quota = AstraeaImprovements{}.reclaim_within_quota;  ///< --[no-]reclaim-within-quota
     // Baseline policies' parameters (docs/policies.md).
     std::string tiresias_thresholds = "3250";
     double tiresias_promote = 0, themis_f = 0.2, yarn_max_share = 1.0;
