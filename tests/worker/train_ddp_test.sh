@@ -31,6 +31,13 @@ fail() { echo "FAIL: $*"; for f in "$work"/*.out "$work"/*.err; do [ -f "$f" ] &
 
 free_port() { "$py" -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
 
+# The script as __main__, with SIGUSR2 dumping every thread's Python stack to stderr (a rank that
+# hangs is dumped before the test fails: which line it waits on).
+with_stack_dump='import faulthandler, runpy, signal, sys
+faulthandler.register(signal.SIGUSR2, all_threads=True)
+sys.argv = sys.argv[1:]
+runpy.run_path(sys.argv[0], run_name="__main__")'
+
 # launch NAME ATTEMPT CHECKPOINT_DIR ARGS...: both ranks, each in its own session/process group.
 launch() {
   local name=$1 attempt=$2 ckdir=$3 port r
@@ -42,7 +49,7 @@ launch() {
       ASTRAEUS_ATTEMPT="$attempt" CUDA_VISIBLE_DEVICES= MASTER_ADDR=127.0.0.1 MASTER_PORT="$port" \
       RANK=$r WORLD_SIZE=2 LOCAL_RANK=$r NODE_RANK=$r ASTRAEUS_CHECKPOINT_DIR="$ckdir" \
       ASTRAEUS_PROGRESS_FILE="$work/$name.progress.$r" \
-      "$py" "$script" "$@" >"$work/$name.$r.out" 2>"$work/$name.$r.err" &
+      "$py" -c "$with_stack_dump" "$script" "$@" >"$work/$name.$r.out" 2>"$work/$name.$r.err" &
     pids+=($!)
   done
   echo "$port" >"$work/$name.port"
@@ -55,6 +62,7 @@ wait_all() {
   for i in 0 1; do
     while kill -0 "${pids[$i]}" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.1; done
     if kill -0 "${pids[$i]}" 2>/dev/null; then
+      kill -USR2 "${pids[$i]}" 2>/dev/null && sleep 0.5  # its stacks into its .err
       rcs+=(124)
     else
       wait "${pids[$i]}"
