@@ -524,6 +524,8 @@ void Service::apply_start(RunMem& r, const Decision& d, Seconds t) {
             log(LogLevel::Error, "count.bug", {{"run", r.rec.name}, {"error", ok.error().message}});
     }
     ++r.rec.attempts;
+    r.attempt_parts[r.rec.attempts] = r.parts;
+    if (r.attempt_parts.size() > RunMem::kKeptAttemptPlacements) r.attempt_parts.erase(r.attempt_parts.begin());
     r.rec.attempt_list.push_back({r.rec.attempts, t, -1, ""});
     r.rec.state = "starting";
     r.rec.reason.clear();

@@ -96,17 +96,24 @@ ApiResult<json> Service::agent_logs(const Caller& c, std::string_view body) {
                 k.error = "run '" + r.rec.name + "' has no attempt " + str(k.attempt) + " worker " + str(k.worker);
                 continue;
             }
-            // The latest attempt, running or ended (its placement is kept after the release):
-            // only the machine its worker was placed on writes its log. (An older attempt's
-            // worker was placed where its agent says: those placements are not kept.)
-            if (k.attempt == r.rec.attempts && static_cast<std::size_t>(k.worker) < r.parts.size() &&
-                !r.parts[static_cast<std::size_t>(k.worker)].empty()) {
-                bool here = false;
-                for (const auto& p : r.parts[static_cast<std::size_t>(k.worker)]) here = here || p.machine == machine;
-                if (!here) {
-                    k.error = "worker " + str(k.worker) + " of run '" + r.rec.name + "' is not placed on " + name;
-                    continue;
-                }
+            // Only the machine the worker of that attempt was placed on writes its log: the
+            // latest attempt's placement (kept after the release), or a recent attempt's
+            // (RunMem::attempt_parts). An attempt whose placement the service does not know (placed
+            // before a restart of the service, or older than the last few) is refused: a stolen
+            // agent token must not write the logs of runs that never ran on its machine.
+            const auto w = static_cast<std::size_t>(k.worker);
+            const std::vector<gp::HeldPart>* placed = nullptr;
+            if (k.attempt == r.rec.attempts && w < r.parts.size() && !r.parts[w].empty()) placed = &r.parts[w];
+            if (auto a = r.attempt_parts.find(k.attempt);
+                !placed && a != r.attempt_parts.end() && w < a->second.size() && !a->second[w].empty())
+                placed = &a->second[w];
+            bool here = false;
+            if (placed)
+                for (const auto& p : *placed) here = here || p.machine == machine;
+            if (!here) {
+                k.error = "worker " + str(k.worker) + " of attempt " + str(k.attempt) + " of run '" + r.rec.name +
+                          "' is not known to have been placed on " + name;
+                continue;
             }
             k.path = agent_log_path(workspaces_.at(r.rec.workspace_id).name, r.rec.name, k.attempt, k.worker);
             auto cap = r.log_caps.find(k.attempt);

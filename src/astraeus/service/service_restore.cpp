@@ -61,6 +61,11 @@ Result<void> Service::restore_run(RunMem& r, Seconds counted_to) {
         auto parts = parse_parts(k.parts.substr(0, k.parts.find('@')));
         r.parts.push_back(parts);
         r.gpu_index.push_back(parse_gpu_index(k.parts));
+        if (k.attempt > 0 && !parts.empty()) {  // where this worker's attempt ran (its log's shipper)
+            auto& at = r.attempt_parts[k.attempt];
+            at.resize(rec.worker_list.size());
+            at[r.parts.size() - 1] = parts;
+        }
         const auto phase = static_cast<gp::Phase>(k.phase);
         const auto cause = static_cast<gp::Cause>(k.cause);
         const auto& use = parts.empty() ? dummy : parts;

@@ -125,6 +125,11 @@ struct Service::RunMem {
     /// The pending reason last told to an executor that shows waiting runs (Executor::waiting).
     std::optional<std::string> told_waiting;
     std::map<int, std::uint64_t> log_caps;  ///< attempt -> each worker's log cap (log quota)
+    /// attempt -> per worker, the machines it was placed on: the attempts placed since the
+    /// service started and the latest one of the store, the last kKeptAttemptPlacements. Only
+    /// the agent of a worker's machine may ship its log (POST /v1/agent/logs).
+    std::map<int, std::vector<std::vector<goodput::HeldPart>>> attempt_parts;
+    static constexpr std::size_t kKeptAttemptPlacements = 4;
     /// The run's states since the service started (the API's "history"): when each began.
     struct Transition {
         Seconds since_s;
