@@ -72,6 +72,13 @@ print("started", len(kids))
 sys.exit(0 if len(kids) >= n else 3)' "$1"
     if [ $? = 0 ]; then escaped "ran $1 processes"; else blocked "run $1 processes"; fi
     ;;
+  tmpdirs)  # $1: a tag; the machine left astraeus-bait-TAG in each of these folders
+    for d in /tmp /dev/shm /var/tmp /run/lock; do
+      [ -d "$d" ] || continue
+      if [ -e "$d/astraeus-bait-$1" ]; then escaped "saw the machine's $d/astraeus-bait-$1"; else blocked "see the machine's file in $d"; fi
+      echo planted > "$d/astraeus-planted-$1" 2> /dev/null && echo "wrote $d/astraeus-planted-$1"
+    done
+    ;;
   gpu)  # $1: a folder of NVIDIA device nodes nvidia0..nvidia3 (major 195)
     given=${CUDA_VISIBLE_DEVICES%%,*}; other=$(( (given + 1) % 4 ))
     if ( exec 3< "$1/nvidia$other" ) 2> "$HOME/gpu.err"; then escaped "opened GPU $other (not mine)"; else

@@ -22,7 +22,7 @@ A="$SRC/tests/exec/sandbox_attacks.sh"
 DATA=$WORK/data; RUNS=$WORK/data-runs
 DEV=/dev/astraeus-gpu-test-$$
 mkdir -p "$DEV" && for g in 0 1 2 3; do mknod "$DEV/nvidia$g" c 195 $g; done
-trap 'stop_all; rm -rf "$DEV"; pkill -KILL -f "decoy-$$" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
+trap 'stop_all; rm -rf "$DEV"; for d in /tmp /dev/shm /var/tmp /run/lock; do rm -f "$d/astraeus-bait-T$$" "$d/astraeus-planted-T$$"; done; pkill -KILL -f "decoy-$$" 2>/dev/null; [ -n "${KEEP:-}" ] || rm -rf "$WORK"' EXIT
 if [ -n "${SANDBOX_OFF:-}" ]; then LOCAL='"allow_root": true, "sandbox": {"enabled": false}'
 else LOCAL='"sandbox": {"memory_bytes": 67108864, "pids_max": 64}'; fi
 cat > "$WORK/astraeus.json" <<JSON
@@ -96,6 +96,16 @@ attack "$CV" pids pids 100
 check "a worker cannot start more processes than pids_max" 'nothing_escaped pids'
 attack "$CV" gpu gpu "$DEV"
 check "a worker cannot open a GPU it was not given" 'nothing_escaped gpu'
+
+# Folders every user may write (/tmp, /dev/shm, /var/tmp, /run/lock): each worker has its own, so
+# a file left there is neither bait for the next run nor readable by another workspace's.
+TMPDIRS="/tmp /dev/shm /var/tmp /run/lock"
+for d in $TMPDIRS; do [ -d "$d" ] && echo bait > "$d/astraeus-bait-T$$"; done
+attack "$CV" tmpdirs tmpdirs "T$$"
+left=""; for d in $TMPDIRS; do [ -e "$d/astraeus-planted-T$$" ] && left="$left $d"; done
+check "a worker sees none of the machine's files in $TMPDIRS" 'nothing_escaped tmpdirs && grep -q "wrote /var/tmp/" "$WORK/tmpdirs.log"'
+check "files a worker leaves in $TMPDIRS stay its own (left on the machine in:$left)" '[ -z "$left" ]'
+for d in $TMPDIRS; do rm -f "$d/astraeus-bait-T$$" "$d/astraeus-planted-T$$"; done
 
 touch "$RUNS/ml/victim/checkpoint/go"
 wait_state "$ML" victim succeeded 20

@@ -524,8 +524,7 @@ Result<void> WorkerRunner::prepare(Pending& p) {
         plan.mounts = pr.namespaces;
         if (plan.mounts) {
             plan.hide = c_.hide;
-            plan.hide.push_back("/tmp");
-            plan.hide.push_back("/dev/shm");
+            for (const char* t : sandbox::kPrivateTmpDirs) plan.hide.push_back(t);
             std::sort(plan.hide.begin(), plan.hide.end(),
                       [](const std::string& a, const std::string& b) { return a.size() < b.size(); });
             if (auto ok = sandbox::plan_binds(plan, spec.sandbox.keep); !ok) {

@@ -217,7 +217,7 @@ Probe probe(const SandboxConfig& cfg, const std::string& instance) {
     else add("gpu_devices", false, p.root ? "no cgroup v1 devices controller (cgroup v2 device filters are not done)" : not_root);
     add("pid_namespace", p.namespaces, p.namespaces ? "one per worker" : (p.root ? "unshare(CLONE_NEWPID) failed" : not_root));
     add("mount_namespace", p.namespaces,
-        p.namespaces ? "data folders covered, private /tmp and /dev/shm" : (p.root ? "unshare(CLONE_NEWNS) failed" : not_root));
+        p.namespaces ? "data folders covered, private /tmp, /dev/shm, /var/tmp and /run/lock" : (p.root ? "unshare(CLONE_NEWNS) failed" : not_root));
     return p;
 }
 
@@ -462,7 +462,8 @@ int enter_setup(const ChildPlan& plan) {
         for (const std::string& h : plan.hide) {
             // A folder inside one hidden already is gone from view: nothing to do.
             if (::access(h.c_str(), F_OK) != 0) continue;
-            const bool shared_tmp = h == "/tmp" || h == "/dev/shm";
+            bool shared_tmp = false;
+            for (const char* t : kPrivateTmpDirs) shared_tmp = shared_tmp || h == t;
             if (::mount("tmpfs", h.c_str(), "tmpfs", MS_NOSUID | MS_NODEV,
                         shared_tmp ? "mode=1777,size=50%" : "mode=0755,size=1m") != 0)
                 return errno;

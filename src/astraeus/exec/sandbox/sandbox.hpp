@@ -136,6 +136,11 @@ private:
     int memory_join_fd_ = -1;
 };
 
+/// The folders every user of a machine may write: each worker gets its own (an empty tmpfs, mode
+/// 1777, in its mount namespace), so nothing one run leaves there reaches another run, another
+/// workspace or the machine (/var/tmp and /run/lock were shared before).
+inline constexpr const char* kPrivateTmpDirs[] = {"/tmp", "/dev/shm", "/var/tmp", "/run/lock"};
+
 /// What the child does before it runs the worker, prepared before fork (enter() makes only
 /// system calls: async-signal-safe).
 struct ChildPlan {
