@@ -15,11 +15,11 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 live_test_begin curl jq
 
 cat > "$WORK/astraeus.json" <<JSON
-{"pools": [{"name": "default", "machines": [{"count": 1, "gpus": 1}]}],
+{"pools": [{"name": "default", "machines": [{"count": 1, "gpus": 2}]}],
  "workspace_limits": {"log_bytes": 3072},
  "local": {"grace_s": 5, "allow_root": true, "log_cap_bytes": 2048}}
 JSON
-SERVE_ARGS="--executor local --gpus 1" start_server "$WORK/astraeus.json" || exit 1
+SERVE_ARGS="--executor local --gpus 2" start_server "$WORK/astraeus.json" || exit 1
 admin workspace add ml > /dev/null || exit 1
 admin workspace add cv > /dev/null || exit 1
 export ASTRALYX_API=$API
@@ -50,5 +50,19 @@ want3="$(printf "%2048s" "" | tr " " c)
 check "r3's log: its 2,048 bytes and the cap's note" '[ "$(text "$ML" r3)" = "$want3" ]'
 check "r2's log was removed for r3" '[ "$(text "$ML" r2)" = "$NOTE" ]'
 check "cv's log is untouched by ml's quota" '[ "$(text "$CV" other)" = "$(printf "%2000s" "" | tr " " z)" ]'
+# 5. A worker turns its ended attempt's folder into a link to cv's run folder; when ml's quota
+#    then removes that attempt's log, the service must remove ml's own file, not cv's through
+#    the link (nor write its note there).
+RUNS=$WORK/data-runs
+EVIL='if [ "$ASTRAEUS_ATTEMPT" = 1 ]; then echo "attempt 1"; exit 1; fi
+mv attempt-1 attempt-1.moved && ln -s "$1" attempt-1 && echo "linked attempt-1 to $1"
+while [ ! -e "$ASTRAEUS_CHECKPOINT_DIR/go" ]; do sleep 0.1; done'
+ASTRALYX_TOKEN=$ML "$ASTRA" runs submit evil -- sh -c "$EVIL" evil "$RUNS/cv/other/attempt-1" > /dev/null
+for _ in $(seq 300); do [ -L "$RUNS/ml/evil/attempt-1" ] && break; sleep 0.1; done
+check "ml's worker linked its attempt-1 folder to cv's" '[ -L "$RUNS/ml/evil/attempt-1" ]'
+run "$ML" trigger t 10; check "ml's next run succeeded" '[ $? = 0 ]'
+touch "$RUNS/ml/evil/checkpoint/go"
+check "cv's log is not removed through ml's link" '[ "$(text "$CV" other)" = "$(printf "%2000s" "" | tr " " z)" ]'
+check "no note of ml's quota in cv's folder" '! grep -rqs "workspace .ml." "$RUNS/cv/"'
 echo "log_quota_live: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

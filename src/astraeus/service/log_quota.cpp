@@ -8,6 +8,8 @@
 #include <fstream>
 #include <tuple>
 
+#include "astraeus/exec/sandbox/safe_fs.hpp"
+
 namespace astraeus::service {
 
 namespace fs = std::filesystem;
@@ -84,16 +86,24 @@ void LogQuota::remove_oldest(const std::string& workspace, Workspace& w) {
     w.settled.erase(it);
     w.seq_of.erase(path);
     w.used -= bytes;
-    // Replaced, not followed: a link planted in place of a log is removed, never written through
-    // (the note is created exclusively; whatever was planted since is left without a note).
-    std::error_code ec;
-    fs::remove(path, ec);
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
-    if (fd >= 0) {
-        const std::string note = removed_note(workspace, quota_);
-        const ssize_t n = ::write(fd, note.data(), note.size());
-        (void)n;  // a note cut short by a full disk is still a note (its first bytes)
-        ::close(fd);
+    // Replaced, not followed: the log's folder is opened without following any link (its
+    // attempt folder is the worker's: a worker can turn it into a link to another workspace's
+    // folder, or any folder of the machine), then the log is removed and the note created in
+    // that folder only; a link planted in place of the log itself is removed, never written
+    // through (the note is created exclusively; whatever was planted since is left without one).
+    const fs::path p(path);
+    const int dir = exec::sandbox::open_nofollow(p.parent_path().string(), O_RDONLY | O_DIRECTORY);
+    if (dir >= 0) {
+        const std::string name = p.filename().string();
+        (void)::unlinkat(dir, name.c_str(), 0);
+        const int fd = ::openat(dir, name.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0640);
+        if (fd >= 0) {
+            const std::string note = removed_note(workspace, quota_);
+            const ssize_t n = ::write(fd, note.data(), note.size());
+            (void)n;  // a note cut short by a full disk is still a note (its first bytes)
+            ::close(fd);
+        }
+        ::close(dir);
     }
     removed_.insert(path);
 }
