@@ -111,8 +111,8 @@ ApiResult<json> Service::agent_logs(const Caller& c, std::string_view body) {
             if (placed)
                 for (const auto& p : *placed) here = here || p.machine == machine;
             if (!here) {
-                k.error = "worker " + str(k.worker) + " of attempt " + str(k.attempt) + " of run '" + r.rec.name +
-                          "' is not known to have been placed on " + name;
+                k.error = "worker " + str(k.worker) + " of run '" + r.rec.name + "' is not placed on " + name +
+                          " in attempt " + str(k.attempt) + " (as far as the service knows)";
                 continue;
             }
             k.path = agent_log_path(workspaces_.at(r.rec.workspace_id).name, r.rec.name, k.attempt, k.worker);
