@@ -130,7 +130,10 @@ TEST(BusiestDays, RealPhillyTrace) {
     auto best_rel = busiest_days(*rel, 14);
     ASSERT_TRUE(best_rel);
     EXPECT_EQ(best_rel->from_s, 61 * 86400);
-    EXPECT_EQ(slice_window(*rel, best_rel->from_s, best_rel->to_s).jobs.size(), 28484u);
+    const Workload rel_slice = slice_window(*rel, best_rel->from_s, best_rel->to_s);
+    EXPECT_EQ(rel_slice.jobs.size(), 28484u);
+    // It stays without dates: epoch 0, not 61 days after 1970-01-01 (5,270,400 s).
+    EXPECT_EQ(rel_slice.epoch_unix_s, 0);
 }
 
 // ---- stats ----

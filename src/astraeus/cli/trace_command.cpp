@@ -80,7 +80,15 @@ Result<void> write_atomically(const std::string& path, const std::string& conten
 // number of seconds since the trace epoch. Returns seconds since the trace epoch.
 Result<Seconds> parse_time_arg(const std::string& opt, const std::string& s, const Workload& w) {
     if (const auto v = parse_int(s)) return *v;
-    if (const auto t = parse_civil(s)) return *t - w.epoch_unix_s;
+    if (const auto t = parse_civil(s)) {
+        // Epoch 0 is a trace without calendar dates: a date would be read as days after
+        // 1970-01-01 and select nothing ("no job is submitted in the window").
+        if (w.epoch_unix_s == 0)
+            return fail(opt + " '" + s +
+                        "': the trace has no calendar dates (its epoch is 0); give seconds since "
+                        "its start");
+        return *t - w.epoch_unix_s;
+    }
     return fail(opt + " '" + s +
                 "': expected a UTC date YYYY-MM-DD[THH:MM:SS] or seconds since "
                 "the trace epoch");
