@@ -173,6 +173,13 @@ check "admin init: the default configuration's machines: $(cat "$tmp/init1")" \
   "grep -qxF 'initialised $tmp/svc1: organisation acme, cluster c1, 1 pool, 4 machines, 32 GPUs (the default configuration)' '$tmp/init1'"
 check "admin init: serve --executor local uses this machine" \
   "grep -qF '\`serve --executor local\` (the default) uses this machine alone, with its GPUs (from NVML, or --gpus N)' '$tmp/init1'"
+# Run again on the same folder (the README's walk-through twice): exit 2 naming the folder and
+# its organisation (it said only "the data directory is already initialised").
+"$bin" admin init --org other --cluster c2 --data-dir "$tmp/svc1" > "$tmp/init1b" 2>&1
+rc=$?
+check "admin init twice exits 2 (got $rc)" '[ "$rc" -eq 2 ]'
+check "admin init twice names the folder: $(cat "$tmp/init1b")" \
+  "grep -qxF 'astraeus admin: $tmp/svc1 is already initialised (organisation acme): use it as it is, or give another --data-dir' '$tmp/init1b'"
 echo '{"pools": [{"name": "p", "machines": [{"count": 1, "gpus": 1}]}]}' > "$tmp/one.json"
 "$bin" admin init --org acme --cluster c1 --config "$tmp/one.json" --data-dir "$tmp/svc2" > "$tmp/init2" 2>&1
 check "admin init: one machine of one GPU: $(head -1 "$tmp/init2")" \
