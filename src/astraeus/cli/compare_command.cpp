@@ -79,15 +79,19 @@ std::string table(const std::vector<Row>& rows, const std::vector<std::string>& 
     const bool some_not_done = std::any_of(rows.begin(), rows.end(), [](const Row& r) {
         return r.summary.jobs_done < r.summary.jobs_total;
     });
+    // The policy column fits the longest name (yarn-cs-elastic, 15 characters, pushed its rows
+    // two columns right of the header).
+    std::size_t w = 13;
+    for (const Row& r : rows) w = std::max(w, r.policy.size());
     std::string out = fmt::format(
-        "  {:<13}{} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9} {:>6} {:>7}{}\n", "policy",
+        "  {:<{}}{} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9} {:>6} {:>7}{}\n", "policy", w,
         sweep_cells(nullptr), "avg JCT", "p50", "p95", "p99", "avg wait", "max wait", "makespan",
         "util", "preempt", some_not_done ? fmt::format(" {:>13}", "done") : "");
     for (const Row& r : rows) {
         const Summary& s = r.summary;
-        out += fmt::format("  {:<13}{} {:>9.0f} {:>8.0f} {:>8.0f} {:>8.0f} {:>9.0f} {:>9.0f} {:>9} "
+        out += fmt::format("  {:<{}}{} {:>9.0f} {:>8.0f} {:>8.0f} {:>8.0f} {:>9.0f} {:>9.0f} {:>9} "
                            "{:>5.1f}% {:>7}{}\n",
-                           r.policy, sweep_cells(&r), s.jct_s.mean, s.jct_s.p50, s.jct_s.p95,
+                           r.policy, w, sweep_cells(&r), s.jct_s.mean, s.jct_s.p50, s.jct_s.p95,
                            s.jct_s.p99, s.queueing_delay_s.mean, s.longest_wait_s.max,
                            s.makespan_s, 100 * s.gpu_utilization, s.preemptions,
                            some_not_done
@@ -98,16 +102,16 @@ std::string table(const std::vector<Row>& rows, const std::vector<std::string>& 
         out += "  done = jobs finished of the trace's; the others were dropped (a gang larger than "
                "the cluster,\n  or over its tenant's static quota: `astraeus simulate` names them) "
                "and are in no figure.\n";
-    out += fmt::format("\n  {:<13}{} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6} | {:>9} {:>8} {:>6} "
-                       "{:>9} {:>9}\n",
-                       "policy", sweep_cells(nullptr), "fair", "loss", "benefit", "min F_j",
+    out += fmt::format("\n  {:<{}}{} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6} | {:>10} {:>8} {:>6} "
+                       "{:>9} {:>10}\n",
+                       "policy", w, sweep_cells(nullptr), "fair", "loss", "benefit", "min F_j",
                        "p5 F_j", "Jain", "min F_u", "max/min", "Jain", "shortfall", "F_u(t) min");
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const Row& r = rows[i];
         const Summary& s = r.summary;
-        out += fmt::format("  {:<13}{} {:>6.1f}% {:>6.1f}% {:>6.1f}% {:>7.3f} {:>7.3f} {:>6.3f} | "
+        out += fmt::format("  {:<{}}{} {:>6.1f}% {:>6.1f}% {:>6.1f}% {:>7.3f} {:>7.3f} {:>6.3f} | "
                            "{:>10.3f} {:>8.3f} {:>6.3f} {:>9.4f} {:>10.3f}\n",
-                           r.policy, sweep_cells(&r), 100 * s.share_fair, 100 * s.share_loss,
+                           r.policy, w, sweep_cells(&r), 100 * s.share_fair, 100 * s.share_loss,
                            100 * s.share_benefit, s.fj_min, s.fj_p5, s.fj_jain, s.fu_min,
                            s.fu_max_over_min, s.fu_jain, s.fu_max_shortfall,
                            s.fu_worst_over_time);
