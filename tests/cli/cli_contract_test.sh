@@ -80,6 +80,15 @@ check "compare too (got $rc): $(cat "$tmp/err9")" "[ \$rc -eq 2 ] && grep -qF 'n
 rc=$?
 check "an empty --policies entry exits 2 (got $rc)" '[ "$rc" -eq 2 ]'
 check "an empty --policies entry is named" "grep -q 'an empty entry' '$tmp/err7'"
+# Every tenant at weight 0: exit 2 naming the tenants file (it said only "the tenant weights sum
+# to 0").
+sed 's/,0\.1$/,0/' "$d/share.csv" > "$tmp/zero_share.csv"
+"$bin" simulate --trace "$d/fake_job.csv" --tenants "$tmp/zero_share.csv" --out "$tmp/out10" --quiet \
+  > /dev/null 2> "$tmp/err10"
+rc=$?
+check "all weights 0 exits 2 (got $rc), no output" '[ "$rc" -eq 2 ] && [ ! -e "$tmp/out10" ]'
+check "all weights 0 names the file: $(cat "$tmp/err10")" \
+  "grep -qxF \"astraeus simulate: error: $tmp/zero_share.csv: every tenant's weight (or quota_gpus) is 0: give at least one tenant a positive one\" '$tmp/err10'"
 
 
 # 9. Numeric options name their range and the text given (CLI11's own checks printed a 300-digit

@@ -361,6 +361,12 @@ Result<PreparedRun> prepare_run(const RunArgs& a) {
     if (p.workload.tenants.empty())
         return fail(a.trace + ": the trace has no tenants; give it some with `astraeus trace "
                     "assign-tenants`, or use a trace with tenants");
+    // All weights 0: name the file (the engine's refusal named none).
+    if (std::none_of(p.workload.tenants.begin(), p.workload.tenants.end(),
+                     [](const Tenant& t) { return t.weight > 0; }))
+        return fail((a.tenants.empty() ? a.trace : a.tenants) +
+                    ": every tenant's weight (or quota_gpus) is 0: give at least one tenant a "
+                    "positive one");
     return p;
 }
 
