@@ -80,15 +80,30 @@ check "compare too (got $rc): $(cat "$tmp/err9")" "[ \$rc -eq 2 ] && grep -qF 'n
 rc=$?
 check "an empty --policies entry exits 2 (got $rc)" '[ "$rc" -eq 2 ]'
 check "an empty --policies entry is named" "grep -q 'an empty entry' '$tmp/err7'"
+# A run the engine refuses (a default-mode-only policy in compat mode) leaves no --out folder
+# behind (check_output_dir had made it, empty).
+"$bin" simulate --mode compat --policy tiresias --trace "$d/fake_job.csv" --tenants "$d/share.csv" \
+  --out "$tmp/engine_s" --quiet > /dev/null 2> "$tmp/engine_s.err"
+rc=$?
+check "simulate refused by the engine (got $rc): no --out folder" '[ "$rc" -eq 2 ] && [ ! -e "$tmp/engine_s" ]'
+"$bin" compare --mode compat --policies astraea,tiresias --trace "$d/fake_job.csv" \
+  --tenants "$d/share.csv" --out "$tmp/engine_c" --quiet > /dev/null 2> "$tmp/engine_c.err"
+rc=$?
+check "compare refused by the engine (got $rc): no --out folder" '[ "$rc" -eq 2 ] && [ ! -e "$tmp/engine_c" ]'
+mkdir "$tmp/keep13"
+"$bin" simulate --mode compat --policy tiresias --trace "$d/fake_job.csv" --tenants "$d/share.csv" \
+  --out "$tmp/keep13" --quiet > /dev/null 2>&1
+check "an --out folder that existed before is kept" '[ -d "$tmp/keep13" ]'
+rmdir "$tmp/keep13"
 # Every tenant at weight 0: exit 2 naming the tenants file (it said only "the tenant weights sum
 # to 0").
 sed 's/,0\.1$/,0/' "$d/share.csv" > "$tmp/zero_share.csv"
-"$bin" simulate --trace "$d/fake_job.csv" --tenants "$tmp/zero_share.csv" --out "$tmp/out10" --quiet \
-  > /dev/null 2> "$tmp/err10"
+"$bin" simulate --trace "$d/fake_job.csv" --tenants "$tmp/zero_share.csv" --out "$tmp/zero_out" --quiet \
+  > /dev/null 2> "$tmp/zero.err"
 rc=$?
-check "all weights 0 exits 2 (got $rc), no output" '[ "$rc" -eq 2 ] && [ ! -e "$tmp/out10" ]'
-check "all weights 0 names the file: $(cat "$tmp/err10")" \
-  "grep -qxF \"astraeus simulate: error: $tmp/zero_share.csv: every tenant's weight (or quota_gpus) is 0: give at least one tenant a positive one\" '$tmp/err10'"
+check "all weights 0 exits 2 (got $rc), no output" '[ "$rc" -eq 2 ] && [ ! -e "$tmp/zero_out" ]'
+check "all weights 0 names the file: $(cat "$tmp/zero.err")" \
+  "grep -qxF \"astraeus simulate: error: $tmp/zero_share.csv: every tenant's weight (or quota_gpus) is 0: give at least one tenant a positive one\" '$tmp/zero.err'"
 
 
 # 9. Numeric options name their range and the text given (CLI11's own checks printed a 300-digit

@@ -201,6 +201,8 @@ int run_compare(const CompareArgs& a) {
                 return usage_error("compare", {"--policies: " + rows[i].policy + " is given twice"});
 
     // A bad --out is found now, not after the simulations.
+    std::error_code ec;
+    const bool out_existed = std::filesystem::exists(a.out, ec);
     if (auto ok = check_output_dir(a.out); !ok) return usage_error("compare", ok.error());
 
     // Runs on a pool of threads, each taking the next row; simulate() is pure, so the results
@@ -232,7 +234,11 @@ int run_compare(const CompareArgs& a) {
     std::vector<ReportRun> report_runs;
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const Result<SimResult>& result = *results[i];
-        if (!result) return usage_error("compare", result.error());
+        if (!result) {
+            // No partial output: not even the empty folder check_output_dir made.
+            if (!out_existed) std::filesystem::remove(a.out, ec);
+            return usage_error("compare", result.error());
+        }
         Row& r = rows[i];
         r.summary = summarize(p.workload, *result, r.config.cluster.total_gpus());
         r.json = summary_json(p.workload, *result, r.summary);
