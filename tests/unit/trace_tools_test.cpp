@@ -181,6 +181,8 @@ TEST(Stats, HandWorkload) {
     EXPECT_NE(text.find("jobs:            10\n"), std::string::npos) << text;
     EXPECT_NE(text.find("GPU-hours:       6.2"), std::string::npos) << text;
     EXPECT_NE(text.find(" 1:3 2:2 4:4 8:1\n"), std::string::npos) << text;
+    // Submits 0..540 s: 540 / 3600 = 0.15 h, printed 0.1 (it said "0.0 days").
+    EXPECT_NE(text.find("submit span:     0 s .. 540 s (0.1 h), "), std::string::npos) << text;
     // Three tenants (one without jobs) and the "(none)" row, which is not a tenant (it said 4).
     EXPECT_NE(text.find("tenants:         3 (and jobs without a tenant: the (none) row)\n"), std::string::npos) << text;
 }

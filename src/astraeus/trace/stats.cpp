@@ -67,8 +67,10 @@ std::string stats_text(const TraceStats& s) {
     out += fmt::format("jobs:            {}\n", s.jobs);
     out += fmt::format("GPU-hours:       {:.1f} (sum of GPUs x run time)\n", s.gpu_hours());
     const Seconds span = s.last_submit_s - s.first_submit_s;
-    out += fmt::format("submit span:     {} s .. {} s ({:.1f} days)", s.first_submit_s,
-                       s.last_submit_s, static_cast<double>(span) / 86400.0);
+    // Under a day in hours: a short trace's span printed "(0.0 days)".
+    out += fmt::format("submit span:     {} s .. {} s ({})", s.first_submit_s, s.last_submit_s,
+                       span < 86400 ? fmt::format("{:.1f} h", static_cast<double>(span) / 3600.0)
+                                    : fmt::format("{:.1f} days", static_cast<double>(span) / 86400.0));
     if (s.epoch_unix_s != 0)
         out += fmt::format(", {} .. {} UTC", format_utc(s.epoch_unix_s + s.first_submit_s),
                            format_utc(s.epoch_unix_s + s.last_submit_s));
