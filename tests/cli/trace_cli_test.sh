@@ -62,6 +62,13 @@ check "date on a dateless trace: message" "grep -qx \"astraeus trace slice: erro
   --out "$tmp/nodate.csv" 2> /dev/null
 check "slice of a dateless trace keeps epoch 0" "grep -qx '#epoch_unix_s,0' '$tmp/nodate.csv'"
 
+# 4c. assign-tenants --seed -1 exits 2 as simulate's does (it was taken as 2^64 - 1).
+"$bin" trace assign-tenants --trace "$fx/rfold/trace.csv" --format rfold \
+  --mix-from "$philly/sampled_jobs.json.gz" --seed -1 --out "$tmp/seed.csv" 2> "$tmp/e6"
+rc=$?
+check "assign-tenants --seed -1 exits 2 (got $rc), no output" '[ "$rc" -eq 2 ] && [ ! -e "$tmp/seed.csv" ]'
+check "assign-tenants --seed -1: message" "grep -qxF -e \"--seed: expected a non-negative integer, got '-1'\" '$tmp/e6'"
+
 # 5. The real Philly trace: busiest 14 days, tenants, byte-stable outputs, loss-free convert.
 "$bin" trace slice --trace "$philly/philly_trace.csv.gz" --format rfold-philly --busiest-days 14 \
   --out "$tmp/b14.csv" 2> "$tmp/b14.err"

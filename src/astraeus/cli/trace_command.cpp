@@ -16,6 +16,7 @@
 
 #include "astraeus/base/count_text.hpp"
 #include "astraeus/cli/commands.hpp"
+#include "astraeus/cli/number_checks.hpp"
 #include "astraeus/trace/civil_time.hpp"
 #include "astraeus/trace/csv.hpp"
 #include "astraeus/trace/native_trace.hpp"
@@ -296,7 +297,10 @@ std::function<int()> add_trace(CLI::App& app) {
         ->required();
     assign->add_option("--mix-format", a->mix_format, "format of --mix-from")
         ->capture_default_str();
-    assign->add_option("--seed", a->seed, "random seed")->capture_default_str();
+    // -1 was taken as 2^64 - 1 (simulate's --seed refuses it).
+    assign->add_option("--seed", a->seed, "random seed")
+        ->check(unsigned_digits("UINT"))
+        ->capture_default_str();
     assign->add_option("--out", a->out, "output native trace")->required();
 
     CLI::App* convert = trace->add_subcommand("convert",
