@@ -119,8 +119,10 @@ std::string table(const std::vector<Row>& rows, const std::vector<std::string>& 
     out += "  job fairness: share of jobs with F_j in [0.95, 1/0.95] (fair), below (loss), above "
            "(benefit).\n  tenant fairness: F_u = GPU-time received / deserved over the run (F_u > "
            "1: it borrowed idle GPUs);\n  shortfall = max(0, 1 - min F_u); F_u(t) min = the worst "
-           "tenant's F_u over the sliding window at\n  any hourly sample. max wait = the longest "
-           "stretch any job spent pending (s).\n";
+           "tenant's F_u over the sliding window at\n  any hourly sample. avg wait = the mean queueing "
+           "delay (submit to first start, s);\n  max wait = the longest stretch any job spent "
+           "pending (before its first start or after a lease end,\n  a preemption or a failure, "
+           "s).\n";
     for (const Row& r : rows)
         if (!r.overridden.empty()) {
             out += "  * the policy sets this option itself (see its manifest): the swept value "
