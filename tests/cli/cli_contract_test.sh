@@ -95,6 +95,15 @@ mkdir "$tmp/keep13"
   --out "$tmp/keep13" --quiet > /dev/null 2>&1
 check "an --out folder that existed before is kept" '[ -d "$tmp/keep13" ]'
 rmdir "$tmp/keep13"
+# --out naming a file: exit 2, said as such (it was "cannot create output directory: Not a
+# directory"), the file untouched.
+echo keep > "$tmp/a_file"
+"$bin" simulate --trace "$d/fake_job.csv" --out "$tmp/a_file" --quiet > /dev/null 2> "$tmp/file.err"
+rc=$?
+check "--out a file exits 2 (got $rc)" '[ "$rc" -eq 2 ] && [ "$(cat "$tmp/a_file")" = keep ]'
+check "--out a file: $(cat "$tmp/file.err")" \
+  "grep -qxF \"astraeus simulate: error: $tmp/a_file: cannot create output directory: it exists and is not a directory\" '$tmp/file.err'"
+rm "$tmp/a_file"
 # Every tenant at weight 0: exit 2 naming the tenants file (it said only "the tenant weights sum
 # to 0").
 sed 's/,0\.1$/,0/' "$d/share.csv" > "$tmp/zero_share.csv"
