@@ -104,6 +104,13 @@ check "--out a file exits 2 (got $rc)" '[ "$rc" -eq 2 ] && [ "$(cat "$tmp/a_file
 check "--out a file: $(cat "$tmp/file.err")" \
   "grep -qxF \"astraeus simulate: error: $tmp/a_file: cannot create output directory: it exists and is not a directory\" '$tmp/file.err'"
 rm "$tmp/a_file"
+# --goodput-weeks on a trace without dates (epoch 0): a note says its weeks are 1970's.
+"$bin" simulate --trace "$d/fake_job.csv" --tenants "$d/share.csv" --goodput --goodput-weeks 1 \
+  --out "$tmp/weeks_out" --quiet > /dev/null 2> "$tmp/weeks.err"
+rc=$?
+check "--goodput-weeks on a dateless trace runs (got $rc) with a note: $(cat "$tmp/weeks.err")" \
+  "[ \$rc -eq 0 ] && grep -qxF \"astraeus simulate: note: $d/fake_job.csv has no calendar dates (epoch 0): --goodput-weeks counts its time from 1970-01-01 (Thursday of 1970-W01)\" '$tmp/weeks.err'"
+rm -rf "$tmp/weeks_out"
 # Every tenant at weight 0: exit 2 naming the tenants file (it said only "the tenant weights sum
 # to 0").
 sed 's/,0\.1$/,0/' "$d/share.csv" > "$tmp/zero_share.csv"

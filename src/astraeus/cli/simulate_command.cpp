@@ -82,6 +82,11 @@ int run_simulate(const SimulateArgs& a) {
         auto model = lifecycle_of(a);
         if (!model) return usage_error("simulate", model.error());
         p.config.goodput = *model;
+        // Weeks of a trace without dates are 1970's (the tables said "Week 1969-W51"): say so.
+        if (a.goodput_weeks > 0 && p.workload.epoch_unix_s == 0)
+            std::cerr << "astraeus simulate: note: " << a.run.trace
+                      << " has no calendar dates (epoch 0): --goodput-weeks counts its time from "
+                         "1970-01-01 (Thursday of 1970-W01)\n";
     }
 
     // A bad --out is found now, not after the simulation.
