@@ -69,6 +69,21 @@ rc=$?
 check "assign-tenants --seed -1 exits 2 (got $rc), no output" '[ "$rc" -eq 2 ] && [ ! -e "$tmp/seed.csv" ]'
 check "assign-tenants --seed -1: message" "grep -qxF -e \"--seed: expected a non-negative integer, got '-1'\" '$tmp/e6'"
 
+# 4d. --out naming the input is refused, the input untouched (convert in place replaced it).
+cp "$fx/rfold/trace.csv" "$tmp/inplace.csv"
+"$bin" trace convert --trace "$tmp/inplace.csv" --format rfold --out "$tmp/inplace.csv" 2> "$tmp/e7"
+rc=$?
+check "convert --out = --trace exits 2 (got $rc), input unchanged" \
+  '[ "$rc" -eq 2 ] && cmp -s "$fx/rfold/trace.csv" "$tmp/inplace.csv"'
+check "convert --out = --trace: message" \
+  "grep -qxF \"astraeus trace convert: error: --out $tmp/inplace.csv is the input $tmp/inplace.csv; write to another file (it would replace the input)\" '$tmp/e7'"
+"$bin" trace slice --trace "$tmp/inplace.csv" --format rfold --from 0 --to 1000000 \
+  --out "$tmp/../$(basename "$tmp")/inplace.csv" 2> /dev/null
+rc=$?
+check "slice --out = --trace by another path exits 2 (got $rc), input unchanged" \
+  '[ "$rc" -eq 2 ] && cmp -s "$fx/rfold/trace.csv" "$tmp/inplace.csv"'
+rm "$tmp/inplace.csv"
+
 # 5. The real Philly trace: busiest 14 days, tenants, byte-stable outputs, loss-free convert.
 "$bin" trace slice --trace "$philly/philly_trace.csv.gz" --format rfold-philly --busiest-days 14 \
   --out "$tmp/b14.csv" 2> "$tmp/b14.err"

@@ -109,6 +109,16 @@ int finish(const std::string& sub, const TraceArgs& a, const Result<Workload>& w
         std::cerr << "astraeus trace " << sub << ": error: " << w.error().message << "\n";
         return 2;
     }
+    // --out naming an input would replace it: `convert --trace x.csv --out x.csv` lost the
+    // original file (read-only files too, as root).
+    for (const std::string* in : {&a.trace, &a.mix_from}) {
+        std::error_code ec;
+        if (!in->empty() && std::filesystem::equivalent(*in, a.out, ec)) {
+            std::cerr << "astraeus trace " << sub << ": error: --out " << a.out << " is the input "
+                      << *in << "; write to another file (it would replace the input)\n";
+            return 2;
+        }
+    }
     auto written = write_atomically(a.out, write_native(*w));
     if (!written) {
         std::cerr << "astraeus trace " << sub << ": error: " << written.error().message << "\n";
