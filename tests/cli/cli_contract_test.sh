@@ -213,6 +213,14 @@ check "admin init: the default configuration's machines: $(cat "$tmp/init1")" \
   "grep -qxF 'initialised $tmp/svc1: organisation acme, cluster c1, 1 pool, 4 machines, 32 GPUs (the default configuration)' '$tmp/init1'"
 check "admin init: serve --executor local uses this machine" \
   "grep -qF '\`serve --executor local\` (the default) uses this machine alone, with its GPUs (from NVML, or --gpus N)' '$tmp/init1'"
+# trace export --out onto the store: exit 2, the database untouched (it was replaced).
+cp "$tmp/svc1/astraeus.db" "$tmp/db.before"
+"$bin" trace export --data-dir "$tmp/svc1" --out "$tmp/svc1/astraeus.db" > /dev/null 2> "$tmp/export.err"
+rc=$?
+check "trace export onto the store exits 2 (got $rc), the store unchanged" \
+  '[ "$rc" -eq 2 ] && cmp -s "$tmp/db.before" "$tmp/svc1/astraeus.db"'
+check "trace export onto the store: $(cat "$tmp/export.err")" \
+  "grep -qxF \"astraeus trace export: error: $tmp/svc1/astraeus.db is the service's store ($tmp/svc1/astraeus.db); write to another file\" '$tmp/export.err'"
 # Run again on the same folder (the README's walk-through twice): exit 2 naming the folder and
 # its organisation (it said only "the data directory is already initialised").
 "$bin" admin init --org other --cluster c2 --data-dir "$tmp/svc1" > "$tmp/init1b" 2>&1

@@ -234,6 +234,18 @@ int run_export(const TraceArgs& a) {
         until = *t;
     }
     if (since && until && *since >= *until) return error2("export", "--since must be before --until");
+    // An --out onto the store itself would replace the service's database.
+    {
+        std::string stem = a.out;
+        if (stem.size() > 4 && stem.ends_with(".csv")) stem.resize(stem.size() - 4);
+        for (const std::string& out : {a.out, stem + "-tenants.json", stem + "-machines.csv"})
+            for (const char* db : {"astraeus.db", "astraeus.db-wal", "astraeus.db-shm"}) {
+                std::error_code ec;
+                if (std::filesystem::equivalent(std::filesystem::path(a.data_dir) / db, out, ec))
+                    return error2("export", out + " is the service's store (" + a.data_dir + "/" +
+                                                db + "); write to another file");
+            }
+    }
     auto ex = trace_export::export_data_dir(a.data_dir, since, until);
     if (!ex) return error2("export", ex.error().message);
     std::string stem = a.out;
