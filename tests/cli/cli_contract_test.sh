@@ -80,6 +80,46 @@ check "compare too (got $rc): $(cat "$tmp/err9")" "[ \$rc -eq 2 ] && grep -qF 'n
 rc=$?
 check "an empty --policies entry exits 2 (got $rc)" '[ "$rc" -eq 2 ]'
 check "an empty --policies entry is named" "grep -q 'an empty entry' '$tmp/err7'"
+# A run the engine refuses (a default-mode-only policy in compat mode) leaves no --out folder
+# behind (check_output_dir had made it, empty).
+"$bin" simulate --mode compat --policy tiresias --trace "$d/fake_job.csv" --tenants "$d/share.csv" \
+  --out "$tmp/engine_s" --quiet > /dev/null 2> "$tmp/engine_s.err"
+rc=$?
+check "simulate refused by the engine (got $rc): no --out folder" '[ "$rc" -eq 2 ] && [ ! -e "$tmp/engine_s" ]'
+"$bin" compare --mode compat --policies astraea,tiresias --trace "$d/fake_job.csv" \
+  --tenants "$d/share.csv" --out "$tmp/engine_c" --quiet > /dev/null 2> "$tmp/engine_c.err"
+rc=$?
+check "compare refused by the engine (got $rc): no --out folder" '[ "$rc" -eq 2 ] && [ ! -e "$tmp/engine_c" ]'
+mkdir "$tmp/keep13"
+"$bin" simulate --mode compat --policy tiresias --trace "$d/fake_job.csv" --tenants "$d/share.csv" \
+  --out "$tmp/keep13" --quiet > /dev/null 2>&1
+check "an --out folder that existed before is kept" '[ -d "$tmp/keep13" ]'
+rmdir "$tmp/keep13"
+# --out naming a file: exit 2, said as such (it was "cannot create output directory: Not a
+# directory"), the file untouched.
+echo keep > "$tmp/a_file"
+"$bin" simulate --trace "$d/fake_job.csv" --out "$tmp/a_file" --quiet > /dev/null 2> "$tmp/file.err"
+rc=$?
+check "--out a file exits 2 (got $rc)" '[ "$rc" -eq 2 ] && [ "$(cat "$tmp/a_file")" = keep ]'
+check "--out a file: $(cat "$tmp/file.err")" \
+  "grep -qxF \"astraeus simulate: error: $tmp/a_file: cannot create output directory: it exists and is not a directory\" '$tmp/file.err'"
+rm "$tmp/a_file"
+# --goodput-weeks on a trace without dates (epoch 0): a note says its weeks are 1970's.
+"$bin" simulate --trace "$d/fake_job.csv" --tenants "$d/share.csv" --goodput --goodput-weeks 1 \
+  --out "$tmp/weeks_out" --quiet > /dev/null 2> "$tmp/weeks.err"
+rc=$?
+check "--goodput-weeks on a dateless trace runs (got $rc) with a note: $(cat "$tmp/weeks.err")" \
+  "[ \$rc -eq 0 ] && grep -qxF \"astraeus simulate: note: $d/fake_job.csv has no calendar dates (epoch 0): --goodput-weeks counts its time from 1970-01-01 (Thursday of 1970-W01)\" '$tmp/weeks.err'"
+rm -rf "$tmp/weeks_out"
+# Every tenant at weight 0: exit 2 naming the tenants file (it said only "the tenant weights sum
+# to 0").
+sed 's/,0\.1$/,0/' "$d/share.csv" > "$tmp/zero_share.csv"
+"$bin" simulate --trace "$d/fake_job.csv" --tenants "$tmp/zero_share.csv" --out "$tmp/zero_out" --quiet \
+  > /dev/null 2> "$tmp/zero.err"
+rc=$?
+check "all weights 0 exits 2 (got $rc), no output" '[ "$rc" -eq 2 ] && [ ! -e "$tmp/zero_out" ]'
+check "all weights 0 names the file: $(cat "$tmp/zero.err")" \
+  "grep -qxF \"astraeus simulate: error: $tmp/zero_share.csv: every tenant's weight (or quota_gpus) is 0: give at least one tenant a positive one\" '$tmp/zero.err'"
 
 
 # 9. Numeric options name their range and the text given (CLI11's own checks printed a 300-digit
@@ -173,6 +213,21 @@ check "admin init: the default configuration's machines: $(cat "$tmp/init1")" \
   "grep -qxF 'initialised $tmp/svc1: organisation acme, cluster c1, 1 pool, 4 machines, 32 GPUs (the default configuration)' '$tmp/init1'"
 check "admin init: serve --executor local uses this machine" \
   "grep -qF '\`serve --executor local\` (the default) uses this machine alone, with its GPUs (from NVML, or --gpus N)' '$tmp/init1'"
+# trace export --out onto the store: exit 2, the database untouched (it was replaced).
+cp "$tmp/svc1/astraeus.db" "$tmp/db.before"
+"$bin" trace export --data-dir "$tmp/svc1" --out "$tmp/svc1/astraeus.db" > /dev/null 2> "$tmp/export.err"
+rc=$?
+check "trace export onto the store exits 2 (got $rc), the store unchanged" \
+  '[ "$rc" -eq 2 ] && cmp -s "$tmp/db.before" "$tmp/svc1/astraeus.db"'
+check "trace export onto the store: $(cat "$tmp/export.err")" \
+  "grep -qxF \"astraeus trace export: error: $tmp/svc1/astraeus.db is the service's store ($tmp/svc1/astraeus.db); write to another file\" '$tmp/export.err'"
+# Run again on the same folder (the README's walk-through twice): exit 2 naming the folder and
+# its organisation (it said only "the data directory is already initialised").
+"$bin" admin init --org other --cluster c2 --data-dir "$tmp/svc1" > "$tmp/init1b" 2>&1
+rc=$?
+check "admin init twice exits 2 (got $rc)" '[ "$rc" -eq 2 ]'
+check "admin init twice names the folder: $(cat "$tmp/init1b")" \
+  "grep -qxF 'astraeus admin: $tmp/svc1 is already initialised (organisation acme): use it as it is, or give another --data-dir' '$tmp/init1b'"
 echo '{"pools": [{"name": "p", "machines": [{"count": 1, "gpus": 1}]}]}' > "$tmp/one.json"
 "$bin" admin init --org acme --cluster c1 --config "$tmp/one.json" --data-dir "$tmp/svc2" > "$tmp/init2" 2>&1
 check "admin init: one machine of one GPU: $(head -1 "$tmp/init2")" \

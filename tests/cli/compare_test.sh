@@ -89,5 +89,15 @@ run --threads -1 --out "$tmp/o6" 2> "$tmp/e6" > /dev/null; rc=$?
 check "--threads -1 exits 2 and names the range (got $rc)" \
   '[ "$rc" -eq 2 ] && [ "$(head -1 "$tmp/e6")" = "--threads: expected a whole number from 0 to 999999999, got '"'-1'"'" ]'
 
+# 7. Columns line up with their headers: every line of each table has the header's length (the
+# policy column was 13 wide, so yarn-cs-elastic's rows stood 2 characters right of the header,
+# and the fairness header's right half stood 1 character left of its values).
+run --policies astraea,yarn-cs-elastic --cluster 40x8 --out "$tmp/al" > /dev/null || exit 1
+lengths() { awk -v first="$1" '$1 == "policy" { n++ } n == first && ($1 == "policy" || $2 ~ /^[0-9]/) { print length($0) }' "$tmp/al/compare.txt" | sort -u | tr '\n' ' '; }
+check "table 1: header and rows of one length (got $(lengths 1))" '[ "$(lengths 1)" = "99 " ]'
+check "avg wait and max wait are told apart (different measures side by side)" \
+  "grep -qF 'any hourly sample. avg wait = the mean queueing delay (submit to first start, s);' '$tmp/al/compare.txt'"
+check "table 2: header and rows of one length (got $(lengths 2))" '[ "$(lengths 2)" = "114 " ]'
+
 echo "$passes passed, $fails failed"
 [ "$fails" -eq 0 ]

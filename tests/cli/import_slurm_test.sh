@@ -157,5 +157,14 @@ check "--end now: counted up to the current time" "[ $? -eq 0 ] && grep -q '^68_
 "$bin" goodput import-slurm "$tmp/missing.json" > "$tmp/out" 2> "$tmp/err"
 check "missing file: exit 2 and says so" "[ $? -eq 2 ] && grep -q 'missing.json: cannot open' '$tmp/err'"
 
+# --events-out naming the input: exit 2, the input untouched (it was replaced by the events).
+cp "$fx/site-sacct.txt" "$tmp/in.txt"
+imp "$tmp/in.txt" --timezone UTC --events-out "$tmp/in.txt" > /dev/null 2> "$tmp/err"
+rc=$?
+check "--events-out = input exits 2 (got $rc), input unchanged" \
+  '[ "$rc" -eq 2 ] && cmp -s "$fx/site-sacct.txt" "$tmp/in.txt"'
+check "--events-out = input: message" \
+  "grep -qF -e \"--events-out $tmp/in.txt is the input $tmp/in.txt; write to another file (it would replace the input)\" '$tmp/err'"
+
 echo "import_slurm: $passes passed, $fails failed"
 [ "$fails" -eq 0 ]

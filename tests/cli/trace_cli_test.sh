@@ -51,6 +51,39 @@ check "trace without a subcommand exits 2" '[ $? -eq 2 ]'
 check "slice by dates" "[ \$(grep -c '^14255' '$tmp/win.csv') -eq 2 ] && grep -q '^#epoch_utc,2020-06-09 10:41:10$' '$tmp/win.csv'"
 check "slice re-bases and caps" "grep -q '^1425512,vchbv,4,17,249,1$' '$tmp/win.csv' && grep -q '^1425514,vcJkd,8,19129,300,1$' '$tmp/win.csv'"
 
+# 4b. A trace without calendar dates (RFold: epoch 0): a date is refused (it selected nothing:
+# 'no job is submitted in the window'), and a slice stays without dates (epoch 0, not 1970).
+"$bin" trace slice --trace "$fx/rfold/trace.csv" --format rfold --from 2017-10-01 --to 2017-10-02 \
+  --out "$tmp/nodate.csv" 2> "$tmp/e5"
+rc=$?
+check "date on a dateless trace exits 2 (got $rc)" '[ "$rc" -eq 2 ] && [ ! -e "$tmp/nodate.csv" ]'
+check "date on a dateless trace: message" "grep -qx \"astraeus trace slice: error: --from '2017-10-01': the trace has no calendar dates (its epoch is 0); give seconds since its start\" '$tmp/e5'"
+"$bin" trace slice --trace "$fx/rfold/trace.csv" --format rfold --from 10 --to 1000000 \
+  --out "$tmp/nodate.csv" 2> /dev/null
+check "slice of a dateless trace keeps epoch 0" "grep -qx '#epoch_unix_s,0' '$tmp/nodate.csv'"
+
+# 4c. assign-tenants --seed -1 exits 2 as simulate's does (it was taken as 2^64 - 1).
+"$bin" trace assign-tenants --trace "$fx/rfold/trace.csv" --format rfold \
+  --mix-from "$philly/sampled_jobs.json.gz" --seed -1 --out "$tmp/seed.csv" 2> "$tmp/e6"
+rc=$?
+check "assign-tenants --seed -1 exits 2 (got $rc), no output" '[ "$rc" -eq 2 ] && [ ! -e "$tmp/seed.csv" ]'
+check "assign-tenants --seed -1: message" "grep -qxF -e \"--seed: expected a non-negative integer, got '-1'\" '$tmp/e6'"
+
+# 4d. --out naming the input is refused, the input untouched (convert in place replaced it).
+cp "$fx/rfold/trace.csv" "$tmp/inplace.csv"
+"$bin" trace convert --trace "$tmp/inplace.csv" --format rfold --out "$tmp/inplace.csv" 2> "$tmp/e7"
+rc=$?
+check "convert --out = --trace exits 2 (got $rc), input unchanged" \
+  '[ "$rc" -eq 2 ] && cmp -s "$fx/rfold/trace.csv" "$tmp/inplace.csv"'
+check "convert --out = --trace: message" \
+  "grep -qxF \"astraeus trace convert: error: --out $tmp/inplace.csv is the input $tmp/inplace.csv; write to another file (it would replace the input)\" '$tmp/e7'"
+"$bin" trace slice --trace "$tmp/inplace.csv" --format rfold --from 0 --to 1000000 \
+  --out "$tmp/../$(basename "$tmp")/inplace.csv" 2> /dev/null
+rc=$?
+check "slice --out = --trace by another path exits 2 (got $rc), input unchanged" \
+  '[ "$rc" -eq 2 ] && cmp -s "$fx/rfold/trace.csv" "$tmp/inplace.csv"'
+rm "$tmp/inplace.csv"
+
 # 5. The real Philly trace: busiest 14 days, tenants, byte-stable outputs, loss-free convert.
 "$bin" trace slice --trace "$philly/philly_trace.csv.gz" --format rfold-philly --busiest-days 14 \
   --out "$tmp/b14.csv" 2> "$tmp/b14.err"

@@ -20,6 +20,10 @@ admin workspace add ml > /dev/null || exit 1
 export ASTRALYX_API=$API
 export ASTRALYX_TOKEN; ASTRALYX_TOKEN=$(new_token --workspace ml)
 
+# `astra --version` is astraeus's (it said "A subcommand is required").
+check "astra --version = astraeus --version ($("$ASTRA" --version 2>&1))" \
+  '[ -n "$("$ASTRAEUS" --version)" ] && [ "$("$ASTRA" --version)" = "$("$ASTRAEUS" --version)" ]'
+
 # Runs: submit two (llm fills the default pool; sweep-7 waits behind it), list, show.
 "$ASTRA" runs submit llm --workers 2 --gpus-per-worker 8 --command "python train.py" > "$WORK/submit.txt"
 check "submit exits 0" '[ $? = 0 ]'

@@ -447,6 +447,21 @@ TEST(AstraRender, AnEndedRunSaysWhy) {
               std::string::npos);
 }
 
+TEST(AstraRender, OneGpuPerWorkerIsSingular) {
+    // `runs show` of the README's hello run said "Workers:     1 x 1 GPUs".
+    auto run = json::parse(R"({"name": "hello", "state": "succeeded", "workers": 1,
+                               "gpus_per_worker": 1})");
+    auto text = astraeus::client::run_detail_text(run);
+    ASSERT_TRUE(text) << text.error().message;
+    EXPECT_NE(text->find("Workers:     1 x 1 GPU\n"), std::string::npos) << *text;
+    run["workers"] = 2;
+    EXPECT_NE(astraeus::client::run_detail_text(run)->find("Workers:     2 x 1 GPU\n"),
+              std::string::npos);
+    run["gpus_per_worker"] = 8;
+    EXPECT_NE(astraeus::client::run_detail_text(run)->find("Workers:     2 x 8 GPUs\n"),
+              std::string::npos);
+}
+
 TEST_F(AstraTest, RunsSubmitSendsTheContractBody) {
     const auto r = astra({"runs", "submit", "llm", "--workers", "2", "--gpus-per-worker", "8",
                           "--time-limit", "7200", "--command", "python train.py", "--workspace",

@@ -91,6 +91,12 @@ TEST(TenantConfig, JsonUnknownKeysAndBothKeysAreErrors) {
     ASSERT_FALSE(top);
     EXPECT_EQ(top.error().message,
               kDir + "tenants_top_key.json: unknown key 'tenant' (expected \"tenants\")");
+    // A later tenant without either key was reported as mixing "weight" and "quota_gpus".
+    auto missing = read_tenant_config(kDir + "tenants_second_no_weight.json", "");
+    ASSERT_FALSE(missing);
+    EXPECT_EQ(missing.error().message,
+              kDir + "tenants_second_no_weight.json: tenants[1] ('B'): no \"weight\" (or "
+                     "\"quota_gpus\"): expected a number from 0 to 1e15");
     auto both = read_tenant_config(kDir + "tenants_both.json", "");
     ASSERT_FALSE(both);
     EXPECT_EQ(both.error().message, kDir + "tenants_both.json: tenants[0] ('A'): give \"weight\" "

@@ -3,6 +3,8 @@
 // independently with python3 (csv/json + zoneinfo) from data/philly/.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <map>
 
 #include "astraeus/trace/native_trace.hpp"
@@ -130,7 +132,10 @@ TEST(BusiestDays, RealPhillyTrace) {
     auto best_rel = busiest_days(*rel, 14);
     ASSERT_TRUE(best_rel);
     EXPECT_EQ(best_rel->from_s, 61 * 86400);
-    EXPECT_EQ(slice_window(*rel, best_rel->from_s, best_rel->to_s).jobs.size(), 28484u);
+    const Workload rel_slice = slice_window(*rel, best_rel->from_s, best_rel->to_s);
+    EXPECT_EQ(rel_slice.jobs.size(), 28484u);
+    // It stays without dates: epoch 0, not 61 days after 1970-01-01 (5,270,400 s).
+    EXPECT_EQ(rel_slice.epoch_unix_s, 0);
 }
 
 // ---- stats ----
@@ -178,8 +183,28 @@ TEST(Stats, HandWorkload) {
     EXPECT_NE(text.find("jobs:            10\n"), std::string::npos) << text;
     EXPECT_NE(text.find("GPU-hours:       6.2"), std::string::npos) << text;
     EXPECT_NE(text.find(" 1:3 2:2 4:4 8:1\n"), std::string::npos) << text;
+    // Submits 0..540 s: 9.0 min (it said "0.0 days").
+    EXPECT_NE(text.find("submit span:     0 s .. 540 s (9.0 min), "), std::string::npos) << text;
     // Three tenants (one without jobs) and the "(none)" row, which is not a tenant (it said 4).
     EXPECT_NE(text.find("tenants:         3 (and jobs without a tenant: the (none) row)\n"), std::string::npos) << text;
+}
+
+TEST(Stats, LongTenantNamesKeepTheColumns) {
+    // A name longer than 16 characters pushed its row right of the header. Every line of the
+    // tenant table is 2 + 20 (the longest name) + 1 + 9 + 1 + 7 + 1 + 13 + 1 + 7 = 62 long.
+    Workload w;
+    w.tenants = {{"a-twenty-char-tenant", 1.0}, {"b", 1.0}};
+    w.jobs.push_back(make_job(1, 0, 1, 0, 3600));
+    w.jobs.push_back(make_job(2, 1, 2, 10, 1800));
+    const std::string text = stats_text(compute_stats(w));
+    const auto from = text.find("  tenant");
+    ASSERT_NE(from, std::string::npos) << text;
+    std::istringstream table(text.substr(from));
+    int lines = 0;
+    for (std::string line; std::getline(table, line); ++lines) EXPECT_EQ(line.size(), 62u) << line;
+    EXPECT_EQ(lines, 3);
+    EXPECT_NE(text.find("  a-twenty-char-tenant         1   50.0%           1.0   50.0%\n"),
+              std::string::npos) << text;
 }
 
 TEST(Stats, RealPhillyFiles) {

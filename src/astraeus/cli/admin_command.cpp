@@ -94,6 +94,14 @@ int do_init(const AdminOptions& o) {
                          "either end");
     auto st = service::open_configured_store(cfg, o.config);
     if (!st) return error(st.error().message, 1);
+    // Initialised before (the README's walk-through run twice): name the folder and what it holds
+    // (the store's own refusal said only "the data directory is already initialised").
+    if (auto orgs = (*st)->orgs(); orgs && !orgs->empty()) {
+        const bool pg = service::uses_postgresql(cfg);
+        return error((pg ? "the PostgreSQL database of " + o.config : o.data_dir) +
+                     " is already initialised (organisation " + terminal_safe(orgs->front().name) +
+                     ")" + (pg ? "" : ": use it as it is, or give another --data-dir"));
+    }
     auto ids = (*st)->init(org, cluster);
     if (!ids) return error(ids.error().message);
     int machines = 0, gpus = 0;

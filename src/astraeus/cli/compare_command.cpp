@@ -79,15 +79,19 @@ std::string table(const std::vector<Row>& rows, const std::vector<std::string>& 
     const bool some_not_done = std::any_of(rows.begin(), rows.end(), [](const Row& r) {
         return r.summary.jobs_done < r.summary.jobs_total;
     });
+    // The policy column fits the longest name (yarn-cs-elastic, 15 characters, pushed its rows
+    // two columns right of the header).
+    std::size_t w = 13;
+    for (const Row& r : rows) w = std::max(w, r.policy.size());
     std::string out = fmt::format(
-        "  {:<13}{} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9} {:>6} {:>7}{}\n", "policy",
+        "  {:<{}}{} {:>9} {:>8} {:>8} {:>8} {:>9} {:>9} {:>9} {:>6} {:>7}{}\n", "policy", w,
         sweep_cells(nullptr), "avg JCT", "p50", "p95", "p99", "avg wait", "max wait", "makespan",
         "util", "preempt", some_not_done ? fmt::format(" {:>13}", "done") : "");
     for (const Row& r : rows) {
         const Summary& s = r.summary;
-        out += fmt::format("  {:<13}{} {:>9.0f} {:>8.0f} {:>8.0f} {:>8.0f} {:>9.0f} {:>9.0f} {:>9} "
+        out += fmt::format("  {:<{}}{} {:>9.0f} {:>8.0f} {:>8.0f} {:>8.0f} {:>9.0f} {:>9.0f} {:>9} "
                            "{:>5.1f}% {:>7}{}\n",
-                           r.policy, sweep_cells(&r), s.jct_s.mean, s.jct_s.p50, s.jct_s.p95,
+                           r.policy, w, sweep_cells(&r), s.jct_s.mean, s.jct_s.p50, s.jct_s.p95,
                            s.jct_s.p99, s.queueing_delay_s.mean, s.longest_wait_s.max,
                            s.makespan_s, 100 * s.gpu_utilization, s.preemptions,
                            some_not_done
@@ -98,16 +102,16 @@ std::string table(const std::vector<Row>& rows, const std::vector<std::string>& 
         out += "  done = jobs finished of the trace's; the others were dropped (a gang larger than "
                "the cluster,\n  or over its tenant's static quota: `astraeus simulate` names them) "
                "and are in no figure.\n";
-    out += fmt::format("\n  {:<13}{} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6} | {:>9} {:>8} {:>6} "
-                       "{:>9} {:>9}\n",
-                       "policy", sweep_cells(nullptr), "fair", "loss", "benefit", "min F_j",
+    out += fmt::format("\n  {:<{}}{} {:>7} {:>7} {:>7} {:>7} {:>7} {:>6} | {:>10} {:>8} {:>6} "
+                       "{:>9} {:>10}\n",
+                       "policy", w, sweep_cells(nullptr), "fair", "loss", "benefit", "min F_j",
                        "p5 F_j", "Jain", "min F_u", "max/min", "Jain", "shortfall", "F_u(t) min");
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const Row& r = rows[i];
         const Summary& s = r.summary;
-        out += fmt::format("  {:<13}{} {:>6.1f}% {:>6.1f}% {:>6.1f}% {:>7.3f} {:>7.3f} {:>6.3f} | "
+        out += fmt::format("  {:<{}}{} {:>6.1f}% {:>6.1f}% {:>6.1f}% {:>7.3f} {:>7.3f} {:>6.3f} | "
                            "{:>10.3f} {:>8.3f} {:>6.3f} {:>9.4f} {:>10.3f}\n",
-                           r.policy, sweep_cells(&r), 100 * s.share_fair, 100 * s.share_loss,
+                           r.policy, w, sweep_cells(&r), 100 * s.share_fair, 100 * s.share_loss,
                            100 * s.share_benefit, s.fj_min, s.fj_p5, s.fj_jain, s.fu_min,
                            s.fu_max_over_min, s.fu_jain, s.fu_max_shortfall,
                            s.fu_worst_over_time);
@@ -115,8 +119,10 @@ std::string table(const std::vector<Row>& rows, const std::vector<std::string>& 
     out += "  job fairness: share of jobs with F_j in [0.95, 1/0.95] (fair), below (loss), above "
            "(benefit).\n  tenant fairness: F_u = GPU-time received / deserved over the run (F_u > "
            "1: it borrowed idle GPUs);\n  shortfall = max(0, 1 - min F_u); F_u(t) min = the worst "
-           "tenant's F_u over the sliding window at\n  any hourly sample. max wait = the longest "
-           "stretch any job spent pending (s).\n";
+           "tenant's F_u over the sliding window at\n  any hourly sample. avg wait = the mean queueing "
+           "delay (submit to first start, s);\n  max wait = the longest stretch any job spent "
+           "pending (before its first start or after a lease end,\n  a preemption or a failure, "
+           "s).\n";
     for (const Row& r : rows)
         if (!r.overridden.empty()) {
             out += "  * the policy sets this option itself (see its manifest): the swept value "
@@ -197,6 +203,8 @@ int run_compare(const CompareArgs& a) {
                 return usage_error("compare", {"--policies: " + rows[i].policy + " is given twice"});
 
     // A bad --out is found now, not after the simulations.
+    std::error_code ec;
+    const bool out_existed = std::filesystem::exists(a.out, ec);
     if (auto ok = check_output_dir(a.out); !ok) return usage_error("compare", ok.error());
 
     // Runs on a pool of threads, each taking the next row; simulate() is pure, so the results
@@ -228,7 +236,11 @@ int run_compare(const CompareArgs& a) {
     std::vector<ReportRun> report_runs;
     for (std::size_t i = 0; i < rows.size(); ++i) {
         const Result<SimResult>& result = *results[i];
-        if (!result) return usage_error("compare", result.error());
+        if (!result) {
+            // No partial output: not even the empty folder check_output_dir made.
+            if (!out_existed) std::filesystem::remove(a.out, ec);
+            return usage_error("compare", result.error());
+        }
         Row& r = rows[i];
         r.summary = summarize(p.workload, *result, r.config.cluster.total_gpus());
         r.json = summary_json(p.workload, *result, r.summary);

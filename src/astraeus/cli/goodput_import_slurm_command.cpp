@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -58,6 +59,11 @@ int run_import(const ImportArgs& a) {
     if (!end) return usage(end.error().message);
     auto zone = ZoneScope::make(a.timezone);
     if (!zone) return usage(zone.error().message);
+    // --events-out naming the input would replace the sacct output with the events.
+    if (std::error_code ec; a.input != "-" && !a.events_out.empty() &&
+                            std::filesystem::equivalent(a.input, a.events_out, ec))
+        return usage("--events-out " + a.events_out + " is the input " + a.input +
+                     "; write to another file (it would replace the input)");
 
     std::string text;
     const std::string name = a.input == "-" ? "<stdin>" : a.input;

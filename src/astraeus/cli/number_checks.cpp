@@ -8,6 +8,16 @@
 
 namespace astraeus::cli {
 
+CLI::Validator unsigned_digits(const std::string& type_name) {
+    return CLI::Validator(
+        [](std::string& v) {
+            return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos
+                       ? std::string()
+                       : "expected a non-negative integer, got '" + v + "'";
+        },
+        type_name);
+}
+
 CLI::Validator whole_number(std::int64_t min, std::int64_t max, const std::string& type_name) {
     return CLI::Validator(
         [min, max](std::string& text) -> std::string {

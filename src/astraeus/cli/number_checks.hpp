@@ -14,6 +14,9 @@ namespace astraeus::cli {
 /// range, not clamped. `type_name` is what --help shows after the option (e.g. "POSITIVE").
 CLI::Validator whole_number(std::int64_t min, std::int64_t max, const std::string& type_name);
 
+/// Decimal digits only (a seed: any uint64; "-1" is refused, not wrapped to 2^64 - 1).
+CLI::Validator unsigned_digits(const std::string& type_name);
+
 /// A finite real number in [min, max] (strtod syntax, nothing after it).
 CLI::Validator real_number(double min, double max, const std::string& type_name);
 

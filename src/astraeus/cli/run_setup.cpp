@@ -180,13 +180,7 @@ void add_run_options(CLI::App* sub, RunArgs& a, SweepLists* sweeps) {
     sub->add_flag("--no-block", a.no_block,
                   "on a failed job, try the tenant's next job instead of blocking its queue");
     sub->add_option("--seed", a.seed, "random seed (random job order)")
-        ->check(CLI::Validator(
-            [](std::string& v) {
-                return !v.empty() && v.find_first_not_of("0123456789") == std::string::npos
-                           ? std::string()
-                           : "expected a non-negative integer, got '" + v + "'";
-            },
-            "UINT"))
+        ->check(unsigned_digits("UINT"))
         ->capture_default_str();
     sub->add_flag("--quiet", a.quiet, "no progress output on stderr");
     const std::string baselines = "Baseline policies (docs/policies.md)";
@@ -361,6 +355,12 @@ Result<PreparedRun> prepare_run(const RunArgs& a) {
     if (p.workload.tenants.empty())
         return fail(a.trace + ": the trace has no tenants; give it some with `astraeus trace "
                     "assign-tenants`, or use a trace with tenants");
+    // All weights 0: name the file (the engine's refusal named none).
+    if (std::none_of(p.workload.tenants.begin(), p.workload.tenants.end(),
+                     [](const Tenant& t) { return t.weight > 0; }))
+        return fail((a.tenants.empty() ? a.trace : a.tenants) +
+                    ": every tenant's weight (or quota_gpus) is 0: give at least one tenant a "
+                    "positive one");
     return p;
 }
 

@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <iostream>
 
 #include "astraeus/trace/simulable.hpp"
@@ -81,12 +82,23 @@ int run_simulate(const SimulateArgs& a) {
         auto model = lifecycle_of(a);
         if (!model) return usage_error("simulate", model.error());
         p.config.goodput = *model;
+        // Weeks of a trace without dates are 1970's (the tables said "Week 1969-W51"): say so.
+        if (a.goodput_weeks > 0 && p.workload.epoch_unix_s == 0)
+            std::cerr << "astraeus simulate: note: " << a.run.trace
+                      << " has no calendar dates (epoch 0): --goodput-weeks counts its time from "
+                         "1970-01-01 (Thursday of 1970-W01)\n";
     }
 
     // A bad --out is found now, not after the simulation.
+    std::error_code ec;
+    const bool out_existed = std::filesystem::exists(a.out, ec);
     if (auto ok = check_output_dir(a.out); !ok) return usage_error("simulate", ok.error());
     auto result = simulate(p.workload, p.config, progress_printer(a.run.quiet, ""));
-    if (!result) return usage_error("simulate", result.error());
+    if (!result) {
+        // No partial output: not even the empty folder the check above made.
+        if (!out_existed) std::filesystem::remove(a.out, ec);
+        return usage_error("simulate", result.error());
+    }
 
     const Summary summary = summarize(p.workload, *result, p.config.cluster.total_gpus());
     auto manifest = manifest_json(p.config, p.inputs, a.policy);

@@ -16,6 +16,7 @@
 
 #include "astraeus/base/count_text.hpp"
 #include "astraeus/cli/commands.hpp"
+#include "astraeus/cli/number_checks.hpp"
 #include "astraeus/trace/civil_time.hpp"
 #include "astraeus/trace/csv.hpp"
 #include "astraeus/trace/native_trace.hpp"
@@ -80,7 +81,15 @@ Result<void> write_atomically(const std::string& path, const std::string& conten
 // number of seconds since the trace epoch. Returns seconds since the trace epoch.
 Result<Seconds> parse_time_arg(const std::string& opt, const std::string& s, const Workload& w) {
     if (const auto v = parse_int(s)) return *v;
-    if (const auto t = parse_civil(s)) return *t - w.epoch_unix_s;
+    if (const auto t = parse_civil(s)) {
+        // Epoch 0 is a trace without calendar dates: a date would be read as days after
+        // 1970-01-01 and select nothing ("no job is submitted in the window").
+        if (w.epoch_unix_s == 0)
+            return fail(opt + " '" + s +
+                        "': the trace has no calendar dates (its epoch is 0); give seconds since "
+                        "its start");
+        return *t - w.epoch_unix_s;
+    }
     return fail(opt + " '" + s +
                 "': expected a UTC date YYYY-MM-DD[THH:MM:SS] or seconds since "
                 "the trace epoch");
@@ -99,6 +108,16 @@ int finish(const std::string& sub, const TraceArgs& a, const Result<Workload>& w
     if (!w) {
         std::cerr << "astraeus trace " << sub << ": error: " << w.error().message << "\n";
         return 2;
+    }
+    // --out naming an input would replace it: `convert --trace x.csv --out x.csv` lost the
+    // original file (read-only files too, as root).
+    for (const std::string* in : {&a.trace, &a.mix_from}) {
+        std::error_code ec;
+        if (!in->empty() && std::filesystem::equivalent(*in, a.out, ec)) {
+            std::cerr << "astraeus trace " << sub << ": error: --out " << a.out << " is the input "
+                      << *in << "; write to another file (it would replace the input)\n";
+            return 2;
+        }
     }
     auto written = write_atomically(a.out, write_native(*w));
     if (!written) {
@@ -215,6 +234,18 @@ int run_export(const TraceArgs& a) {
         until = *t;
     }
     if (since && until && *since >= *until) return error2("export", "--since must be before --until");
+    // An --out onto the store itself would replace the service's database.
+    {
+        std::string stem = a.out;
+        if (stem.size() > 4 && stem.ends_with(".csv")) stem.resize(stem.size() - 4);
+        for (const std::string& out : {a.out, stem + "-tenants.json", stem + "-machines.csv"})
+            for (const char* db : {"astraeus.db", "astraeus.db-wal", "astraeus.db-shm"}) {
+                std::error_code ec;
+                if (std::filesystem::equivalent(std::filesystem::path(a.data_dir) / db, out, ec))
+                    return error2("export", out + " is the service's store (" + a.data_dir + "/" +
+                                                db + "); write to another file");
+            }
+    }
     auto ex = trace_export::export_data_dir(a.data_dir, since, until);
     if (!ex) return error2("export", ex.error().message);
     std::string stem = a.out;
@@ -288,7 +319,10 @@ std::function<int()> add_trace(CLI::App& app) {
         ->required();
     assign->add_option("--mix-format", a->mix_format, "format of --mix-from")
         ->capture_default_str();
-    assign->add_option("--seed", a->seed, "random seed")->capture_default_str();
+    // -1 was taken as 2^64 - 1 (simulate's --seed refuses it).
+    assign->add_option("--seed", a->seed, "random seed")
+        ->check(unsigned_digits("UINT"))
+        ->capture_default_str();
     assign->add_option("--out", a->out, "output native trace")->required();
 
     CLI::App* convert = trace->add_subcommand("convert",

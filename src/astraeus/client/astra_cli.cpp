@@ -20,6 +20,10 @@
 #include "astraeus/client/render.hpp"
 #include "astraeus/client/terminal_text.hpp"
 
+#ifndef ASTRAEUS_VERSION
+#define ASTRAEUS_VERSION "0.0.0+unknown"
+#endif
+
 namespace astraeus::client {
 
 namespace {
@@ -279,6 +283,9 @@ int run_astra(int argc, const char* const* argv, const char* api_env, const char
         "server error (5xx); 3 the run followed by `astra runs logs --follow` (without\n"
         "--attempt) failed or was stopped. Run `astra COMMAND --help` for each command.",
         "astra"};
+    // The same version as `astraeus --version` (a bug report names both); it said "A
+    // subcommand is required".
+    app.set_version_flag("--version", ASTRAEUS_VERSION);
     app.require_subcommand(1);
     std::string cacert;
     app.add_option("--cacert", cacert,

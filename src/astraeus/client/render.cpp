@@ -282,7 +282,9 @@ Result<std::string> run_detail_text(const json& r) {
         {"Name:", *name},
         {"Workspace:", dash_if_empty(opt_string(r, "workspace"))},
         {"Pool:", dash_if_empty(opt_string(r, "pool"))},
-        {"Workers:", opt_scalar(r, "workers") + " x " + opt_scalar(r, "gpus_per_worker") + " GPUs"},
+        // "1 x 1 GPU", "2 x 1 GPU", "2 x 8 GPUs": GPUs per worker decide the word (it said "1 x 1 GPUs").
+        {"Workers:", opt_scalar(r, "workers") + " x " + opt_scalar(r, "gpus_per_worker") +
+                         (opt_scalar(r, "gpus_per_worker") == "1" ? " GPU" : " GPUs")},
         {"State:", state},
     };
     if (r.contains("position")) {  // a pending run's forecast

@@ -41,6 +41,11 @@ Result<TenantTable> read_json(const std::string& path) {
                             "' (expected name, weight or quota_gpus)");
         if (e.contains("weight") && e.contains("quota_gpus"))
             return fail(where + " ('" + name + "'): give \"weight\" or \"quota_gpus\", not both");
+        // Neither key: say so (it was reported as mixing the two keys when an earlier tenant had
+        // a "weight").
+        if (!e.contains("weight") && !e.contains("quota_gpus"))
+            return fail(where + " ('" + name + "'): no \"weight\" (or \"quota_gpus\"): expected "
+                        "a number from 0 to 1e15");
         const char* key = e.contains("weight") ? "weight" : "quota_gpus";
         if (first_key.empty()) first_key = key;
         if (first_key != key)

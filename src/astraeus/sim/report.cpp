@@ -270,6 +270,9 @@ std::string summary_table(const Workload& w, const SimResult& r, const Summary& 
 
 Result<void> check_output_dir(const std::string& dir) {
     std::error_code ec;
+    // A file in the way: say so (create_directories' own error was "Not a directory").
+    if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
+        return fail(dir + ": cannot create output directory: it exists and is not a directory");
     std::filesystem::create_directories(dir, ec);
     if (ec) return fail(dir + ": cannot create output directory: " + ec.message());
     if (!std::filesystem::is_directory(dir, ec))

@@ -11,7 +11,9 @@ Workload slice_window(const Workload& w, Seconds from_s, Seconds to_s) {
     Workload out;
     out.tenants = w.tenants;
     out.share_order = w.share_order;
-    out.epoch_unix_s = w.epoch_unix_s + from_s;
+    // A trace without calendar dates (epoch 0) stays without them: moving its epoch would give
+    // it a date in 1970 that stats, slice and the native header then show as real.
+    out.epoch_unix_s = w.epoch_unix_s == 0 ? 0 : w.epoch_unix_s + from_s;
     for (const Job& j : w.jobs) {
         if (j.submit_s < from_s || j.submit_s >= to_s) continue;
         Job k = j;

@@ -11,7 +11,8 @@
 namespace astraeus {
 
 /// The jobs submitted in [from_s, to_s) (seconds since w's epoch), with times re-based to the
-/// window start: submit_s -= from_s and epoch_unix_s += from_s (absolute instants unchanged).
+/// window start: submit_s -= from_s and epoch_unix_s += from_s (absolute instants unchanged);
+/// a workload without dates (epoch 0) keeps epoch 0 (its slice has no dates either).
 /// Jobs may run past to_s. from_s >= to_s gives no jobs.
 Workload slice_window(const Workload& w, Seconds from_s, Seconds to_s);
 

@@ -67,8 +67,12 @@ std::string stats_text(const TraceStats& s) {
     out += fmt::format("jobs:            {}\n", s.jobs);
     out += fmt::format("GPU-hours:       {:.1f} (sum of GPUs x run time)\n", s.gpu_hours());
     const Seconds span = s.last_submit_s - s.first_submit_s;
-    out += fmt::format("submit span:     {} s .. {} s ({:.1f} days)", s.first_submit_s,
-                       s.last_submit_s, static_cast<double>(span) / 86400.0);
+    // Under an hour in minutes, under a day in hours: a short trace's span printed "(0.0 days)".
+    const double span_s = static_cast<double>(span);
+    out += fmt::format("submit span:     {} s .. {} s ({})", s.first_submit_s, s.last_submit_s,
+                       span < 3600    ? fmt::format("{:.1f} min", span_s / 60.0)
+                       : span < 86400 ? fmt::format("{:.1f} h", span_s / 3600.0)
+                                      : fmt::format("{:.1f} days", span_s / 86400.0));
     if (s.epoch_unix_s != 0)
         out += fmt::format(", {} .. {} UTC", format_utc(s.epoch_unix_s + s.first_submit_s),
                            format_utc(s.epoch_unix_s + s.last_submit_s));
@@ -83,11 +87,14 @@ std::string stats_text(const TraceStats& s) {
         // "(none)" is a row, not a tenant: a trace without tenants has 0 (it said 1).
         out += fmt::format("tenants:         {}{}\n", s.tenants.size() - (s.none_row ? 1 : 0),
                            s.none_row ? " (and jobs without a tenant: the (none) row)" : "");
-        out += fmt::format("  {:<16} {:>9} {:>7} {:>13} {:>7}\n", "tenant", "jobs", "jobs%",
+        // The name column fits the longest name (a longer one pushed its row right).
+        std::size_t w = 16;
+        for (const auto& t : s.tenants) w = std::max(w, t.name.size());
+        out += fmt::format("  {:<{}} {:>9} {:>7} {:>13} {:>7}\n", "tenant", w, "jobs", "jobs%",
                            "GPU-hours", "GPU-h%");
         for (const auto& t : s.tenants)
             out += fmt::format(
-                "  {:<16} {:>9} {:>6.1f}% {:>13.1f} {:>6.1f}%\n", t.name, t.jobs,
+                "  {:<{}} {:>9} {:>6.1f}% {:>13.1f} {:>6.1f}%\n", t.name, w, t.jobs,
                 s.jobs ? 100.0 * static_cast<double>(t.jobs) / static_cast<double>(s.jobs) : 0.0,
                 static_cast<double>(t.gpu_seconds) / 3600.0,
                 s.gpu_seconds ? 100.0 * static_cast<double>(t.gpu_seconds) /

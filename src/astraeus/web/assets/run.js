@@ -33,7 +33,7 @@ export async function runView(me, ws, name, params = new URLSearchParams()) {
   const fact = (k, v) => dl.append(h('dt', { text: k }), h('dd', {}, v));
   fact('Workspace', nameLink(workspaceHref(run.workspace), run.workspace));
   fact('Pool', nameLink(poolHref(run.pool), run.pool));
-  fact('Workers', `${run.workers} × ${run.gpus_per_worker} GPUs`);
+  fact('Workers', `${run.workers} × ${run.gpus_per_worker} ${run.gpus_per_worker === 1 ? 'GPU' : 'GPUs'}`);
   fact('Submitted', when(run.submitted_at));
   fact('Started', when(run.started_at));
   fact('Ended', when(run.ended_at));
