@@ -88,6 +88,8 @@ check "arguments and env values kept as given" "grep -qx 'a b|one arg' '$WORK/en
 wait_state crash failed 30
 check "crash ends failed" '[ $? = 0 ]'
 check "after max_failures = 2 attempts" '[ "$("$ASTRA" runs show crash --json | jq .attempts)" = 2 ]'
+check "astra runs show says how it failed: $("$ASTRA" runs show crash | grep '^State:')" \
+  "\"$ASTRA\" runs show crash | grep -qx 'State: *failed (attempt 2 failed: worker 1 exited with code 1)'"
 check "worker 1 failed on purpose (attempt 1)" "\"$ASTRA\" runs logs crash --worker 1 --attempt 1 | grep -q 'failing on purpose'"
 check "worker 0 was stopped with the checkpoint signal (attempt 1)" \
   "\"$ASTRA\" runs logs crash --worker 0 --attempt 1 | grep -q 'checkpoint saved at step'"

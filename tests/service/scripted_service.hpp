@@ -162,6 +162,18 @@ public:
                 break;
             }
     }
+    /// A WorkerExited event of worker `worker` of run `run`'s current attempt at t: its exit
+    /// code (-1 when killed) and the signal that ended it (0: none).
+    void emit_exit(Seconds t, std::int64_t run, int worker, int exit_code, int signal) {
+        emit(K::WorkerExited, t, run, -1, worker);
+        auto& q = script_->queue;
+        for (auto it = q.rbegin(); it != q.rend(); ++it)
+            if (it->kind == K::WorkerExited && it->t == t && it->run == run && it->worker == worker) {
+                it->exit_code = exit_code;
+                it->signal = signal;
+                break;
+            }
+    }
     /// Queues any event as is (machine events).
     void push(const ExecEvent& e) {
         auto& q = script_->queue;

@@ -269,3 +269,69 @@ TEST(ServiceStop, APendingRunStoppedByItsOwnerRecordsTheCause) {
     EXPECT_EQ(a.at("history").back().at("state"), "stopping") << a.dump();
     EXPECT_EQ(a.at("history").back().at("cause"), "owner") << a.dump();
 }
+
+TEST(ServiceExecEvents, AFailedRunSaysHowItsWorkerEnded) {
+    // max_failures 1, one machine of 8 GPUs. "f" (1 GPU) is placed at T0, starts T0 + 5; its
+    // worker exits with code 7 at T0 + 20 (the executor's Failed follows at once, without
+    // words), released T0 + 25: failed, with "attempt 1 failed: worker 0 exited with code 7".
+    Harness x(600, false, 1);
+    const auto run = x.submit("f", 1);
+    ASSERT_EQ(x.launched_at(run, 1), T0);
+    x.emit(K::Started, T0 + 5, run);
+    x.emit_exit(T0 + 20, run, 0, 7, 0);
+    x.emit(K::Failed, T0 + 20, run, -1, 0);
+    x.emit(K::Released, T0 + 25, run);
+    x.at(T0 + 25);
+    const json r = show(x, "f");
+    EXPECT_EQ(r.at("state"), "failed");
+    EXPECT_EQ(r.at("reason"), "attempt 1 failed: worker 0 exited with code 7") << r.dump();
+}
+
+TEST(ServiceExecEvents, TheLastAttemptsWorkerExitIsTheFailuresCause) {
+    // max_failures 2. "g" (2 workers of 1 GPU) placed at T0, starts T0 + 5; worker 1 exits with
+    // code 3 at T0 + 20 (Failed), worker 0 is then stopped by us (SIGTERM, exit -1 at T0 + 22:
+    // not the cause), released T0 + 25, placed again at once (attempt 2), starts T0 + 30; at
+    // T0 + 40 worker 0 is killed by signal 9 (not ours): the second failure, the run ends
+    // failed with "attempt 2 failed: worker 0 was killed by signal 9 (SIGKILL)" (not attempt
+    // 1's worker 1).
+    Harness x(600, false, 2);
+    const auto run = x.submit("g", 1, {{"workers", 2}});
+    ASSERT_EQ(x.launched_at(run, 1), T0);
+    x.emit(K::Started, T0 + 5, run);
+    x.emit_exit(T0 + 20, run, 1, 3, 0);
+    x.emit(K::Failed, T0 + 20, run, -1, 1);
+    x.emit_exit(T0 + 22, run, 0, -1, 15);
+    x.emit(K::Released, T0 + 25, run);
+    x.at(T0 + 25);
+    ASSERT_EQ(x.launched_at(run, 2), T0 + 25);
+    x.emit(K::Started, T0 + 30, run);
+    x.emit_exit(T0 + 40, run, 0, -1, 9);
+    x.emit(K::Failed, T0 + 40, run, -1, 0);
+    x.emit(K::Released, T0 + 45, run);
+    x.at(T0 + 45);
+    const json r = show(x, "g");
+    EXPECT_EQ(r.at("state"), "failed");
+    EXPECT_EQ(r.at("reason"), "attempt 2 failed: worker 0 was killed by signal 9 (SIGKILL)") << r.dump();
+}
+
+TEST(ServiceExecEvents, ARunFailedByALostMachineNamesIt) {
+    // max_failures 1: "m" (2 GPUs) placed at T0, started T0 + 5; its machine is lost at T0 + 20
+    // (the service fails the run: no worker's exit to tell), released T0 + 25: failed, with
+    // "attempt 1 failed: machine NAME was lost".
+    Harness x(600, false, 1);
+    const auto run = x.submit("m", 2);
+    ASSERT_EQ(x.launched_at(run, 1), T0);
+    const std::int64_t machine = x.script().launched.at(0).run.placement.at(0).machine;
+    x.emit(K::Started, T0 + 5, run);
+    ExecEvent lost{K::MachineLost, T0 + 20};
+    lost.machine = machine;
+    x.push(lost);
+    x.emit(K::Released, T0 + 25, run);
+    x.at(T0 + 25);
+    const json r = show(x, "m");
+    EXPECT_EQ(r.at("state"), "failed");
+    const json machines = x.service().machines_list(x.admin()).value().at("machines");
+    ASSERT_EQ(machines.size(), 1u);
+    EXPECT_EQ(r.at("reason"), "attempt 1 failed: machine " + machines[0].at("name").get<std::string>() + " was lost")
+        << r.dump();
+}

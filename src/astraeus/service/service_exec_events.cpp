@@ -4,6 +4,7 @@
 // outside the service (Foreign), a worker's own events, and what a resource manager's
 // administrator did (Cancelled, Held, Unheld, Preempted; Withdrawn: a placement it did not start).
 #include <algorithm>
+#include <cstring>
 
 #include "astraeus/service/log.hpp"
 #include "astraeus/service/service.hpp"
@@ -12,6 +13,23 @@
 namespace astraeus::service {
 
 namespace gp = goodput;
+
+namespace {
+
+/// How a worker ended, in words: "worker 0 exited with code 7", "worker 1 was killed by signal 9
+/// (SIGKILL)", "worker 2 ended without an exit status" (its machine's agent lost it).
+std::string worker_exit_text(int worker, int exit_code, int signal) {
+    const std::string who = "worker " + std::to_string(worker);
+    if (signal > 0) {
+        const char* abbrev = ::sigabbrev_np(signal);
+        return who + " was killed by signal " + std::to_string(signal) +
+               (abbrev ? std::string(" (SIG") + abbrev + ")" : std::string());
+    }
+    if (exit_code < 0) return who + " ended without an exit status";
+    return who + " exited with code " + std::to_string(exit_code);
+}
+
+}  // namespace
 using namespace detail;
 
 void Service::on_exec(const ExecEvent& e) {
@@ -97,11 +115,16 @@ void Service::on_exec(const ExecEvent& e) {
             r.rec.phase_since_s = t;
             r.rec.lease_end_s = -1;
             pool.sched->wind_down(r.job, t);
-            // Why, when the executor knows (a Slurm submission refused): the run's reason until
-            // it is placed again, and once it has failed for good.
-            if (!e.detail.empty()) r.rec.reason = "attempt " + std::to_string(r.rec.attempts) + " failed: " + e.detail;
-            log(LogLevel::Warn, "run.failed", {{"run", r.rec.name}, {"attempt", std::to_string(r.rec.attempts)},
-                                               {"detail", e.detail}});
+            // Why, when the executor knows (a Slurm submission refused, a lost machine) or a
+            // worker's exit says (its code or signal): the run's reason until it is placed
+            // again, and once it has failed for good.
+            {
+                const std::string why =
+                    !e.detail.empty() ? e.detail : (r.exit_attempt == r.rec.attempts ? r.exit_detail : "");
+                if (!why.empty()) r.rec.reason = "attempt " + std::to_string(r.rec.attempts) + " failed: " + why;
+                log(LogLevel::Warn, "run.failed",
+                    {{"run", r.rec.name}, {"attempt", std::to_string(r.rec.attempts)}, {"detail", why}});
+            }
             break;
         case K::Released:
             if (failures(r) >= cfg_.max_failures) {
@@ -226,7 +249,9 @@ void Service::machine_event(const ExecEvent& e) {
             end_run(*r, e.t, "stopped", "stopped");  // it was winding down at its owner's wish
             continue;
         }
-        on_exec({ExecEvent::Kind::Failed, e.t, id, 0, 0});
+        ExecEvent failed{ExecEvent::Kind::Failed, e.t, id, 0, 0};
+        failed.detail = "machine " + machine_names_[e.machine] + " was lost";
+        on_exec(failed);
         exec_->restore(exec_run(*r), ExecPhase::Failed, e.t, r->rec.executed_s);
     }
 }
@@ -251,6 +276,13 @@ void Service::on_worker_event(RunMem& r, const ExecEvent& e) {
                 {{"run", r.rec.name}, {"worker", std::to_string(e.worker)},
                  {"attempt", std::to_string(r.rec.attempts)},
                  {e.signal > 0 ? "signal" : "exit_code", std::to_string(e.signal > 0 ? e.signal : e.exit_code)}});
+            // The first bad exit of a starting or running attempt is its failure's cause (the
+            // others follow: the gang's other workers are stopped by us).
+            if ((e.exit_code != 0 || e.signal > 0) && (r.rec.state == "starting" || r.rec.state == "running") &&
+                r.exit_attempt != r.rec.attempts) {
+                r.exit_attempt = r.rec.attempts;
+                r.exit_detail = worker_exit_text(e.worker, e.exit_code, e.signal);
+            }
             break;
         case K::Progress: {
             if (r.rec.state != "running") break;

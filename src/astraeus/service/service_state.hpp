@@ -124,6 +124,10 @@ struct Service::RunMem {
     bool held_outside = false;    ///< held by the resource manager's administrator (Held event)
     /// The pending reason last told to an executor that shows waiting runs (Executor::waiting).
     std::optional<std::string> told_waiting;
+    /// How the first worker that failed in attempt `exit_attempt` ended ("worker 0 exited with
+    /// code 7"): the detail of that attempt's failure when the executor gives none.
+    std::string exit_detail;
+    int exit_attempt = 0;
     std::map<int, std::uint64_t> log_caps;  ///< attempt -> each worker's log cap (log quota)
     /// attempt -> per worker, the machines it was placed on: the attempts placed since the
     /// service started and the latest one of the store, the last kKeptAttemptPlacements. Only
