@@ -1,5 +1,9 @@
 // The trace readers on small hand-made fixtures (tests/fixtures/{philly,helios,rfold,native}/).
 // Expected instants were worked out by hand and checked with Python's zoneinfo; see the comments.
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
 #include <gtest/gtest.h>
 
 #include "astraeus/trace/helios_csv.hpp"
@@ -323,6 +327,23 @@ TEST(ReadTrace, UnknownFormatsAreErrorsListingTheValidOnes) {
                                           "from the first line 'name,share'"))
         << e;
     EXPECT_NE(e.find("(one of reference, philly-joblog"), std::string::npos);
+    EXPECT_TRUE(e.ends_with("rfold-philly, native)")) << e;  // not "auto": it just failed
+}
+
+TEST(ReadTrace, ATruncatedGzipNamesTheFileOnce) {
+    // zlib's own message names the file ("F: unexpected end of file"); it was printed after
+    // ours ("F: read error ...: F: unexpected end of file").
+    const std::string whole = ASTRAEUS_DATA_DIR "/philly/sampled_jobs.json.gz";
+    const std::string cut = ::testing::TempDir() + "astraeus-truncated.json.gz";
+    {
+        std::ifstream in(whole, std::ios::binary);
+        std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        ASSERT_GT(bytes.size(), 4096u);
+        std::ofstream(cut, std::ios::binary) << bytes.substr(0, bytes.size() / 2);
+    }
+    const std::string e = error_of(read_trace(cut, "philly-joblog"));
+    std::filesystem::remove(cut);
+    EXPECT_EQ(e, cut + ": read error (corrupt or truncated gzip?): unexpected end of file");
 }
 
 TEST(ReadTrace, ADirectoryIsNamedAsOneNotAsCorruptGzip) {

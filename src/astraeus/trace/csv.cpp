@@ -45,6 +45,7 @@ Result<std::string> read_text_file(const std::string& path) {
     int err = 0;
     const char* msg = gzerror(f, &err);
     std::string message = msg ? msg : "";
+    if (message.starts_with(path + ": ")) message.erase(0, path.size() + 2);  // zlib names the file too
     gzclose(f);
     if (n < 0 || (err != Z_OK && err != Z_STREAM_END))
         return fail(path + ": read error (corrupt or truncated gzip?): " + message);

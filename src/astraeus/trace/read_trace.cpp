@@ -68,8 +68,10 @@ Result<std::string> detect_trace_format(const std::string& path) {
     if (text.empty() && (path.ends_with(".json") || path.ends_with(".json.gz")))
         return std::string("philly-joblog");
     std::string shown(first.substr(0, 80));
+    std::string formats;  // (not "auto": that is what just failed)
+    for (const auto& f : trace_formats()) formats += (formats.empty() ? "" : ", ") + f;
     return fail(path + ":1: cannot detect the trace format from the first line '" + shown +
-                "'; name it with --format (one of " + format_list() + ")");
+                "'; name it with --format (one of " + formats + ")");
 }
 
 Result<Workload> read_trace(const std::string& path, const std::string& format, SkipCounts* skips) {
