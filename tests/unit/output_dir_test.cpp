@@ -30,7 +30,9 @@ struct TempDir {
 TEST(OutputDir, CreatesNestedDirectoriesAndLeavesThemEmpty) {
     TempDir t;
     const fs::path out = t.path / "a" / "b";
-    ASSERT_TRUE(check_output_dir(out.string()).has_value());
+    const auto made = check_output_dir(out.string());
+    ASSERT_TRUE(made.has_value());
+    EXPECT_TRUE(*made);  // it created the folder (a failed run removes it again)
     EXPECT_TRUE(fs::is_directory(out));
     EXPECT_TRUE(fs::is_empty(out));  // the probe file is removed
 }
@@ -38,7 +40,9 @@ TEST(OutputDir, CreatesNestedDirectoriesAndLeavesThemEmpty) {
 TEST(OutputDir, AnExistingDirectoryKeepsItsFiles) {
     TempDir t;
     std::ofstream(t.path / "jobs.csv") << "x\n";
-    ASSERT_TRUE(check_output_dir(t.path.string()).has_value());
+    const auto made = check_output_dir(t.path.string());
+    ASSERT_TRUE(made.has_value());
+    EXPECT_FALSE(*made);  // it was there: a failed run leaves it
     EXPECT_EQ(fs::file_size(t.path / "jobs.csv"), 2u);
     EXPECT_EQ(std::distance(fs::directory_iterator(t.path), fs::directory_iterator{}), 1);
 }

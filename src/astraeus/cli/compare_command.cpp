@@ -203,9 +203,8 @@ int run_compare(const CompareArgs& a) {
                 return usage_error("compare", {"--policies: " + rows[i].policy + " is given twice"});
 
     // A bad --out is found now, not after the simulations.
-    std::error_code ec;
-    const bool out_existed = std::filesystem::exists(a.out, ec);
-    if (auto ok = check_output_dir(a.out); !ok) return usage_error("compare", ok.error());
+    const auto made_out = check_output_dir(a.out);
+    if (!made_out) return usage_error("compare", made_out.error());
 
     // Runs on a pool of threads, each taking the next row; simulate() is pure, so the results
     // (and every output byte) equal those of sequential runs (--threads 1).
@@ -238,7 +237,8 @@ int run_compare(const CompareArgs& a) {
         const Result<SimResult>& result = *results[i];
         if (!result) {
             // No partial output: not even the empty folder check_output_dir made.
-            if (!out_existed) std::filesystem::remove(a.out, ec);
+            std::error_code ec;
+            if (*made_out) std::filesystem::remove(a.out, ec);
             return usage_error("compare", result.error());
         }
         Row& r = rows[i];

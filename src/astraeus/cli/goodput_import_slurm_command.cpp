@@ -8,7 +8,6 @@
 #include <fmt/format.h>
 
 #include <ctime>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <iterator>
@@ -60,10 +59,7 @@ int run_import(const ImportArgs& a) {
     auto zone = ZoneScope::make(a.timezone);
     if (!zone) return usage(zone.error().message);
     // --events-out naming the input would replace the sacct output with the events.
-    if (std::error_code ec; a.input != "-" && !a.events_out.empty() &&
-                            std::filesystem::equivalent(a.input, a.events_out, ec))
-        return usage("--events-out " + a.events_out + " is the input " + a.input +
-                     "; write to another file (it would replace the input)");
+    if (auto ok = not_the_input("--events-out", a.events_out, a.input); !ok) return usage(ok.error().message);
 
     std::string text;
     const std::string name = a.input == "-" ? "<stdin>" : a.input;

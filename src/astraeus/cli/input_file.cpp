@@ -29,4 +29,10 @@ Result<std::unique_ptr<std::istream>> open_input_file(const std::string& path) {
     return std::unique_ptr<std::istream>(std::make_unique<std::istringstream>(std::move(*text)));
 }
 
+Result<void> not_the_input(const std::string& flag, const std::string& out, const std::string& input) {
+    std::error_code ec;
+    if (input.empty() || input == "-" || out.empty() || !std::filesystem::equivalent(input, out, ec)) return {};
+    return fail(flag + " " + out + " is the input " + input + "; write to another file (it would replace the input)");
+}
+
 }  // namespace astraeus::cli

@@ -15,4 +15,9 @@ namespace astraeus::cli {
 /// (expected a file)", "PATH: cannot open (REASON)", and gzip errors (corrupt, truncated).
 Result<std::unique_ptr<std::istream>> open_input_file(const std::string& path);
 
+/// Refuses an output that is the command's input by any path (writing it would replace the
+/// input). `input` "" or "-" (stdin) is no file. Error: "FLAG OUT is the input INPUT; write to
+/// another file (it would replace the input)".
+Result<void> not_the_input(const std::string& flag, const std::string& out, const std::string& input);
+
 }  // namespace astraeus::cli

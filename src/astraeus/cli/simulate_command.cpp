@@ -90,13 +90,13 @@ int run_simulate(const SimulateArgs& a) {
     }
 
     // A bad --out is found now, not after the simulation.
-    std::error_code ec;
-    const bool out_existed = std::filesystem::exists(a.out, ec);
-    if (auto ok = check_output_dir(a.out); !ok) return usage_error("simulate", ok.error());
+    const auto made_out = check_output_dir(a.out);
+    if (!made_out) return usage_error("simulate", made_out.error());
     auto result = simulate(p.workload, p.config, progress_printer(a.run.quiet, ""));
     if (!result) {
         // No partial output: not even the empty folder the check above made.
-        if (!out_existed) std::filesystem::remove(a.out, ec);
+        std::error_code ec;
+        if (*made_out) std::filesystem::remove(a.out, ec);
         return usage_error("simulate", result.error());
     }
 

@@ -16,6 +16,7 @@
 
 #include "astraeus/base/count_text.hpp"
 #include "astraeus/cli/commands.hpp"
+#include "astraeus/cli/input_file.hpp"
 #include "astraeus/cli/number_checks.hpp"
 #include "astraeus/trace/civil_time.hpp"
 #include "astraeus/trace/csv.hpp"
@@ -111,14 +112,11 @@ int finish(const std::string& sub, const TraceArgs& a, const Result<Workload>& w
     }
     // --out naming an input would replace it: `convert --trace x.csv --out x.csv` lost the
     // original file (read-only files too, as root).
-    for (const std::string* in : {&a.trace, &a.mix_from}) {
-        std::error_code ec;
-        if (!in->empty() && std::filesystem::equivalent(*in, a.out, ec)) {
-            std::cerr << "astraeus trace " << sub << ": error: --out " << a.out << " is the input "
-                      << *in << "; write to another file (it would replace the input)\n";
+    for (const std::string* in : {&a.trace, &a.mix_from})
+        if (auto ok = not_the_input("--out", a.out, *in); !ok) {
+            std::cerr << "astraeus trace " << sub << ": error: " << ok.error().message << "\n";
             return 2;
         }
-    }
     auto written = write_atomically(a.out, write_native(*w));
     if (!written) {
         std::cerr << "astraeus trace " << sub << ": error: " << written.error().message << "\n";

@@ -268,15 +268,14 @@ std::string summary_table(const Workload& w, const SimResult& r, const Summary& 
     return out;
 }
 
-Result<void> check_output_dir(const std::string& dir) {
+Result<bool> check_output_dir(const std::string& dir) {
     std::error_code ec;
+    const bool existed = std::filesystem::exists(dir, ec);
     // A file in the way: say so (create_directories' own error was "Not a directory").
-    if (std::filesystem::exists(dir, ec) && !std::filesystem::is_directory(dir, ec))
+    if (existed && !std::filesystem::is_directory(dir, ec))
         return fail(dir + ": cannot create output directory: it exists and is not a directory");
     std::filesystem::create_directories(dir, ec);
     if (ec) return fail(dir + ": cannot create output directory: " + ec.message());
-    if (!std::filesystem::is_directory(dir, ec))
-        return fail(dir + ": cannot create output directory: it exists and is not a directory");
     const auto probe = std::filesystem::path(dir) / ".astraeus-write-probe.tmp";
     bool ok;
     {
@@ -286,7 +285,7 @@ Result<void> check_output_dir(const std::string& dir) {
     if (!ok) return fail(dir + ": cannot write in the output directory: " +
                          std::error_code(errno, std::generic_category()).message());
     std::filesystem::remove(probe, ec);
-    return {};
+    return !existed;
 }
 
 Result<void> write_files(const std::string& dir,

@@ -43,7 +43,9 @@ std::string summary_table(const Workload& w, const SimResult& r, const Summary& 
 /// Makes sure `files` can later be written into `dir`, before a long simulation: creates `dir`
 /// (and its parents) if needed and creates and removes a probe file there. Errors:
 /// "DIR: cannot create output directory: ..." or "DIR: cannot write in the output directory: ...".
-Result<void> check_output_dir(const std::string& dir);
+/// Returns true when it created `dir` itself: a run that then fails removes it again (no partial
+/// output, not even an empty folder).
+Result<bool> check_output_dir(const std::string& dir);
 
 /// Writes `files` (name -> content) into `dir` (created if needed), each through a temporary
 /// file and a rename.

@@ -30,10 +30,11 @@ const std::vector<std::pair<std::string, Reader>>& registry() {
     return r;
 }
 
-std::string format_list() {
+/// The formats' names, comma-separated, with "auto" last when `with_auto`.
+std::string format_list(bool with_auto) {
     std::string s;
     for (const auto& f : trace_formats()) s += (s.empty() ? "" : ", ") + f;
-    return s + ", auto";
+    return with_auto ? s + ", auto" : s;
 }
 
 }  // namespace
@@ -68,10 +69,8 @@ Result<std::string> detect_trace_format(const std::string& path) {
     if (text.empty() && (path.ends_with(".json") || path.ends_with(".json.gz")))
         return std::string("philly-joblog");
     std::string shown(first.substr(0, 80));
-    std::string formats;  // (not "auto": that is what just failed)
-    for (const auto& f : trace_formats()) formats += (formats.empty() ? "" : ", ") + f;
     return fail(path + ":1: cannot detect the trace format from the first line '" + shown +
-                "'; name it with --format (one of " + formats + ")");
+                "'; name it with --format (one of " + format_list(false) + ")");  // (auto just failed)
 }
 
 Result<Workload> read_trace(const std::string& path, const std::string& format, SkipCounts* skips) {
@@ -89,7 +88,7 @@ Result<Workload> read_trace(const std::string& path, const std::string& format, 
         if (w && w->jobs.capacity() - w->jobs.size() > w->jobs.size() / 16) w->jobs.shrink_to_fit();
         return w;
     }
-    return fail("unknown trace format '" + format + "' (valid: " + format_list() + ")");
+    return fail("unknown trace format '" + format + "' (valid: " + format_list(true) + ")");
 }
 
 }  // namespace astraeus
